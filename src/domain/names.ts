@@ -1,0 +1,17 @@
+import { badRequest } from './errors.js';
+
+// Pilosa's rule for index and field names (v1.4 pilosa.go nameRegexp).
+const NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+
+export function validateName(name: string): void {
+  if (!NAME.test(name)) {
+    throw badRequest(
+      `validating name: '${name}': invalid index or field name, must match [a-z][a-z0-9_-]* and contain at most 64 characters`,
+    );
+  }
+}
+
+/** The hidden field that records every column ever written (existence tracking). */
+export const EXISTS_FIELD = '_exists';
+export const STANDARD_VIEW = 'standard';
+export const bsiViewName = (field: string): string => `bsig_${field}`;

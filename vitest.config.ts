@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Integration and crash tests start real servers, LevelDB and Kafka: give them room,
+// and run files in separate forks so a crash test cannot disturb its neighbours.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
