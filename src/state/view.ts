@@ -1,0 +1,22 @@
+import { Fragment } from './fragment.js';
+
+/** A view of a field (`standard`, `standard_2019…`, `bsig_<f>`): its fragments by shard. */
+export class View {
+  readonly fragments = new Map<number, Fragment>();
+
+  constructor(readonly name: string) {}
+
+  fragment(shard: number): Fragment | undefined {
+    return this.fragments.get(shard);
+  }
+
+  /** Creates the fragment on first write; only apply.ts calls this. */
+  fragmentForWrite(shard: number): Fragment {
+    let f = this.fragments.get(shard);
+    if (f === undefined) {
+      f = new Fragment(shard);
+      this.fragments.set(shard, f);
+    }
+    return f;
+  }
+}
