@@ -1,0 +1,37 @@
+// The event union: past-tense facts, each carrying everything apply() needs (assigned IDs,
+// resolved views and shards). apply() has no clock, no randomness and no validation.
+import type { AttrPatch, FieldOptions, IndexOptions } from '../domain/types.js';
+import type { Bitmap } from '../state/fragment.js';
+
+export type Event =
+  | { type: 'IndexCreated'; index: string; options: IndexOptions }
+  | { type: 'IndexDeleted'; index: string }
+  | { type: 'FieldCreated'; index: string; field: string; options: FieldOptions }
+  | { type: 'FieldDeleted'; index: string; field: string }
+  /** Bulk or single bit sets in one (field, view, shard): one bitmap of column offsets per row. */
+  | { type: 'BitsSet'; index: string; field: string; view: string; shard: number; rows: number[]; columns: Bitmap[] }
+  | { type: 'BitsCleared'; index: string; field: string; view: string; shard: number; rows: number[]; columns: Bitmap[] }
+  /** ClearRow: the row removed from every view and shard of the field. */
+  | { type: 'RowCleared'; index: string; field: string; row: number }
+  /** Store: the row of `view` replaced wholesale; shards not listed end up empty for that row. */
+  | { type: 'RowStored'; index: string; field: string; view: string; row: number; shards: number[]; columns: Bitmap[] }
+  /** Int field values for columns (offsets) of one shard; apply does the BSI encoding. */
+  | { type: 'ValuesSet'; index: string; field: string; shard: number; columns: Uint32Array; values: BigInt64Array }
+  | { type: 'ValuesCleared'; index: string; field: string; shard: number; columns: Uint32Array }
+  /** Keys given sequential IDs from firstId; field '' means the index's column keys. */
+  | { type: 'KeysAssigned'; index: string; field: string; firstId: number; keys: string[] }
+  | { type: 'RowAttrsSet'; index: string; field: string; row: number; attrs: AttrPatch }
+  | { type: 'ColumnAttrsSet'; index: string; column: number; attrs: AttrPatch }
+  /** Kafka-fed import: consumed offsets, committed in the same batch as the bits they produced. */
+  | { type: 'KafkaOffsetsCommitted'; ingest: string; topic: string; partitions: number[]; offsets: string[] };
+
+export type EventType = Event['type'];
+
+/**
+ * Where write deciders put their events. The engine's implementation applies each event to the
+ * state at once (so later calls of the same request see it) and stages it for the log; the
+ * request is acknowledged only after the staged group is durable.
+ */
+export interface EventSink {
+  emit(event: Event): void;
+}

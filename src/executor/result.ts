@@ -1,0 +1,54 @@
+// Query results, independent of the wire encoding (JSON or protobuf: see src/encoding/).
+import type { AttrMap } from '../domain/types.js';
+
+export interface PairResult {
+  id: number;
+  key?: string;
+  count: number;
+}
+
+export interface FieldRow {
+  field: string;
+  rowID?: number;
+  rowKey?: string;
+}
+
+export type QueryResult =
+  /** Row-like results. `keys` present (and columns empty) on an index with keys. */
+  | { type: 'row'; columns: number[]; keys?: string[]; attrs: AttrMap }
+  /** Count */
+  | { type: 'count'; n: number }
+  /** Set, Clear, ClearRow, Store */
+  | { type: 'changed'; changed: boolean }
+  /** TopN */
+  | { type: 'pairs'; pairs: PairResult[] }
+  /** Sum, Min, Max */
+  | { type: 'valcount'; value: bigint; count: number }
+  /** SetRowAttrs, SetColumnAttrs */
+  | { type: 'null' }
+  /** GroupBy */
+  | { type: 'groupcounts'; groups: { group: FieldRow[]; count: number }[] }
+  /** Rows. `keys` present (rows null in JSON) on a field with keys. */
+  | { type: 'rowids'; rows: number[]; keys?: string[] }
+  /** MinRow, MaxRow */
+  | { type: 'pair'; pair: PairResult };
+
+export interface ColumnAttrSet {
+  id?: number;
+  key?: string;
+  attrs: AttrMap;
+}
+
+export interface QueryResponse {
+  results: QueryResult[];
+  /** Present only when requested with columnAttrs=true and non-empty. */
+  columnAttrs?: ColumnAttrSet[];
+}
+
+export interface QueryOptions {
+  /** Restrict execution to these shards (undefined = all shards of the index). */
+  shards?: number[];
+  columnAttrs: boolean;
+  excludeColumns: boolean;
+  excludeRowAttrs: boolean;
+}
