@@ -22,6 +22,8 @@ export type Event =
   | { type: 'KeysAssigned'; index: string; field: string; firstId: number; keys: string[] }
   | { type: 'RowAttrsSet'; index: string; field: string; row: number; attrs: AttrPatch }
   | { type: 'ColumnAttrsSet'; index: string; column: number; attrs: AttrPatch }
+  /** int fields: BSI magnitude bits raised (snapshots carry it; live writes grow it in ValuesSet). */
+  | { type: 'BitDepthRaised'; index: string; field: string; bitDepth: number }
   /** Kafka-fed import: consumed offsets, committed in the same batch as the bits they produced. */
   | { type: 'KafkaOffsetsCommitted'; ingest: string; topic: string; partitions: number[]; offsets: string[] };
 

@@ -1,0 +1,51 @@
+// Schema listings in Pilosa 1.4's exact shapes and key order (reference.md §1.4).
+import { EXISTS_FIELD } from '../domain/names.js';
+import { SHARD_WIDTH } from '../domain/shard.js';
+import type { Field } from '../state/field.js';
+import type { Holder } from '../state/holder.js';
+import type { Index } from '../state/index-state.js';
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [k: string]: JsonValue };
+
+/** Big int64 bounds are emitted as JSON numbers with every digit (see src/http/json-reply.ts). */
+export class RawNumber {
+  constructor(readonly text: string) {}
+}
+export type JsonOut = JsonValue | RawNumber | JsonOut[] | { [k: string]: JsonOut };
+
+export function fieldOptionsJson(f: Field): { [k: string]: JsonOut } {
+  const o = f.options;
+  switch (o.type) {
+    case 'set':
+    case 'mutex':
+      return { type: o.type, cacheType: o.cacheType, cacheSize: o.cacheSize, keys: o.keys };
+    case 'int':
+      return { type: 'int', base: num(f.base), bitDepth: f.bitDepth, min: num(o.min), max: num(o.max), keys: o.keys };
+    case 'time':
+      return { type: 'time', timeQuantum: o.timeQuantum, keys: o.keys, noStandardView: o.noStandardView };
+    case 'bool':
+      return { type: 'bool' };
+  }
+}
+
+export function indexJson(index: Index): { [k: string]: JsonOut } {
+  const fields = [...index.fields.values()]
+    .filter((f) => f.name !== EXISTS_FIELD)
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((f) => ({ name: f.name, options: fieldOptionsJson(f) }));
+  return {
+    name: index.name,
+    options: { keys: index.options.keys, trackExistence: index.options.trackExistence },
+    fields: fields.length === 0 ? null : fields,
+    shardWidth: SHARD_WIDTH,
+  };
+}
+
+export function schemaJson(holder: Holder): { indexes: JsonOut } {
+  const list = holder.sortedIndexes().map(indexJson);
+  return { indexes: list.length === 0 ? null : list };
+}
+
+function num(b: bigint): number | RawNumber {
+  return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : new RawNumber(b.toString());
+}

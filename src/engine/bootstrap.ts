@@ -1,0 +1,60 @@
+// Startup: newest readable snapshot, then replay of the log suffix through apply().
+import type { Logger } from 'pino';
+import { decodeEvent } from '../events/codec.js';
+import { apply } from '../state/apply.js';
+import { Holder } from '../state/holder.js';
+import type { LogStore, SnapshotFiles } from './ports.js';
+import { decodeSnapshot } from './snapshot-codec.js';
+
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+export interface BootstrapReport {
+  snapshotSeq: number;
+  replayed: number;
+  fromSeq: number;
+  toSeq: number;
+  ms: number;
+}
+
+export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger: Logger, targetSeq = Infinity): Promise<{ holder: Holder; report: BootstrapReport }> {
+  const started = performance.now();
+  let holder = new Holder();
+  for (const seq of await snapshots.list()) {
+    if (seq > targetSeq) continue;
+    try {
+      const body = await snapshots.read(seq);
+      const h = new Holder();
+      for (const e of decodeSnapshot(body)) apply(h, e);
+      h.appliedSeq = seq;
+      holder = h;
+      logger.info({ seq }, 'loaded snapshot');
+      break;
+    } catch (err) {
+      logger.warn({ seq, err: String(err) }, 'snapshot unreadable; falling back to an older one and a longer replay');
+    }
+  }
+  const from = holder.appliedSeq + 1;
+  const to = Math.min(log.lastSeq, targetSeq);
+  if (log.lastSeq >= from && log.firstSeq > from) {
+    throw new StartupError(
+      `the log starts at sequence ${log.firstSeq} but the newest usable snapshot ends at ${holder.appliedSeq}: ` +
+        `events ${from}..${log.firstSeq - 1} are missing. Restore the data directory from a backup, or repair the snapshot files.`,
+    );
+  }
+  if (holder.appliedSeq > log.lastSeq) {
+    throw new StartupError(`snapshot at sequence ${holder.appliedSeq} is ahead of the log (last ${log.lastSeq}); the log was truncated or replaced`);
+  }
+  let replayed = 0;
+  if (to >= from) {
+    for await (const rec of log.read(from, to)) {
+      apply(holder, decodeEvent(rec.type, rec.payload));
+      holder.appliedSeq = rec.seq;
+      replayed++;
+    }
+  }
+  const report = { snapshotSeq: from - 1, replayed, fromSeq: from, toSeq: holder.appliedSeq, ms: Math.round(performance.now() - started) };
+  logger.info(report, `replayed ${replayed} events (seq ${from}..${holder.appliedSeq}) on snapshot ${from - 1} in ${report.ms} ms`);
+  return { holder, report };
+}

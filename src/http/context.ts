@@ -1,0 +1,22 @@
+// What routes need from the rest of the server (built by src/app.ts).
+import type { Engine } from '../engine/engine.js';
+import type { SchemaService } from '../service/schema-service.js';
+import type { QueryService } from '../service/query-service.js';
+
+export interface NodeInfo {
+  id: string;
+  scheme: string;
+  host: string;
+  port: number;
+}
+
+export interface HttpContext {
+  engine: Engine;
+  schema: SchemaService;
+  query: QueryService;
+  node: () => NodeInfo;
+  version: string;
+  recalculateCaches: () => void;
+  /** Extra /status fields (e.g. replica lag). */
+  statusExtras?: () => Record<string, unknown>;
+}

@@ -1,0 +1,45 @@
+// One error handler: DomainError codes → statuses, rendered in Pilosa's body shapes.
+// Query routes answer {"error":msg}; admin routes {"success":false,"error":{"message":msg}}.
+// Anything else is a bug: 500, logged, and — for broken invariants — the process is stopped.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type ErrorCode } from '../domain/errors.js';
+import { AssertionError } from '../util/assert.js';
+
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  not_found: 404,
+  conflict: 409,
+  method_not_allowed: 405,
+  not_acceptable: 406,
+  too_large: 413,
+  unsupported_media: 415,
+  unavailable: 503,
+};
+
+export type ErrorShape = 'query' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    errorShape?: ErrorShape;
+  }
+}
+
+export function sendError(reply: FastifyReply, status: number, message: string, shape: ErrorShape): FastifyReply {
+  const body = shape === 'query' ? { error: message } : { success: false, error: { message } };
+  return reply.code(status).type('application/json').send(JSON.stringify(body) + '\n');
+}
+
+export function installErrorHandler(app: FastifyInstance, onInvariantBroken: (err: Error) => void): void {
+  app.setErrorHandler((err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) => {
+    const shape: ErrorShape = req.routeOptions.config?.errorShape ?? 'admin';
+    if (err instanceof DomainError) return sendError(reply, STATUS[err.code], err.message, shape);
+    const fe = err as FastifyError;
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'request body too large', shape);
+    if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, 415, 'unsupported media type', shape);
+    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) return sendError(reply, fe.statusCode, err.message, shape);
+    req.log.error({ err }, 'internal error');
+    if (err instanceof AssertionError) onInvariantBroken(err);
+    return sendError(reply, 500, `internal error: ${err.message}`, shape);
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, 404, `not found: ${req.method} ${req.url}`, 'admin'));
+}

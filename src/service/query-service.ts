@@ -1,0 +1,39 @@
+// The query use case at the service boundary: PQL text → parse → (writes: engine.write, one
+// durable event group; reads: engine.read/readAsync) → QueryResponse.
+import { DomainError, badRequest } from '../domain/errors.js';
+import type { Engine } from '../engine/engine.js';
+import type { QueryOptions, QueryResponse } from '../executor/result.js';
+import { LIMITS } from '../config/limits.js';
+import { PqlParseError, parse } from '../pql/index.js';
+import type { Call, Query } from '../pql/ast.js';
+import { runQuery, runQueryAsync } from './query/index.js';
+
+const WRITE_CALLS = new Set(['Set', 'Clear', 'ClearRow', 'Store', 'SetRowAttrs', 'SetColumnAttrs', 'SetBit', 'ClearBit', 'SetFieldValue']);
+
+export class QueryService {
+  constructor(private readonly engine: Engine) {}
+
+  async execute(index: string, text: string, opts: QueryOptions): Promise<QueryResponse> {
+    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+    const query = parseQuery(text);
+    const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
+    if (query.calls.some(hasWrite)) {
+      return this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits));
+    }
+    return this.engine.readAsync((h) => runQueryAsync(h, index, query, opts, limits));
+  }
+}
+
+export function parseQuery(text: string): Query {
+  try {
+    return parse(text);
+  } catch (err) {
+    if (err instanceof PqlParseError) throw badRequest(`parsing: ${err.message}`);
+    throw err;
+  }
+}
+
+function hasWrite(call: Call): boolean {
+  if (WRITE_CALLS.has(call.name)) return true;
+  return call.children.some(hasWrite);
+}

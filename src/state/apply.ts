@@ -1,0 +1,136 @@
+// apply(): the only function that changes state. Used by live writes, crash recovery, snapshot
+// replay, point-in-time restore and replicas alike. No clock, no I/O, no validation: every event
+// was decided against the state it is applied to, so a mismatch is a broken invariant.
+import { EXISTS_FIELD, bsiViewName } from '../domain/names.js';
+import { defaultFieldOptions } from '../domain/types.js';
+import { assert, assertNever } from '../util/assert.js';
+import type { Event } from '../events/types.js';
+import { bitDepthFor, clearValues, setValues } from './bsi.js';
+import { Field } from './field.js';
+import type { Holder } from './holder.js';
+import { Index } from './index-state.js';
+
+export function apply(holder: Holder, event: Event): void {
+  switch (event.type) {
+    case 'IndexCreated': {
+      assert(!holder.indexes.has(event.index), `apply: index ${event.index} exists`);
+      const index = new Index(event.index, { ...event.options });
+      if (event.options.trackExistence) {
+        index.fields.set(EXISTS_FIELD, new Field(EXISTS_FIELD, { ...defaultFieldOptions('set'), cacheType: 'none', cacheSize: 0 }));
+      }
+      holder.indexes.set(event.index, index);
+      return;
+    }
+    case 'IndexDeleted':
+      assert(holder.indexes.delete(event.index), `apply: index ${event.index} missing`);
+      return;
+    case 'FieldCreated': {
+      const index = indexOf(holder, event.index);
+      assert(!index.fields.has(event.field), `apply: field ${event.field} exists`);
+      index.fields.set(event.field, new Field(event.field, { ...event.options }));
+      return;
+    }
+    case 'FieldDeleted': {
+      const index = indexOf(holder, event.index);
+      assert(index.fields.delete(event.field), `apply: field ${event.field} missing`);
+      index.rowKeys.delete(event.field);
+      // Deleting _exists turns existence tracking off for good (Pilosa 1.4 behaviour).
+      if (event.field === EXISTS_FIELD) index.options.trackExistence = false;
+      return;
+    }
+    case 'BitsSet': {
+      const frag = fieldOf(holder, event.index, event.field).viewForWrite(event.view).fragmentForWrite(event.shard);
+      for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);
+      return;
+    }
+    case 'BitsCleared': {
+      const frag = fieldOf(holder, event.index, event.field).view(event.view)?.fragment(event.shard);
+      if (frag === undefined) return;
+      for (let i = 0; i < event.rows.length; i++) frag.removeBits(event.rows[i], event.columns[i]);
+      return;
+    }
+    case 'RowCleared': {
+      const field = fieldOf(holder, event.index, event.field);
+      for (const view of field.views.values()) for (const frag of view.fragments.values()) frag.clearRow(event.row);
+      return;
+    }
+    case 'RowStored': {
+      const view = fieldOf(holder, event.index, event.field).viewForWrite(event.view);
+      for (const frag of view.fragments.values()) frag.clearRow(event.row);
+      for (let i = 0; i < event.shards.length; i++) view.fragmentForWrite(event.shards[i]).setRow(event.row, event.columns[i]);
+      return;
+    }
+    case 'ValuesSet': {
+      const field = fieldOf(holder, event.index, event.field);
+      const base = field.base;
+      field.bitDepth = Math.max(field.bitDepth, bitDepthFor(event.values, base));
+      const frag = field.viewForWrite(bsiViewName(event.field)).fragmentForWrite(event.shard);
+      setValues(frag, event.columns, event.values, base, field.bitDepth);
+      return;
+    }
+    case 'ValuesCleared': {
+      const field = fieldOf(holder, event.index, event.field);
+      const frag = field.view(bsiViewName(event.field))?.fragment(event.shard);
+      if (frag !== undefined) clearValues(frag, event.columns, field.bitDepth);
+      return;
+    }
+    case 'KeysAssigned': {
+      const index = indexOf(holder, event.index);
+      const t = event.field === '' ? index.columnKeys : index.rowKeysFor(event.field);
+      assert(event.firstId === t.nextId, `apply: keys for ${event.index}/${event.field} start at ${event.firstId}, expected ${t.nextId}`);
+      t.assign(event.firstId, event.keys);
+      return;
+    }
+    case 'RowAttrsSet': {
+      const field = fieldOf(holder, event.index, event.field);
+      field.rowAttrs.set(event.row, mergeAttrs(field.rowAttrs.get(event.row), event.attrs));
+      if (Object.keys(field.rowAttrs.get(event.row) ?? {}).length === 0) field.rowAttrs.delete(event.row);
+      return;
+    }
+    case 'ColumnAttrsSet': {
+      const index = indexOf(holder, event.index);
+      const merged = mergeAttrs(index.columnAttrs.get(event.column), event.attrs);
+      if (Object.keys(merged).length === 0) index.columnAttrs.delete(event.column);
+      else index.columnAttrs.set(event.column, merged);
+      return;
+    }
+    case 'BitDepthRaised': {
+      const field = fieldOf(holder, event.index, event.field);
+      field.bitDepth = Math.max(field.bitDepth, event.bitDepth);
+      return;
+    }
+    case 'KafkaOffsetsCommitted':
+      // Offsets live in the log (and its snapshot metadata), not in the bitmap state.
+      return;
+    default:
+      assertNever(event, 'event');
+  }
+}
+
+/** Applies a group of events and records the sequence of the last one. */
+export function applyAll(holder: Holder, events: readonly Event[], lastSeq: number): void {
+  for (const e of events) apply(holder, e);
+  holder.appliedSeq = lastSeq;
+}
+
+function indexOf(holder: Holder, name: string): Index {
+  const index = holder.indexes.get(name);
+  assert(index !== undefined, `apply: index ${name} missing`);
+  return index;
+}
+
+function fieldOf(holder: Holder, index: string, field: string): Field {
+  const f = indexOf(holder, index).fields.get(field);
+  assert(f !== undefined, `apply: field ${index}/${field} missing`);
+  return f;
+}
+
+function mergeAttrs<T>(current: Record<string, T> | undefined, patch: Record<string, T | null>): Record<string, T> {
+  const out: Record<string, T> = { ...(current ?? {}) };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+

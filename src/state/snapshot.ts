@@ -1,0 +1,44 @@
+// A snapshot is the state written as the shortest list of events that rebuilds it: restoring one
+// is replaying it through apply(), the same path as the log itself.
+import { EXISTS_FIELD } from '../domain/names.js';
+import type { Event } from '../events/types.js';
+import type { Holder } from './holder.js';
+import type { KeyTranslator } from './keys.js';
+
+export function* stateEvents(holder: Holder): Generator<Event> {
+  for (const index of holder.sortedIndexes()) {
+    yield { type: 'IndexCreated', index: index.name, options: { ...index.options } };
+    for (const field of index.fields.values()) {
+      if (field.name !== EXISTS_FIELD) yield { type: 'FieldCreated', index: index.name, field: field.name, options: { ...field.options } };
+      if (field.bitDepth > 0) yield { type: 'BitDepthRaised', index: index.name, field: field.name, bitDepth: field.bitDepth };
+    }
+    yield* keyEvents(index.name, '', index.columnKeys);
+    for (const [field, t] of index.rowKeys) if (index.fields.has(field)) yield* keyEvents(index.name, field, t);
+    for (const field of index.fields.values()) {
+      for (const view of field.views.values()) {
+        for (const frag of view.fragments.values()) {
+          if (frag.isEmpty) continue;
+          const rows = frag.rowIds();
+          yield {
+            type: 'BitsSet',
+            index: index.name,
+            field: field.name,
+            view: view.name,
+            shard: frag.shard,
+            rows,
+            columns: rows.map((r) => frag.rows.get(r)!),
+          };
+        }
+      }
+      for (const [row, attrs] of field.rowAttrs) yield { type: 'RowAttrsSet', index: index.name, field: field.name, row, attrs };
+    }
+    for (const [column, attrs] of index.columnAttrs) yield { type: 'ColumnAttrsSet', index: index.name, column, attrs };
+  }
+}
+
+function* keyEvents(index: string, field: string, t: KeyTranslator): Generator<Event> {
+  if (t.size === 0) return;
+  const keys: string[] = [];
+  for (let id = 1; id < t.nextId; id++) keys.push(t.key(id) ?? '');
+  yield { type: 'KeysAssigned', index, field, firstId: 1, keys };
+}
