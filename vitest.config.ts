@@ -9,5 +9,7 @@ export default defineConfig({
     hookTimeout: 180_000,
     pool: 'forks',
     maxWorkers: 2,
+    // One real Kafka broker for the whole run (KAFKA_BROKERS, testcontainers, or the ops/kafka launcher).
+    globalSetup: ['./test/helpers/kafka-global-setup.ts'],
   },
 });

@@ -1,0 +1,69 @@
+// Storage failures that need an operator, not a retry: each message names the place (sequence,
+// file, directory) and the way out, because it is printed once at startup and then the process
+// stops. Bad client input never reaches this layer.
+
+/** A record inside the committed range is damaged or missing: replay cannot continue past it. */
+export class LogCorruptionError extends Error {
+  override name = 'LogCorruptionError';
+  constructor(
+    readonly seq: number,
+    readonly reason: string,
+  ) {
+    super(
+      `event log corrupt at sequence ${seq}: ${reason}. The committed log is damaged, so the ` +
+        `server refuses to start rather than lose or invent events. Restore the data directory ` +
+        `from a backup (or a snapshot plus the Kafka mirror), or, if losing sequence ${seq} and ` +
+        `everything after it is acceptable, truncate the log explicitly after sequence ${seq - 1} ` +
+        `(EventLog.truncateAfter(${seq - 1})).`,
+    );
+  }
+}
+
+/** A read asked for records that retention has already released. */
+export class LogRangeError extends Error {
+  override name = 'LogRangeError';
+  constructor(
+    readonly fromSeq: number,
+    readonly firstSeq: number,
+  ) {
+    super(
+      `event log records before sequence ${firstSeq} were released; cannot read from ${fromSeq} ` +
+        `(start from a snapshot at sequence ${firstSeq - 1} or later)`,
+    );
+  }
+}
+
+export class SnapshotCorruptError extends Error {
+  override name = 'SnapshotCorruptError';
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(
+      `snapshot file ${file} is corrupt: ${reason}. Move it aside to fall back to an older ` +
+        `snapshot (the log must still hold the records after that one), or restore from a backup.`,
+    );
+  }
+}
+
+export class DataDirInUseError extends Error {
+  override name = 'DataDirInUseError';
+  constructor(readonly dir: string) {
+    super(`data directory ${dir} is in use by another process`);
+  }
+}
+
+/** The data directory was written by a newer build; opening it could misread or damage it. */
+export class FormatTooNewError extends Error {
+  override name = 'FormatTooNewError';
+  constructor(
+    readonly location: string,
+    readonly found: number,
+    readonly supported: number,
+  ) {
+    super(
+      `data directory ${location} has on-disk format version ${found}, but this build supports ` +
+        `up to ${supported}: run a newer bitledger, or restore a backup made by this version`,
+    );
+  }
+}

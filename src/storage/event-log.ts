@@ -1,0 +1,275 @@
+// The event log: contiguous sequences, one LevelDB batch per append, verified replay.
+// Invariants: records firstSeq..lastSeq exist with no gaps; every append is one atomic batch
+// (records plus the meta writes that must commit with them); appends never overlap; after a
+// failed write the log refuses further appends (the outcome on disk is unknown until a restart
+// recovers it).
+import type { Logger } from 'pino';
+import { assert, AssertionError } from '../util/assert.js';
+import { openLevelDb, type LevelDb } from './data-dir.js';
+import { encodeRecords, openEnvelope, type LogRecord, type NewRecord } from './envelope.js';
+import { LogCorruptionError, LogRangeError } from './errors.js';
+import {
+  FLUSH_KEY,
+  LOG_KEY_MAX,
+  LOG_KEY_MIN,
+  MAX_SEQ,
+  RELEASED_THROUGH_META,
+  RESERVED_META,
+  decodeMetaUint,
+  encodeMetaUint,
+  logKey,
+  logKeySeq,
+  metaKey,
+} from './keys.js';
+import { runMigrations } from './migrations.js';
+import { DELETE_BATCH, recoverTail } from './tail-recovery.js';
+
+export type FsyncPolicy = 'always' | 'interval' | 'never';
+
+export interface EventLogOptions {
+  /** always: every append is fsynced before it resolves; interval: a timer fsyncs; never: the OS decides. */
+  readonly fsync: FsyncPolicy;
+  readonly fsyncIntervalMs?: number;
+  readonly logger: Logger;
+}
+
+/** A meta write committed atomically with the records of the same append; null deletes. */
+export interface MetaWrite {
+  readonly key: string;
+  readonly value: Uint8Array | null;
+}
+
+export interface AppendResult {
+  /** With no records (meta only), firstSeq = lastSeq + 1: an empty range. */
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly bytes: number;
+}
+
+const DEFAULT_FSYNC_INTERVAL_MS = 100;
+// Replay reads in large native batches: the per-call cost of crossing into LevelDB dominates
+// for small records, and classic-level's default caps a batch at 16 KiB.
+const READ_BATCH_RECORDS = 1000;
+const READ_BATCH_BYTES = 4 * 1024 * 1024;
+const RELEASED_THROUGH_KEY = metaKey(RELEASED_THROUGH_META);
+
+export class EventLog {
+  #first: number;
+  #last: number;
+  #appending = false;
+  #dirty = false;
+  #flushing: Promise<void> | null = null;
+  #failure: unknown = undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly db: LevelDb,
+    private readonly policy: FsyncPolicy,
+    private readonly logger: Logger,
+    first: number,
+    last: number,
+  ) {
+    this.#first = first;
+    this.#last = last;
+  }
+
+  /** Opens (creating if needed) the log in `dataDir`, migrates its format and recovers its tail. */
+  static async open(dataDir: string, opts: EventLogOptions): Promise<EventLog> {
+    const interval = opts.fsyncIntervalMs ?? DEFAULT_FSYNC_INTERVAL_MS;
+    assert(Number.isFinite(interval) && interval > 0, `fsyncIntervalMs must be > 0, got ${interval}`);
+    const db = await openLevelDb(dataDir);
+    try {
+      await runMigrations(db, opts.logger);
+      const raw = await db.get(RELEASED_THROUGH_KEY);
+      const floor = raw === undefined ? 0 : decodeMetaUint(raw, RELEASED_THROUGH_META);
+      const last = await recoverTail(db, floor, opts.logger);
+      const [firstKey] = await db.keys({ gt: logKey(floor), lte: LOG_KEY_MAX, limit: 1 }).all();
+      const first = firstKey === undefined ? last + 1 : (logKeySeq(firstKey) ?? floor + 1);
+      const log = new EventLog(db, opts.fsync, opts.logger, first, last);
+      if (opts.fsync === 'interval') {
+        log.#timer = setInterval(() => void log.#flushIfDirty(), interval);
+        log.#timer.unref(); // the timer must not keep a finished process alive
+      }
+      return log;
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+  }
+
+  /** Sequence of the newest record; 0 for a log that never had one. */
+  get lastSeq(): number {
+    return this.#last;
+  }
+
+  /** Lowest retained sequence; lastSeq + 1 when no record is retained. */
+  get firstSeq(): number {
+    return this.#first;
+  }
+
+  async getMeta(key: string): Promise<Uint8Array | undefined> {
+    return this.db.get(metaKey(key));
+  }
+
+  /** Appends records as lastSeq+1… together with `meta`, in one batch. Callers serialize. */
+  async append(records: readonly NewRecord[], meta: readonly MetaWrite[] = []): Promise<AppendResult> {
+    this.#assertWritable();
+    assert(!this.#appending, 'EventLog.append overlapped another append: the commit queue must serialize them');
+    assert(records.length > 0 || meta.length > 0, 'EventLog.append called with nothing to write');
+    assert(this.#last + records.length <= MAX_SEQ, 'event log sequence space exhausted');
+    this.#appending = true;
+    try {
+      const firstSeq = this.#last + 1;
+      const batch = this.db.batch();
+      let bytes: number;
+      try {
+        bytes = encodeRecords(records, firstSeq, (key, value) => batch.put(key, value));
+        for (const m of meta) bytes += addMeta(batch, m);
+      } catch (err) {
+        await batch.close();
+        throw err;
+      }
+      try {
+        await batch.write({ sync: this.policy === 'always' });
+      } catch (err) {
+        this.#failure = err;
+        throw err;
+      }
+      this.#last += records.length;
+      this.#dirty = true;
+      return { firstSeq, lastSeq: this.#last, bytes };
+    } finally {
+      this.#appending = false;
+    }
+  }
+
+  /**
+   * Records fromSeq..toSeq (default: lastSeq when called), verifying each envelope, CRC and the
+   * absence of gaps; throws LogCorruptionError at the first damaged or missing record.
+   */
+  async *read(fromSeq: number, toSeq?: number): AsyncGenerator<LogRecord, void, undefined> {
+    assert(Number.isSafeInteger(fromSeq) && fromSeq >= 1, `read: bad fromSeq ${fromSeq}`);
+    assert(toSeq === undefined || Number.isSafeInteger(toSeq), `read: bad toSeq ${toSeq}`);
+    const end = Math.min(toSeq ?? this.#last, this.#last);
+    if (fromSeq > end) return;
+    if (fromSeq < this.#first) throw new LogRangeError(fromSeq, this.#first);
+    const it = this.db.iterator({
+      gte: logKey(fromSeq),
+      lte: logKey(end),
+      highWaterMarkBytes: READ_BATCH_BYTES,
+      fillCache: false, // a replay streams through once; keep the block cache for live reads
+    });
+    let expected = fromSeq;
+    try {
+      for (;;) {
+        const entries = await it.nextv(READ_BATCH_RECORDS);
+        if (entries.length === 0) break;
+        for (const [key, value] of entries) {
+          const seq = logKeySeq(key);
+          if (seq !== expected) throw misplaced(expected, key, seq);
+          const record = openEnvelope(seq, value);
+          if (typeof record === 'string') throw new LogCorruptionError(seq, record);
+          yield record;
+          expected++;
+        }
+      }
+    } finally {
+      await it.close();
+    }
+    if (expected <= end) throw new LogCorruptionError(expected, `records ${expected}..${end} are missing`);
+  }
+
+  /**
+   * Deletes records ≤ seq. `seq` may exceed lastSeq: a restore that installs a snapshot at S
+   * into a fresh directory releases through S, and the log then continues at S+1.
+   */
+  async releaseUpTo(seq: number): Promise<void> {
+    this.#assertWritable();
+    assert(Number.isSafeInteger(seq) && seq >= 0, `releaseUpTo: bad seq ${seq}`);
+    assert(seq <= this.#last || !this.#appending, 'releaseUpTo past lastSeq while an append is in flight');
+    if (seq < this.#first) return;
+    // The floor is written first and synced: if the range delete below is lost or cut short by
+    // a crash, the leftovers sit under the floor, are ignored at open and cleared next time.
+    await this.db.put(RELEASED_THROUGH_KEY, encodeMetaUint(seq), { sync: true });
+    this.#first = seq + 1;
+    this.#last = Math.max(this.#last, seq);
+    // classic-level's clear() has no sync option (it always writes unsynced): that is fine
+    // here, the synced floor above is the part that must survive.
+    await this.db.clear({ gte: LOG_KEY_MIN, lte: logKey(seq) });
+  }
+
+  /**
+   * Deletes records > seq, newest first in synced batches so the log is a contiguous prefix at
+   * every step. The operator's way past a LogCorruptionError when losing the suffix is accepted.
+   */
+  async truncateAfter(seq: number): Promise<number> {
+    this.#assertWritable();
+    assert(!this.#appending, 'truncateAfter while an append is in flight');
+    assert(Number.isSafeInteger(seq) && seq >= this.#first - 1, `truncateAfter: ${seq} is below the retained log`);
+    const it = this.db.keys({ gt: logKey(seq), lte: LOG_KEY_MAX, reverse: true, fillCache: false });
+    let dropped = 0;
+    try {
+      for (;;) {
+        const keys = await it.nextv(DELETE_BATCH);
+        if (keys.length === 0) break;
+        const batch = this.db.batch();
+        for (const key of keys) batch.del(key);
+        await batch.write({ sync: true });
+        dropped += keys.length;
+      }
+    } finally {
+      await it.close();
+    }
+    this.#last = Math.min(this.#last, seq);
+    this.#first = Math.min(this.#first, this.#last + 1);
+    if (dropped > 0) this.logger.warn({ afterSeq: seq, dropped }, `event log: truncated ${dropped} record(s) after sequence ${seq}`);
+    return dropped;
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (this.#flushing !== null) await this.#flushing;
+    // 'interval' promised durability within an interval; a clean shutdown must keep it.
+    if (this.policy === 'interval' && this.#failure === undefined) await this.#flushIfDirty();
+    await this.db.close();
+  }
+
+  #assertWritable(): void {
+    if (this.#failure !== undefined) {
+      throw new AssertionError(`event log is unusable after a failed write (${String(this.#failure)}); restart to recover from disk`);
+    }
+  }
+
+  /** A tiny synced write: LevelDB fsyncs its WAL, making every earlier unsynced append durable. */
+  async #flushIfDirty(): Promise<void> {
+    if (!this.#dirty || this.#flushing !== null) return;
+    this.#dirty = false;
+    this.#flushing = this.db
+      .del(FLUSH_KEY, { sync: true })
+      .catch((err: unknown) => {
+        this.#failure ??= err;
+        this.logger.error({ err }, 'event log: periodic fsync failed; further appends are refused');
+      })
+      .finally(() => {
+        this.#flushing = null;
+      });
+    await this.#flushing;
+  }
+}
+
+function addMeta(batch: ReturnType<LevelDb['batch']>, m: MetaWrite): number {
+  assert(!RESERVED_META.has(m.key), `meta key ${m.key} is reserved for the storage layer`);
+  const key = metaKey(m.key);
+  if (m.value === null) {
+    batch.del(key);
+    return key.length;
+  }
+  batch.put(key, Buffer.from(m.value.buffer, m.value.byteOffset, m.value.byteLength));
+  return key.length + m.value.length;
+}
+
+function misplaced(expected: number, key: Buffer, seq: number | undefined): LogCorruptionError {
+  if (seq === undefined) return new LogCorruptionError(expected, `malformed log key 0x${key.toString('hex')}`);
+  return new LogCorruptionError(expected, `record ${expected} is missing (the next record is ${seq})`);
+}

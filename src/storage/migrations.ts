@@ -1,0 +1,48 @@
+// Forward-only on-disk format migrations. The data directory's format version lives in the meta
+// key `format-version`; each step above it runs in order and is stamped with its own synced
+// write, so a crash leaves the directory at the last completed step. A step may therefore run
+// twice (crash after its work, before its stamp) and must be idempotent. Steps are imported
+// explicitly rather than globbed so the list is the same under tsx and compiled output.
+import type { Logger } from 'pino';
+import m0001 from '../../migrations/0001-initial.js';
+import { assert } from '../util/assert.js';
+import type { LevelDb } from './data-dir.js';
+import { FormatTooNewError } from './errors.js';
+import { FORMAT_VERSION_META, decodeMetaUint, encodeMetaUint, metaKey } from './keys.js';
+
+export interface Migration {
+  /** 1, 2, 3, … with no gaps; the file is migrations/NNNN-name.ts with NNNN = version. */
+  readonly version: number;
+  readonly description: string;
+  up(db: LevelDb): Promise<void>;
+}
+
+export const MIGRATIONS: readonly Migration[] = [m0001];
+
+const FORMAT_KEY = metaKey(FORMAT_VERSION_META);
+
+/** The stored format version; 0 for a directory no step has touched yet. */
+export async function formatVersion(db: LevelDb): Promise<number> {
+  const raw = await db.get(FORMAT_KEY);
+  return raw === undefined ? 0 : decodeMetaUint(raw, FORMAT_VERSION_META);
+}
+
+/** Brings `db` up to the newest known format; refuses a directory from a newer build. */
+export async function runMigrations(
+  db: LevelDb,
+  logger: Logger,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<{ from: number; to: number }> {
+  migrations.forEach((m, i) =>
+    assert(m.version === i + 1, `migration #${i} has version ${m.version}, expected ${i + 1}`),
+  );
+  const from = await formatVersion(db);
+  const supported = migrations.length;
+  if (from > supported) throw new FormatTooNewError(db.location, from, supported);
+  for (const m of migrations.slice(from)) {
+    logger.info({ version: m.version, description: m.description }, 'applying on-disk format migration');
+    await m.up(db);
+    await db.put(FORMAT_KEY, encodeMetaUint(m.version), { sync: true });
+  }
+  return { from, to: supported };
+}

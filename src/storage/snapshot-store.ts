@@ -1,0 +1,146 @@
+// Snapshot files in <dataDir>/snapshots/, published atomically: written to snap-<seq>.tmp,
+// fsynced, renamed to snap-<seq>.snap, directory fsynced. A .snap file is therefore complete or
+// absent; a leftover .tmp is a write that never finished and is deleted at open.
+//   'BLSNAP01' | seq u64 LE | body length u64 LE | body | CRC32C(body) u32 LE
+// The CRC is a trailer so the body can be streamed without knowing it in advance; the length
+// is patched in place before the fsync.
+import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { assert } from '../util/assert.js';
+import { crc32c } from './checksum.js';
+import { SNAPSHOTS_SUBDIR } from './data-dir.js';
+import { fsyncDir, writeAll } from './durable-fs.js';
+import { SnapshotCorruptError } from './errors.js';
+
+const MAGIC = Buffer.from('BLSNAP01', 'latin1');
+const HEADER_BYTES = 24;
+const TRAILER_BYTES = 4;
+const LENGTH_OFFSET = 16;
+const FILE_RE = /^snap-(\d{16})\.snap$/;
+// Snapshot bodies arrive as many small chunks (one per row or fragment); coalesce them so the
+// file sees large writes and the checksum sees few native calls.
+const STAGING_BYTES = 1024 * 1024;
+
+const fileName = (seq: number, ext: 'snap' | 'tmp'): string => `snap-${String(seq).padStart(16, '0')}.${ext}`;
+
+export class SnapshotStore {
+  private constructor(
+    readonly dir: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Call after the data directory is locked (openLevelDb): stale .tmp files are deleted here. */
+  static async open(dataDir: string, logger: Logger): Promise<SnapshotStore> {
+    const dir = join(dataDir, SNAPSHOTS_SUBDIR);
+    await mkdir(dir, { recursive: true });
+    for (const name of await readdir(dir)) {
+      if (!name.endsWith('.tmp')) continue;
+      await unlink(join(dir, name));
+      logger.warn({ file: name }, 'snapshot store: deleted an unfinished snapshot write');
+    }
+    return new SnapshotStore(dir, logger);
+  }
+
+  /** Streams a snapshot of the state at `seq`; it is visible to list() only once complete. */
+  async write(seq: number, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<{ bytes: number }> {
+    assert(Number.isSafeInteger(seq) && seq >= 0, `snapshot seq ${seq} is not a sequence`);
+    const tmp = join(this.dir, fileName(seq, 'tmp'));
+    const fh = await open(tmp, 'w');
+    let body: number;
+    try {
+      body = await writeBody(fh, seq, chunks);
+      await fh.sync();
+    } catch (err) {
+      await fh.close();
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+    await fh.close();
+    await rename(tmp, join(this.dir, fileName(seq, 'snap')));
+    await fsyncDir(this.dir);
+    this.logger.info({ seq, bytes: body }, 'snapshot written');
+    return { bytes: HEADER_BYTES + body + TRAILER_BYTES };
+  }
+
+  /** Sequences of the published snapshots, newest first. */
+  async list(): Promise<number[]> {
+    const seqs: number[] = [];
+    for (const name of await readdir(this.dir)) {
+      const m = FILE_RE.exec(name);
+      if (m !== null) seqs.push(Number(m[1]));
+    }
+    return seqs.sort((a, b) => b - a);
+  }
+
+  /** The body of snapshot `seq`, after checking magic, sequence, length and CRC. */
+  async read(seq: number): Promise<Uint8Array> {
+    const path = join(this.dir, fileName(seq, 'snap'));
+    const file = await readFile(path);
+    const bad = (reason: string): SnapshotCorruptError => new SnapshotCorruptError(path, reason);
+    if (file.length < HEADER_BYTES + TRAILER_BYTES) throw bad(`file is ${file.length} bytes, shorter than header and trailer`);
+    if (!file.subarray(0, MAGIC.length).equals(MAGIC)) throw bad('bad magic (not a bitledger snapshot, or an unknown version)');
+    const storedSeq = Number(file.readBigUInt64LE(8));
+    if (storedSeq !== seq) throw bad(`header says sequence ${storedSeq}, file name says ${seq}`);
+    const length = Number(file.readBigUInt64LE(LENGTH_OFFSET));
+    const actual = file.length - HEADER_BYTES - TRAILER_BYTES;
+    if (length !== actual) throw bad(`header says ${length} body bytes, file holds ${actual}`);
+    const body = file.subarray(HEADER_BYTES, HEADER_BYTES + length);
+    if (crc32c(body) !== file.readUInt32LE(HEADER_BYTES + length)) throw bad('CRC32C mismatch');
+    return body;
+  }
+
+  /** Deletes every snapshot whose sequence is not in `keep`; returns the deleted sequences. */
+  async prune(keep: readonly number[]): Promise<number[]> {
+    const kept = new Set(keep);
+    const deleted: number[] = [];
+    for (const seq of await this.list()) {
+      if (kept.has(seq)) continue;
+      await unlink(join(this.dir, fileName(seq, 'snap')));
+      deleted.push(seq);
+    }
+    if (deleted.length > 0) await fsyncDir(this.dir);
+    return deleted;
+  }
+}
+
+/** Header, coalesced body, trailer, then the body length patched into the header. */
+async function writeBody(
+  fh: FileHandle,
+  seq: number,
+  chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+): Promise<number> {
+  const header = Buffer.alloc(HEADER_BYTES);
+  MAGIC.copy(header, 0);
+  header.writeBigUInt64LE(BigInt(seq), 8);
+  await writeAll(fh, header);
+  const staging = Buffer.allocUnsafe(STAGING_BYTES);
+  let staged = 0;
+  let crc = 0;
+  let length = 0;
+  const emit = async (buf: Uint8Array): Promise<void> => {
+    crc = crc32c(buf, crc);
+    length += buf.length;
+    await writeAll(fh, buf);
+  };
+  for await (const chunk of chunks) {
+    if (staged + chunk.length > STAGING_BYTES && staged > 0) {
+      await emit(staging.subarray(0, staged));
+      staged = 0;
+    }
+    if (chunk.length >= STAGING_BYTES) await emit(chunk);
+    else {
+      staging.set(chunk, staged);
+      staged += chunk.length;
+    }
+  }
+  if (staged > 0) await emit(staging.subarray(0, staged));
+  const trailer = Buffer.allocUnsafe(TRAILER_BYTES);
+  trailer.writeUInt32LE(crc, 0);
+  await writeAll(fh, trailer);
+  const lengthField = Buffer.allocUnsafe(8);
+  lengthField.writeBigUInt64LE(BigInt(length), 0);
+  await writeAll(fh, lengthField, LENGTH_OFFSET);
+  return length;
+}
