@@ -2,6 +2,7 @@
 import type { Engine } from '../engine/engine.js';
 import type { SchemaService } from '../service/schema-service.js';
 import type { QueryService } from '../service/query-service.js';
+import type { ImportService } from '../service/import/import-service.js';
 
 export interface NodeInfo {
   id: string;
@@ -14,6 +15,7 @@ export interface HttpContext {
   engine: Engine;
   schema: SchemaService;
   query: QueryService;
+  imports: ImportService;
   node: () => NodeInfo;
   version: string;
   recalculateCaches: () => void;

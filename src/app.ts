@@ -1,0 +1,69 @@
+// Composition root: open storage → bootstrap → engine → services → HTTP (and Kafka when
+// configured). Returns a handle that main.ts (or a test) listens with and closes.
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { type Config, parseBind } from './config/config.js';
+import { Engine } from './engine/engine.js';
+import { bootstrap } from './engine/bootstrap.js';
+import { recalculateCaches } from './executor/index.js';
+import { buildHttpApp } from './http/app.js';
+import type { NodeInfo } from './http/context.js';
+import { ImportService } from './service/import/import-service.js';
+import { QueryService } from './service/query-service.js';
+import { SchemaService } from './service/schema-service.js';
+import { EventLog, SnapshotStore, ensureDataDir, nodeId } from './storage/index.js';
+import { VERSION } from './version.js';
+
+export interface Server {
+  app: FastifyInstance;
+  engine: Engine;
+  /** Starts listening on cfg.bind; resolves with the bound port. */
+  listen(): Promise<number>;
+  /** Graceful: stop accepting, finish in-flight requests, flush the log, close the database. */
+  close(): Promise<void>;
+}
+
+export async function createServer(cfg: Config, logger: Logger, onFatal: (err: Error) => void): Promise<Server> {
+  await ensureDataDir(cfg.dataDir);
+  const id = await nodeId(cfg.dataDir);
+  const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger });
+  let engine: Engine | undefined;
+  try {
+    const snapshots = await SnapshotStore.open(cfg.dataDir, logger);
+    const { holder } = await bootstrap(log, snapshots, logger);
+    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes }, logger, onFatal);
+  } catch (err) {
+    await log.close();
+    throw err;
+  }
+  const eng = engine;
+  const bind = parseBind(cfg.bind);
+  let port = bind.port;
+  const node = (): NodeInfo => ({ id, scheme: 'http', host: bind.host === '0.0.0.0' ? 'localhost' : bind.host, port });
+  const recalc = (): void => recalculateCaches(eng.holder);
+  const app = buildHttpApp(
+    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc },
+    logger,
+    onFatal,
+    cfg.maxBodyBytes,
+  );
+  const timer = setInterval(recalc, cfg.cacheRecalcIntervalMs);
+  timer.unref();
+  return {
+    app,
+    engine: eng,
+    async listen() {
+      await app.listen({ host: bind.host, port: bind.port });
+      const addr = app.server.address();
+      if (addr !== null && typeof addr === 'object') port = addr.port;
+      logger.info({ bind: `${bind.host}:${port}`, dataDir: cfg.dataDir, fsync: cfg.fsync }, 'bitledger listening');
+      return port;
+    },
+    async close() {
+      clearInterval(timer);
+      await app.close();
+      await eng.stop();
+      await log.close();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+// The fastify application, built apart from listen() so tests can inject().
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { LIMITS } from '../config/limits.js';
+import type { HttpContext } from './context.js';
+import { installErrorHandler } from './errors.js';
+import { clusterRoutes } from './routes/cluster-routes.js';
+import { importRoutes } from './routes/import-routes.js';
+import { queryRoutes } from './routes/query-routes.js';
+import { schemaRoutes } from './routes/schema-routes.js';
+
+export function buildHttpApp(ctx: HttpContext, logger: Logger, onInvariantBroken: (err: Error) => void, bodyLimit: number = LIMITS.maxBodyBytes): FastifyInstance {
+  const app = Fastify({
+    // pino's Logger is a FastifyBaseLogger at run time; the generic parameter would otherwise
+    // leak pino's type into every route signature.
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit,
+    // Keep-alive clients must not be cut off between bench iterations.
+    keepAliveTimeout: 65_000,
+    return503OnClosing: true,
+  });
+  // Every body is read as bytes; handlers decode JSON, PQL or protobuf as the route requires.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  installErrorHandler(app, onInvariantBroken);
+  schemaRoutes(app, ctx);
+  clusterRoutes(app, ctx);
+  queryRoutes(app, ctx);
+  importRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,134 @@
+// Bulk import: protobuf ImportRequest / ImportValueRequest (by field type), a JSON form of both
+// for curl users, and import-roaring. Protobuf success is 200 with an empty body, as in Pilosa.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { badRequest, notFound } from '../../domain/errors.js';
+import { STANDARD_VIEW } from '../../domain/names.js';
+import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
+import { int64 } from '../../service/field-options.js';
+import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
+import { bodyBuffer, boolArg, isProtobuf, jsonBody } from '../body.js';
+import type { HttpContext } from '../context.js';
+import { sendError } from '../errors.js';
+import { SUCCESS, sendJson } from '../reply.js';
+
+type Params = { index: string; field: string };
+const IMPORT_ARGS = new Set(['clear', 'ignoreKeyCheck']);
+
+export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  app.post<{ Params: Params; Querystring: Record<string, string> }>('/index/:index/field/:field/import', async (req, reply) => {
+    for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw badRequest(`${k} is not a valid argument`);
+    const clear = boolArg(req.query.clear);
+    const { index, field } = req.params;
+    const type = await ctx.engine.read((h) => {
+      const f = h.index(index)?.field(field);
+      if (!h.index(index)) throw notFound(`index not found: ${index}`);
+      if (!f) throw notFound(`field not found: ${field}`);
+      return f.options.type;
+    });
+    const proto = isProtobuf(req.headers['content-type']);
+    const body = bodyBuffer(req.body);
+    if (type === 'int') {
+      const v = proto ? decodeImportValueRequest(body) : valuesFromJson(jsonBody(req.body));
+      checkTarget(v.index, v.field, index, field);
+      await ctx.imports.importValues({ index, field, shard: v.shard, columnIds: v.columnIds, values: v.values, columnKeys: v.columnKeys, clear });
+    } else {
+      const b = proto ? decodeImportRequest(body) : bitsFromJson(jsonBody(req.body));
+      checkTarget(b.index, b.field, index, field);
+      await ctx.imports.importBits({ index, field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear });
+    }
+    return done(reply, proto);
+  });
+
+  app.post<{ Params: Params & { shard: string }; Querystring: Record<string, string> }>('/index/:index/field/:field/import-roaring/:shard', async (req, reply) => {
+    for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw badRequest(`${k} is not a valid argument`);
+    if (!/^\d+$/.test(req.params.shard)) throw badRequest('shard should be an unsigned integer');
+    const shard = Number(req.params.shard);
+    const r = decodeImportRoaringRequest(bodyBuffer(req.body));
+    await ctx.imports.importRoaring({
+      index: req.params.index,
+      field: req.params.field,
+      shard,
+      clear: r.clear || boolArg(req.query.clear),
+      views: r.views.map((v) => ({ view: v.name === '' ? STANDARD_VIEW : `${STANDARD_VIEW}_${v.name}`, data: v.data })),
+    });
+    return done(reply, isProtobuf(req.headers['content-type']));
+  });
+  // Clients probe import-roaring support with GET.
+  app.get('/index/:index/field/:field/import-roaring/:shard', async (_req, reply) => sendError(reply, 405, 'method not allowed', 'admin'));
+}
+
+function done(reply: FastifyReply, proto: boolean): FastifyReply {
+  return proto ? reply.code(200).send() : sendJson(reply, SUCCESS);
+}
+
+function checkTarget(bodyIndex: string, bodyField: string, index: string, field: string): void {
+  if (bodyIndex !== '' && bodyIndex !== index) throw badRequest(`request body names index ${bodyIndex} but the path names ${index}`);
+  if (bodyField !== '' && bodyField !== field) throw badRequest(`request body names field ${bodyField} but the path names ${field}`);
+}
+
+type JsonImport = Record<string, unknown>;
+
+function lowerKeys(body: unknown): JsonImport {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('import body must be a JSON object');
+  const out: JsonImport = {};
+  for (const [k, v] of Object.entries(body)) out[k.toLowerCase()] = v;
+  return out;
+}
+
+function numList(v: unknown, name: string): Float64Array {
+  if (v === undefined || v === null) return new Float64Array(0);
+  if (!Array.isArray(v)) throw badRequest(`${name} must be an array`);
+  const out = new Float64Array(v.length);
+  v.forEach((x, i) => {
+    const n = typeof x === 'string' && /^\d+$/.test(x) ? Number(x) : x;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw badRequest(`${name}[${i}] must be an unsigned integer below 2^53`);
+    out[i] = n;
+  });
+  return out;
+}
+
+function strList(v: unknown, name: string): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw badRequest(`${name} must be an array of strings`);
+  return v as string[];
+}
+
+function bigList(v: unknown, name: string): BigInt64Array {
+  if (!Array.isArray(v)) throw badRequest(`${name} must be an array`);
+  return BigInt64Array.from(v.map((x, i) => int64(x, `${name}[${i}]`)));
+}
+
+function optShard(o: JsonImport): number | undefined {
+  if (o.shard === undefined) return undefined;
+  if (typeof o.shard !== 'number' || !Number.isSafeInteger(o.shard) || o.shard < 0) throw badRequest('shard must be an unsigned integer');
+  return o.shard;
+}
+
+function bitsFromJson(body: unknown): Omit<BitsImport, 'clear'> {
+  const o = lowerKeys(body ?? {});
+  for (const k of Object.keys(o)) if (!['index', 'field', 'shard', 'rowids', 'columnids', 'timestamps', 'rowkeys', 'columnkeys'].includes(k)) throw badRequest(`unknown key: ${k}`);
+  return {
+    index: typeof o.index === 'string' ? o.index : '',
+    field: typeof o.field === 'string' ? o.field : '',
+    shard: optShard(o),
+    rowIds: numList(o.rowids, 'rowIDs'),
+    columnIds: numList(o.columnids, 'columnIDs'),
+    timestamps: o.timestamps === undefined || o.timestamps === null ? null : bigList(o.timestamps, 'timestamps'),
+    rowKeys: strList(o.rowkeys, 'rowKeys'),
+    columnKeys: strList(o.columnkeys, 'columnKeys'),
+  };
+}
+
+function valuesFromJson(body: unknown): Omit<ValuesImport, 'clear'> {
+  const o = lowerKeys(body ?? {});
+  for (const k of Object.keys(o)) if (!['index', 'field', 'shard', 'columnids', 'values', 'columnkeys'].includes(k)) throw badRequest(`unknown key: ${k}`);
+  return {
+    index: typeof o.index === 'string' ? o.index : '',
+    field: typeof o.field === 'string' ? o.field : '',
+    shard: optShard(o),
+    columnIds: numList(o.columnids, 'columnIDs'),
+    values: o.values === undefined ? new BigInt64Array(0) : bigList(o.values, 'values'),
+    columnKeys: strList(o.columnkeys, 'columnKeys'),
+  };
+}

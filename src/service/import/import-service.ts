@@ -1,0 +1,216 @@
+// The import use case: validate a whole request first (nothing is applied when any item is bad),
+// translate keys in bulk, then emit one event per (view, shard) — roaring deltas, not pairs —
+// all in one engine.write, so one request is one atomic event group in the log.
+import { badRequest, notFound } from '../../domain/errors.js';
+import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
+import { SHARD_WIDTH } from '../../domain/shard.js';
+import { viewsForTime } from '../../domain/time-quantum.js';
+import type { Engine } from '../../engine/engine.js';
+import type { EventSink } from '../../events/types.js';
+import type { Field } from '../../state/field.js';
+import { RoaringBitmap32, type Bitmap } from '../../state/fragment.js';
+import type { Holder } from '../../state/holder.js';
+import type { Index } from '../../state/index-state.js';
+import { assignKeys } from '../key-assign.js';
+import { decodeRoaringPositions } from '../../roaring/pilosa-roaring.js';
+import type { BitsImport, RoaringImport, ValuesImport } from './import-types.js';
+import { bucketByRow, splitByShard } from './row-buckets.js';
+
+export type { BitsImport, RoaringImport, ValuesImport };
+
+export class ImportService {
+  constructor(private readonly engine: Engine) {}
+
+  importBits(req: BitsImport): Promise<void> {
+    return this.engine.write((h, sink) => this.decideBits(h, sink, req));
+  }
+
+  importValues(req: ValuesImport): Promise<void> {
+    return this.engine.write((h, sink) => this.decideValues(h, sink, req));
+  }
+
+  /** import-roaring: per-view bitmaps of positions row·2^20 + column offset, for one shard. */
+  importRoaring(req: RoaringImport): Promise<void> {
+    // Decoding is pure and can be slow for big bodies: it happens before the write starts.
+    const views = req.views.map((v) => ({ view: v.view, rows: decodeRoaringPositions(v.data) }));
+    return this.engine.write((h, sink) => {
+      const { index, field } = lookup(h, req.index, req.field);
+      if (field.options.type !== 'set' && field.options.type !== 'time') throw badRequest('roaring import is only supported for set and time fields');
+      for (const v of views) {
+        if (v.view !== STANDARD_VIEW && field.options.type !== 'time') throw badRequest(`view ${v.view} is not a view of ${field.options.type} field ${field.name}`);
+      }
+      for (const v of views) {
+        if (v.rows.size === 0) continue;
+        const rows = [...v.rows.keys()].sort((a, b) => a - b);
+        sink.emit({ type: req.clear ? 'BitsCleared' : 'BitsSet', index: index.name, field: field.name, view: v.view, shard: req.shard, rows, columns: rows.map((r) => v.rows.get(r)!) });
+      }
+    });
+  }
+
+  /** Validates and emits the events of a bit import (for callers that add events of their own). */
+  decideBits(h: Holder, sink: EventSink, req: BitsImport): void {
+    const { index, field } = lookup(h, req.index, req.field);
+    if (field.options.type === 'int') throw badRequest(`field ${req.field} is an int field: import values (ImportValueRequest) instead`);
+    const n = checkLengths(req);
+    if (req.timestamps !== null && req.timestamps.length !== n) throw badRequest(`timestamps has ${req.timestamps.length} items but there are ${n} bits`);
+    const hasTimes = req.timestamps !== null && req.timestamps.some((t) => t !== 0n);
+    if (hasTimes && field.options.type !== 'time') throw badRequest(`timestamps given but field ${req.field} has no time quantum`);
+    if (hasTimes && req.clear) throw badRequest('import clear is not supported with timestamps');
+    if (field.options.type === 'bool') {
+      for (let i = 0; i < n; i++) if (req.rowIds[i] !== 0 && req.rowIds[i] !== 1) throw badRequest(`bool field imports only support rows 0 and 1: item ${i} has row ${req.rowIds[i]}`);
+    }
+    if (field.options.keys) {
+      if (req.rowIds.length > 0) throw badRequest('row ids cannot be used because field uses string keys');
+    } else if (req.rowKeys.length > 0) throw badRequest(`row keys cannot be used because field ${req.field} does not use string keys`);
+    else checkIds(req.rowIds, 'row');
+    checkColumns(index, req.columnIds, req.columnKeys, req.shard);
+
+    // Validation is over: from here on every step succeeds.
+    const rows = field.options.keys ? assignKeys(index.rowKeysFor(field.name), req.rowKeys, sink, index.name, field.name) : req.rowIds;
+    const cols = index.options.keys ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '') : req.columnIds;
+    const exclusive = field.options.type === 'mutex' || field.options.type === 'bool';
+    const [r, c] = exclusive && !req.clear ? lastPerColumn(rows, cols) : [rows, cols];
+    // Exclusive fields are never time fields, so timestamps stay aligned with r and c.
+    for (const [view, sel] of viewSelections(field, req.timestamps, n)) {
+      const vr = sel === undefined ? r : pick(r, sel);
+      const vc = sel === undefined ? c : pick(c, sel);
+      for (const [shard, idx] of splitByShard(vc)) {
+        const b = bucketByRow(vr, vc, shard, idx);
+        if (exclusive && !req.clear) emitExclusiveClears(field, view, shard, b, sink, index.name);
+        sink.emit({ type: req.clear ? 'BitsCleared' : 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns });
+      }
+    }
+    if (!req.clear) emitExistence(index, cols, sink);
+  }
+
+  decideValues(h: Holder, sink: EventSink, req: ValuesImport): void {
+    const { index, field } = lookup(h, req.index, req.field);
+    if (field.options.type !== 'int') throw badRequest(`field ${req.field} is not an int field`);
+    const n = index.options.keys ? req.columnKeys.length : req.columnIds.length;
+    if (!req.clear && req.values.length !== n) throw badRequest(`values has ${req.values.length} items but columns has ${n}`);
+    const { min, max } = field.options;
+    if (!req.clear) {
+      for (let i = 0; i < req.values.length; i++) {
+        const v = req.values[i];
+        if (v < min || v > max) throw badRequest(`value ${v} of item ${i} is out of range [${min}, ${max}] for field ${req.field}`);
+      }
+    }
+    checkColumns(index, req.columnIds, req.columnKeys, req.shard);
+    const cols = index.options.keys ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '') : req.columnIds;
+    for (const [shard, idx] of splitByShard(cols)) {
+      const m = new Map<number, bigint>(); // last value per column wins
+      const count = idx === undefined ? cols.length : idx.length;
+      for (let j = 0; j < count; j++) {
+        const i = idx === undefined ? j : idx[j];
+        m.set(cols[i] - shard * SHARD_WIDTH, req.clear ? 0n : req.values[i]);
+      }
+      const columns = Uint32Array.from(m.keys());
+      if (req.clear) sink.emit({ type: 'ValuesCleared', index: index.name, field: field.name, shard, columns });
+      else sink.emit({ type: 'ValuesSet', index: index.name, field: field.name, shard, columns, values: BigInt64Array.from(m.values()) });
+    }
+    if (!req.clear) emitExistence(index, cols, sink);
+  }
+}
+
+function lookup(h: Holder, indexName: string, fieldName: string): { index: Index; field: Field } {
+  const index = h.index(indexName);
+  if (!index) throw notFound(`index not found: ${indexName}`);
+  const field = fieldName === EXISTS_FIELD ? undefined : index.field(fieldName);
+  if (!field) throw notFound(`field not found: ${fieldName}`);
+  return { index, field };
+}
+
+function checkLengths(req: BitsImport): number {
+  const rows = req.rowKeys.length > 0 ? req.rowKeys.length : req.rowIds.length;
+  const cols = req.columnKeys.length > 0 ? req.columnKeys.length : req.columnIds.length;
+  if (rows !== cols) throw badRequest(`row and column lists differ in length: ${rows} rows, ${cols} columns`);
+  return rows;
+}
+
+function checkIds(ids: Float64Array, what: string): void {
+  for (let i = 0; i < ids.length; i++) {
+    const v = ids[i];
+    if (!Number.isSafeInteger(v) || v < 0) throw badRequest(`${what} ID ${v} of item ${i} is not an unsigned integer below 2^53`);
+  }
+}
+
+function checkColumns(index: Index, ids: Float64Array, keys: string[], shard: number | undefined): void {
+  if (index.options.keys) {
+    if (ids.length > 0) throw badRequest('column ids cannot be used because index uses string keys');
+    return;
+  }
+  if (keys.length > 0) throw badRequest(`column keys cannot be used because index ${index.name} does not use string keys`);
+  checkIds(ids, 'column');
+  if (shard === undefined) return;
+  const lo = shard * SHARD_WIDTH;
+  const hi = lo + SHARD_WIDTH;
+  for (let i = 0; i < ids.length; i++) {
+    if (ids[i] < lo || ids[i] >= hi) throw badRequest(`column ${ids[i]} of item ${i} is not in shard ${shard}`);
+  }
+}
+
+/** Mutex and bool: the last pair for a column wins (Pilosa's bulkImportMutex). */
+function lastPerColumn(rows: Float64Array, cols: Float64Array): [Float64Array, Float64Array] {
+  const last = new Map<number, number>();
+  for (let i = 0; i < cols.length; i++) last.set(cols[i], rows[i]);
+  if (last.size === cols.length) return [rows, cols];
+  return [Float64Array.from(last.values()), Float64Array.from(last.keys())];
+}
+
+/** The views a request writes, each with the item indices it takes (undefined = all items). */
+function viewSelections(field: Field, ts: BigInt64Array | null, n: number): Map<string, Uint32Array | undefined> {
+  const out = new Map<string, Uint32Array | undefined>();
+  const hasTimes = ts !== null && ts.some((t) => t !== 0n);
+  if (!hasTimes) {
+    if (!field.options.noStandardView || field.options.type !== 'time') out.set(STANDARD_VIEW, undefined);
+    return out;
+  }
+  const lists = new Map<string, number[]>();
+  for (let i = 0; i < n; i++) {
+    const t = ts![i];
+    const views = t === 0n ? [] : viewsForTime(field.options.timeQuantum, new Date(Number(t / 1_000_000n)));
+    if (!field.options.noStandardView) views.push(STANDARD_VIEW);
+    for (const v of views) {
+      let l = lists.get(v);
+      if (!l) lists.set(v, (l = []));
+      l.push(i);
+    }
+  }
+  for (const [v, l] of lists) out.set(v, Uint32Array.from(l));
+  return out;
+}
+
+function pick(a: Float64Array, sel: Uint32Array): Float64Array {
+  const out = new Float64Array(sel.length);
+  for (let i = 0; i < sel.length; i++) out[i] = a[sel[i]];
+  return out;
+}
+
+/** Mutex/bool: a column set in row r is cleared from every other row of the fragment. */
+function emitExclusiveClears(field: Field, view: string, shard: number, b: { rows: number[]; columns: Bitmap[] }, sink: EventSink, index: string): void {
+  const frag = field.view(view)?.fragment(shard);
+  if (!frag) return;
+  const all = RoaringBitmap32.orMany(b.columns);
+  const rows: number[] = [];
+  const columns: Bitmap[] = [];
+  for (const [row, bits] of frag.rows) {
+    const mine = b.rows.indexOf(row);
+    const clear = RoaringBitmap32.and(bits, all);
+    if (mine >= 0) clear.andNotInPlace(b.columns[mine]);
+    if (!clear.isEmpty) {
+      rows.push(row);
+      columns.push(clear);
+    }
+  }
+  if (rows.length > 0) sink.emit({ type: 'BitsCleared', index, field: field.name, view, shard, rows, columns });
+}
+
+function emitExistence(index: Index, cols: Float64Array, sink: EventSink): void {
+  if (!index.existence) return;
+  for (const [shard, idx] of splitByShard(cols)) {
+    const n = idx === undefined ? cols.length : idx.length;
+    const offsets = new Uint32Array(n);
+    for (let j = 0; j < n; j++) offsets[j] = cols[idx === undefined ? j : idx[j]] - shard * SHARD_WIDTH;
+    sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard, rows: [0], columns: [new RoaringBitmap32(offsets)] });
+  }
+}

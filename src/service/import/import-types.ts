@@ -1,0 +1,35 @@
+// Import requests after decoding (protobuf, JSON or Kafka records): column-major typed arrays,
+// no per-bit objects.
+
+export interface BitsImport {
+  index: string;
+  field: string;
+  /** The shard the client named; every column ID must lie in it (ignored with column keys). */
+  shard?: number;
+  rowIds: Float64Array;
+  columnIds: Float64Array;
+  /** Nanoseconds since the epoch; 0 = no timestamp. */
+  timestamps: BigInt64Array | null;
+  rowKeys: string[];
+  columnKeys: string[];
+  clear: boolean;
+}
+
+export interface ValuesImport {
+  index: string;
+  field: string;
+  shard?: number;
+  columnIds: Float64Array;
+  values: BigInt64Array;
+  columnKeys: string[];
+  clear: boolean;
+}
+
+export interface RoaringImport {
+  index: string;
+  field: string;
+  shard: number;
+  clear: boolean;
+  /** Full view names (`standard`, `standard_2018…`) with Pilosa roaring (or official roaring) data. */
+  views: { view: string; data: Uint8Array }[];
+}

@@ -1,0 +1,91 @@
+// Real servers for tests: in-process (fastify inject or a real socket) over a real LevelDB in a
+// temp directory, or a child process that crash tests can SIGKILL.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { createServer, type Server } from '../../src/app.js';
+import { DEFAULTS, type Config } from '../../src/config/config.js';
+
+export function tempDir(prefix = 'bitledger-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface TestServer extends Server {
+  dataDir: string;
+  fatal: Error[];
+}
+
+export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  const dataDir = overrides.dataDir ?? tempDir();
+  const fatal: Error[] = [];
+  const cfg: Config = { ...DEFAULTS, bind: '127.0.0.1:0', ...overrides, dataDir };
+  const server = await createServer(cfg, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), (err) => fatal.push(err));
+  await server.app.ready();
+  return Object.assign(server, { dataDir, fatal });
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** A server in its own process, started the way the README starts it. */
+export interface ChildServer {
+  proc: ChildProcess;
+  port: number;
+  url: string;
+  output: () => string;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function spawnServer(dataDir: string, port: number, extraArgs: string[] = []): Promise<ChildServer> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_ENV: 'test' },
+  });
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${out}`);
+    try {
+      const r = await fetch(`${url}/status`);
+      if (r.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`server did not start: ${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    proc,
+    port,
+    url,
+    output: () => out,
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const p = typeof a === 'object' && a !== null ? a.port : 0;
+      s.close(() => resolve(p));
+    });
+  });
+}
