@@ -25,10 +25,12 @@ export interface Server {
 
 export async function createServer(cfg: Config, logger: Logger, onFatal: (err: Error) => void): Promise<Server> {
   await ensureDataDir(cfg.dataDir);
-  const id = await nodeId(cfg.dataDir);
+  // The log's LevelDB handle is the data directory lock: take it before anything else writes.
   const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger });
   let engine: Engine | undefined;
+  let id: string;
   try {
+    id = await nodeId(cfg.dataDir);
     const snapshots = await SnapshotStore.open(cfg.dataDir, logger);
     const { holder } = await bootstrap(log, snapshots, logger);
     engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes }, logger, onFatal);

@@ -222,7 +222,9 @@ export class EventLog {
     }
     this.#last = Math.min(this.#last, seq);
     this.#first = Math.min(this.#first, this.#last + 1);
-    if (dropped > 0) this.logger.warn({ afterSeq: seq, dropped }, `event log: truncated ${dropped} record(s) after sequence ${seq}`);
+    if (dropped > 0) {
+      this.logger.warn({ afterSeq: seq, dropped }, `event log: truncated ${dropped} record(s) after sequence ${seq}`);
+    }
     return dropped;
   }
 
@@ -237,7 +239,9 @@ export class EventLog {
 
   #assertWritable(): void {
     if (this.#failure !== undefined) {
-      throw new AssertionError(`event log is unusable after a failed write (${String(this.#failure)}); restart to recover from disk`);
+      throw new AssertionError(
+        `event log is unusable after a failed write (${String(this.#failure)}); restart to recover from disk`,
+      );
     }
   }
 

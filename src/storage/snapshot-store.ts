@@ -79,8 +79,12 @@ export class SnapshotStore {
     const path = join(this.dir, fileName(seq, 'snap'));
     const file = await readFile(path);
     const bad = (reason: string): SnapshotCorruptError => new SnapshotCorruptError(path, reason);
-    if (file.length < HEADER_BYTES + TRAILER_BYTES) throw bad(`file is ${file.length} bytes, shorter than header and trailer`);
-    if (!file.subarray(0, MAGIC.length).equals(MAGIC)) throw bad('bad magic (not a bitledger snapshot, or an unknown version)');
+    if (file.length < HEADER_BYTES + TRAILER_BYTES) {
+      throw bad(`file is ${file.length} bytes, shorter than header and trailer`);
+    }
+    if (!file.subarray(0, MAGIC.length).equals(MAGIC)) {
+      throw bad('bad magic (not a bitledger snapshot, or an unknown version)');
+    }
     const storedSeq = Number(file.readBigUInt64LE(8));
     if (storedSeq !== seq) throw bad(`header says sequence ${storedSeq}, file name says ${seq}`);
     const length = Number(file.readBigUInt64LE(LENGTH_OFFSET));

@@ -39,7 +39,12 @@ export async function recoverTail(db: LevelDb, floor: number, logger: Logger): P
   if (bad.length > 0) {
     await deleteKeys(db, bad);
     logger.warn(
-      { firstDroppedSeq: describeKey(bad[bad.length - 1]), lastDroppedSeq: describeKey(bad[0]), dropped: bad.length, lastSeq: lastGood },
+      {
+        firstDroppedSeq: describeKey(bad[bad.length - 1]),
+        lastDroppedSeq: describeKey(bad[0]),
+        dropped: bad.length,
+        lastSeq: lastGood,
+      },
       `event log: dropped a torn tail of ${bad.length} record(s) after sequence ${lastGood}`,
     );
   }
