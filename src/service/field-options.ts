@@ -1,7 +1,7 @@
 // Field creation options: parse a request body's `options` object into FieldOptions with
 // Pilosa 1.4's rules (reference.md §1.4), but answering bad options with 400, never 500.
 import { badRequest } from '../domain/errors.js';
-import { isValidQuantum } from '../domain/time-quantum.js';
+import { isValidTimeQuantum } from '../domain/time-quantum.js';
 import { type CacheType, type FieldOptions, type FieldType, INT64_MAX, INT64_MIN, defaultFieldOptions } from '../domain/types.js';
 
 const TYPES: readonly FieldType[] = ['set', 'int', 'bool', 'time', 'mutex'];
@@ -45,7 +45,7 @@ export function parseFieldOptions(raw: unknown): FieldOptions {
   }
   if (type === 'time') {
     if (o.timeQuantum === undefined || o.timeQuantum === '') throw badRequest('time quantum is required for a time field');
-    if (typeof o.timeQuantum !== 'string' || !isValidQuantum(o.timeQuantum.toUpperCase())) throw badRequest(`invalid time quantum: ${String(o.timeQuantum)}`);
+    if (typeof o.timeQuantum !== 'string' || !isValidTimeQuantum(o.timeQuantum.toUpperCase())) throw badRequest(`invalid time quantum: ${String(o.timeQuantum)}`);
     opts.timeQuantum = o.timeQuantum.toUpperCase();
     if (o.noStandardView !== undefined) opts.noStandardView = bool(o.noStandardView, 'noStandardView');
   }

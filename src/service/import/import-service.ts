@@ -4,7 +4,7 @@
 import { badRequest, notFound } from '../../domain/errors.js';
 import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
-import { viewsForTime } from '../../domain/time-quantum.js';
+import { viewsForTimestamp } from '../../domain/time-quantum.js';
 import type { Engine } from '../../engine/engine.js';
 import type { EventSink } from '../../events/types.js';
 import type { Field } from '../../state/field.js';
@@ -168,7 +168,7 @@ function viewSelections(field: Field, ts: BigInt64Array | null, n: number): Map<
   const lists = new Map<string, number[]>();
   for (let i = 0; i < n; i++) {
     const t = ts![i];
-    const views = t === 0n ? [] : viewsForTime(field.options.timeQuantum, new Date(Number(t / 1_000_000n)));
+    const views = t === 0n ? [] : viewsForTimestamp(Number(t / 1_000_000n), field.options.timeQuantum);
     if (!field.options.noStandardView) views.push(STANDARD_VIEW);
     for (const v of views) {
       let l = lists.get(v);
