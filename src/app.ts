@@ -8,6 +8,7 @@ import { bootstrap } from './engine/bootstrap.js';
 import { recalculateCaches } from './executor/index.js';
 import { buildHttpApp } from './http/app.js';
 import type { NodeInfo } from './http/context.js';
+import { KafkaRuntime, replicaReadOnlyReason } from './kafka/index.js';
 import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
 import { SchemaService } from './service/schema-service.js';
@@ -28,12 +29,17 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   // The log's LevelDB handle is the data directory lock: take it before anything else writes.
   const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger });
   let engine: Engine | undefined;
+  let kafka: KafkaRuntime;
   let id: string;
   try {
     id = await nodeId(cfg.dataDir);
     const snapshots = await SnapshotStore.open(cfg.dataDir, logger);
     const { holder } = await bootstrap(log, snapshots, logger);
-    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes }, logger, onFatal);
+    // A replica (--replica-of) applies only what it consumes: local writes are refused.
+    const readOnly = cfg.replicaOf !== '' ? { readOnlyReason: replicaReadOnlyReason(cfg.replicaOf) } : {};
+    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, ...readOnly }, logger, onFatal);
+    const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck };
+    kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
   } catch (err) {
     await log.close();
     throw err;
@@ -44,13 +50,15 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   const node = (): NodeInfo => ({ id, scheme: 'http', host: bind.host === '0.0.0.0' ? 'localhost' : bind.host, port });
   const recalc = (): void => recalculateCaches(eng.holder);
   const app = buildHttpApp(
-    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc },
+    // kafka: mirror/replica/ingest routes and their /status extras.
+    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, kafka, statusExtras: () => kafka.statusExtras() },
     logger,
     onFatal,
     cfg.maxBodyBytes,
   );
   const timer = setInterval(recalc, cfg.cacheRecalcIntervalMs);
   timer.unref();
+  kafka.start();
   return {
     app,
     engine: eng,
@@ -63,8 +71,10 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     },
     async close() {
       clearInterval(timer);
+      await kafka.stopConsumers(); // no more writes from Kafka while the rest stops
       await app.close();
       await eng.stop();
+      await kafka.close(); // the mirror gets a moment to publish the tail
       await log.close();
     },
   };

@@ -3,6 +3,7 @@
 // deployments) and command-line flags.
 import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
+import { LIMITS } from './limits.js';
 
 export type FsyncPolicy = 'always' | 'interval' | 'never';
 
@@ -19,6 +20,9 @@ export interface Config {
   kafkaMirrorTopic: string;
   /** Follow this mirror topic as a read-only replica. */
   replicaOf: string;
+  /** local: a write is acked once durable here; kafka: also once the mirror topic has it. */
+  kafkaMirrorAck: 'local' | 'kafka';
+  maxBodyBytes: number;
 }
 
 export const DEFAULTS: Config = {
@@ -33,6 +37,8 @@ export const DEFAULTS: Config = {
   kafkaBrokers: [],
   kafkaMirrorTopic: '',
   replicaOf: '',
+  kafkaMirrorAck: 'local',
+  maxBodyBytes: LIMITS.maxBodyBytes,
 };
 
 type Key = keyof Config;
@@ -48,6 +54,8 @@ const KEYS: Record<string, Key> = {
   'kafka-brokers': 'kafkaBrokers',
   'kafka-mirror-topic': 'kafkaMirrorTopic',
   'replica-of': 'replicaOf',
+  'kafka-mirror-ack': 'kafkaMirrorAck',
+  'max-body-bytes': 'maxBodyBytes',
 };
 
 export class ConfigError extends Error {
@@ -97,6 +105,9 @@ function set(cfg: Config, name: string, value: string, source: string): void {
   if (key === 'fsync') {
     if (value !== 'always' && value !== 'interval' && value !== 'never') throw new ConfigError(`fsync must be always, interval or never (from ${source})`);
     cfg.fsync = value;
+  } else if (key === 'kafkaMirrorAck') {
+    if (value !== 'local' && value !== 'kafka') throw new ConfigError(`kafka-mirror-ack must be local or kafka (from ${source})`);
+    cfg.kafkaMirrorAck = value;
   } else if (Array.isArray(current)) {
     (cfg[key] as string[]) = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   } else if (typeof current === 'number') {

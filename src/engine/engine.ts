@@ -95,7 +95,8 @@ export class Engine {
   private checkWritable(replicated: boolean): void {
     if (this.state === 'FAILED') throw new DomainError('unavailable', 'server is failing after a storage error; restart it');
     if (this.state === 'STOPPING') throw new DomainError('unavailable', 'server is shutting down');
-    if (this.options.readOnlyReason !== undefined && !replicated) throw new DomainError('unavailable', this.options.readOnlyReason);
+    // A replica refusing a write is the client's mistake (wrong node), not an outage: 405, not 503.
+    if (this.options.readOnlyReason !== undefined && !replicated) throw new DomainError('method_not_allowed', this.options.readOnlyReason);
   }
 
   private maybeSnapshot(): void {

@@ -20,5 +20,5 @@ export interface SnapshotFiles {
   write(seq: number, chunks: Iterable<Uint8Array>): Promise<{ bytes: number }>;
   list(): Promise<number[]>;
   read(seq: number): Promise<Uint8Array>;
-  prune(keep: number[]): Promise<void>;
+  prune(keep: number[]): Promise<unknown>;
 }

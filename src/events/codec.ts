@@ -25,6 +25,9 @@ export const EVENT_TYPE_CODES: Record<EventType, number> = {
   ColumnAttrsSet: 13,
   KafkaOffsetsCommitted: 14,
   BitDepthRaised: 15,
+  IngestDefined: 16,
+  IngestDeleted: 17,
+  LegacyMetaSet: 18,
 };
 const TYPE_BY_CODE = new Map<number, EventType>(Object.entries(EVENT_TYPE_CODES).map(([k, v]) => [v, k as EventType]));
 
@@ -44,6 +47,9 @@ const M = {
   ColumnAttrsSet: T('ColumnAttrsSet'),
   KafkaOffsetsCommitted: T('KafkaOffsetsCommitted'),
   BitDepthRaised: T('BitDepthRaised'),
+  IngestDefined: T('IngestDefined'),
+  IngestDeleted: T('IngestDeleted'),
+  LegacyMetaSet: T('LegacyMetaSet'),
 };
 
 export interface EncodedEvent {
@@ -97,7 +103,13 @@ function encodePayload(e: Event): Uint8Array {
     case 'ColumnAttrsSet':
       return M.ColumnAttrsSet.encode({ index: e.index, column: e.column, attrs: attrsOut(e.attrs) }).finish();
     case 'KafkaOffsetsCommitted':
-      return M.KafkaOffsetsCommitted.encode({ ingest: e.ingest, topic: e.topic, partitions: e.partitions, offsets: e.offsets }).finish();
+      return M.KafkaOffsetsCommitted.encode({ ingest: e.ingest, topic: e.topic, partitions: e.partitions, offsets: e.offsets, records: e.records, deadLettered: e.deadLettered }).finish();
+    case 'IngestDefined':
+      return M.IngestDefined.encode({ name: e.name, spec: e.spec, paused: e.paused }).finish();
+    case 'IngestDeleted':
+      return M.IngestDeleted.encode({ name: e.name }).finish();
+    case 'LegacyMetaSet':
+      return M.LegacyMetaSet.encode({ index: e.index, key: e.key, value: e.value ?? '', deleted: e.value === null }).finish();
     case 'BitDepthRaised':
       return M.BitDepthRaised.encode({ index: e.index, field: e.field, bitDepth: e.bitDepth }).finish();
     default:
@@ -176,7 +188,17 @@ export function decodeEvent(type: number, payload: Uint8Array): Event {
     }
     case 'KafkaOffsetsCommitted': {
       const m = obj(M.KafkaOffsetsCommitted, payload);
-      return { type: name, ingest: str(m.ingest), topic: str(m.topic), partitions: nums(m.partitions), offsets: strs(m.offsets) };
+      return { type: name, ingest: str(m.ingest), topic: str(m.topic), partitions: nums(m.partitions), offsets: strs(m.offsets), records: num(m.records), deadLettered: num(m.deadLettered) };
+    }
+    case 'IngestDefined': {
+      const m = obj(M.IngestDefined, payload);
+      return { type: name, name: str(m.name), spec: str(m.spec), paused: m.paused === true };
+    }
+    case 'IngestDeleted':
+      return { type: name, name: str(obj(M.IngestDeleted, payload).name) };
+    case 'LegacyMetaSet': {
+      const m = obj(M.LegacyMetaSet, payload);
+      return { type: name, index: str(m.index), key: str(m.key), value: m.deleted === true ? null : str(m.value) };
     }
     case 'BitDepthRaised': {
       const m = obj(M.BitDepthRaised, payload);

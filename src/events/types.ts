@@ -24,8 +24,19 @@ export type Event =
   | { type: 'ColumnAttrsSet'; index: string; column: number; attrs: AttrPatch }
   /** int fields: BSI magnitude bits raised (snapshots carry it; live writes grow it in ValuesSet). */
   | { type: 'BitDepthRaised'; index: string; field: string; bitDepth: number }
-  /** Kafka-fed import: consumed offsets, committed in the same batch as the bits they produced. */
-  | { type: 'KafkaOffsetsCommitted'; ingest: string; topic: string; partitions: number[]; offsets: string[] };
+  /**
+   * Kafka-fed import: next offsets to consume per partition, committed in the same batch as the
+   * bits they produced; records/deadLettered are counts added by this commit (exactly-once totals).
+   */
+  | { type: 'KafkaOffsetsCommitted'; ingest: string; topic: string; partitions: number[]; offsets: string[]; records: number; deadLettered: number }
+  /** An ingest definition (src/kafka), stored as opaque JSON; re-defining keeps its offsets. */
+  | { type: 'IngestDefined'; name: string; spec: string; paused: boolean }
+  | { type: 'IngestDeleted'; name: string }
+  /**
+   * Legacy (0.x frame API) metadata of an index — frame options, index time quantum, input
+   * definitions — as opaque JSON under a key (src/service/legacy owns the meaning); null deletes.
+   */
+  | { type: 'LegacyMetaSet'; index: string; key: string; value: string | null };
 
 export type EventType = Event['type'];
 

@@ -3,6 +3,7 @@ import type { Engine } from '../engine/engine.js';
 import type { SchemaService } from '../service/schema-service.js';
 import type { QueryService } from '../service/query-service.js';
 import type { ImportService } from '../service/import/import-service.js';
+import type { KafkaRuntime } from '../kafka/index.js';
 
 export interface NodeInfo {
   id: string;
@@ -21,4 +22,6 @@ export interface HttpContext {
   recalculateCaches: () => void;
   /** Extra /status fields (e.g. replica lag). */
   statusExtras?: () => Record<string, unknown>;
+  /** Kafka mirror, replica and ingests (src/kafka); their routes are registered when present. */
+  kafka?: KafkaRuntime;
 }

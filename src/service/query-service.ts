@@ -7,6 +7,7 @@ import { LIMITS } from '../config/limits.js';
 import { PqlParseError, parse } from '../pql/index.js';
 import type { Call, Query } from '../pql/ast.js';
 import { runQuery, runQueryAsync } from './query/index.js';
+import { rewriteLegacyQuery } from './legacy/legacy-query.js';
 
 const WRITE_CALLS = new Set(['Set', 'Clear', 'ClearRow', 'Store', 'SetRowAttrs', 'SetColumnAttrs', 'SetBit', 'ClearBit', 'SetFieldValue']);
 
@@ -15,7 +16,7 @@ export class QueryService {
 
   async execute(index: string, text: string, opts: QueryOptions): Promise<QueryResponse> {
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
-    const query = parseQuery(text);
+    const query = rewriteLegacyQuery(this.engine.holder, index, parseQuery(text));
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     if (query.calls.some(hasWrite)) {
       return this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits));

@@ -99,9 +99,33 @@ export function apply(holder: Holder, event: Event): void {
       field.bitDepth = Math.max(field.bitDepth, event.bitDepth);
       return;
     }
-    case 'KafkaOffsetsCommitted':
-      // Offsets live in the log (and its snapshot metadata), not in the bitmap state.
+    case 'KafkaOffsetsCommitted': {
+      const ingest = holder.ingests.get(event.ingest);
+      assert(ingest !== undefined, `apply: ingest ${event.ingest} missing`);
+      if (event.partitions.length > 0) {
+        let byPartition = ingest.offsets.get(event.topic);
+        if (byPartition === undefined) ingest.offsets.set(event.topic, (byPartition = new Map()));
+        for (let i = 0; i < event.partitions.length; i++) byPartition.set(event.partitions[i], event.offsets[i]);
+      }
+      ingest.records += event.records;
+      ingest.deadLettered += event.deadLettered;
       return;
+    }
+    case 'IngestDefined': {
+      const existing = holder.ingests.get(event.name);
+      if (existing !== undefined) Object.assign(existing, { spec: event.spec, paused: event.paused });
+      else holder.ingests.set(event.name, { spec: event.spec, paused: event.paused, offsets: new Map(), records: 0, deadLettered: 0 });
+      return;
+    }
+    case 'IngestDeleted':
+      assert(holder.ingests.delete(event.name), `apply: ingest ${event.name} missing`);
+      return;
+    case 'LegacyMetaSet': {
+      const index = indexOf(holder, event.index);
+      if (event.value === null) index.legacyMeta.delete(event.key);
+      else index.legacyMeta.set(event.key, event.value);
+      return;
+    }
     default:
       assertNever(event, 'event');
   }

@@ -1,8 +1,23 @@
 import type { Index } from './index-state.js';
 
+/**
+ * A Kafka-fed ingest (src/kafka owns the meaning of `spec`): kept in state, not in log meta, so
+ * definitions and consumed offsets survive snapshots, restores and replicas.
+ */
+export interface IngestState {
+  spec: string;
+  paused: boolean;
+  /** topic → partition → next offset to consume (decimal). */
+  offsets: Map<string, Map<number, string>>;
+  /** Records imported and records dead-lettered, counted exactly once. */
+  records: number;
+  deadLettered: number;
+}
+
 /** The whole in-memory state: indexes by name, plus the sequence of the last applied event. */
 export class Holder {
   readonly indexes = new Map<string, Index>();
+  readonly ingests = new Map<string, IngestState>();
   /** Sequence number of the last event applied (0 = empty log). */
   appliedSeq = 0;
 

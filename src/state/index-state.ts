@@ -10,6 +10,8 @@ export class Index {
   readonly columnKeys = new KeyTranslator();
   /** Row key translators by field name (dropped with the field). */
   readonly rowKeys = new Map<string, KeyTranslator>();
+  /** Legacy 0.x frame-API metadata (JSON by key; src/service/legacy/legacy-meta.ts), dropped with the index. */
+  readonly legacyMeta = new Map<string, string>();
 
   constructor(
     readonly name: string,

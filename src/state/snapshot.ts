@@ -33,6 +33,18 @@ export function* stateEvents(holder: Holder): Generator<Event> {
       for (const [row, attrs] of field.rowAttrs) yield { type: 'RowAttrsSet', index: index.name, field: field.name, row, attrs };
     }
     for (const [column, attrs] of index.columnAttrs) yield { type: 'ColumnAttrsSet', index: index.name, column, attrs };
+    for (const [key, value] of index.legacyMeta) yield { type: 'LegacyMetaSet', index: index.name, key, value };
+  }
+  // Kafka-fed ingests: definition, then offsets per topic (totals ride on the first commit).
+  for (const [name, ingest] of holder.ingests) {
+    yield { type: 'IngestDefined', name, spec: ingest.spec, paused: ingest.paused };
+    let records = ingest.records;
+    let deadLettered = ingest.deadLettered;
+    for (const [topic, byPartition] of ingest.offsets) {
+      yield { type: 'KafkaOffsetsCommitted', ingest: name, topic, partitions: [...byPartition.keys()], offsets: [...byPartition.values()], records, deadLettered };
+      records = deadLettered = 0;
+    }
+    if (records > 0 || deadLettered > 0) yield { type: 'KafkaOffsetsCommitted', ingest: name, topic: '', partitions: [], offsets: [], records, deadLettered };
   }
 }
 

@@ -1,16 +1,12 @@
 // Real servers for tests: in-process (fastify inject or a real socket) over a real LevelDB in a
 // temp directory, or a child process that crash tests can SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempDir } from './temp.js';
 import { pino } from 'pino';
 import { createServer, type Server } from '../../src/app.js';
 import { DEFAULTS, type Config } from '../../src/config/config.js';
 
-export function tempDir(prefix = 'bitledger-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+export { removeDir, tempDir } from './temp.js';
 
 export interface TestServer extends Server {
   dataDir: string;
@@ -24,10 +20,6 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
   const server = await createServer(cfg, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), (err) => fatal.push(err));
   await server.app.ready();
   return Object.assign(server, { dataDir, fatal });
-}
-
-export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
 }
 
 /** A server in its own process, started the way the README starts it. */

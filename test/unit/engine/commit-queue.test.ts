@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommitQueue } from '../../../src/engine/commit-queue.js';
 import { EventLog } from '../../../src/storage/index.js';
-import { removeDir, tempDir } from '../../helpers/server.js';
+import { removeDir, tempDir } from '../../helpers/temp.js';
 
 const silent = pino({ level: 'silent' });
 let dir = '';

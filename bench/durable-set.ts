@@ -1,0 +1,64 @@
+// Issue 2, durable core: Set() requests/s over HTTP with fsync always (1 and 16 keep-alive
+// clients, one Set of a distinct column per request), against raw classic-level synced batches of
+// the same records (count and size read back from the server's log) in the same run.
+import { HttpClient } from './lib/http-client.js';
+import { readLog } from './lib/log-bytes.js';
+import { closedLoop, type LoadResult } from './lib/load.js';
+import { createField, createIndex, query } from './lib/pilosa.js';
+import { openRaw, rawSyncedWrites } from './lib/raw-level.js';
+import type { Reporter } from './lib/report.js';
+import { startChildServer, removeDir, tempDir } from './lib/server-child.js';
+
+const DURATION_MS = Number(process.env.BENCH_SET_MS ?? 5000);
+const CLIENTS = [1, 16] as const;
+const TARGET = { 1: 2000, 16: 4500 } as const;
+
+export async function runDurableSet(r: Reporter): Promise<void> {
+  r.begin('set', 'durable Set() over HTTP (issue 2)');
+  const server = await startChildServer({ label: 'set', fsync: 'always' });
+  const ours = new Map<number, LoadResult>();
+  let requests = 0;
+  try {
+    const setup = new HttpClient(server.url);
+    await createIndex(setup, 'b');
+    await createField(setup, 'b', 'f');
+    await query(setup, 'b', 'Set(0, f=0)'); // warm the route and the JIT before timing
+    setup.close();
+    let column = 1;
+    for (const clients of CLIENTS) {
+      const http = new HttpClient(server.url, clients);
+      const res = await closedLoop(clients, DURATION_MS, async () => {
+        const col = column++;
+        await http.ok('POST', '/index/b/query', `Set(${col}, f=${col % 10})`, 'text/plain');
+      });
+      http.close();
+      requests += res.requests;
+      ours.set(clients, res);
+      r.figure(`Set() req/s, ${clients} client(s), fsync always`, res.perSecond, 'req/s', { op: '>=', value: TARGET[clients], source: 'issue 2' });
+      r.figure(`Set() latency p50, ${clients} client(s)`, res.p50Ms, 'ms');
+      r.figure(`Set() latency p99, ${clients} client(s)`, res.p99Ms, 'ms');
+    }
+  } finally {
+    await server.stop();
+  }
+  const log = await readLog(server.dataDir);
+  removeDir(server.dataDir);
+  // Every Set request is one group of records (the bit, plus _exists when tracked).
+  // (The two schema records are counted in too: a rounding error at thousands of requests.)
+  const perRequest = Math.max(1, Math.round(log.records / (requests + 1)));
+  const valueBytes = Math.max(1, Math.round(log.bytes / log.records) - 9);
+  r.note(`our log: ${log.records} records, ${log.bytes} B for ${requests + 1} Set requests → raw batches of ${perRequest} record(s) × (9 B key + ${valueBytes} B value)`);
+  const dir = tempDir('raw-set');
+  const db = await openRaw(dir);
+  try {
+    for (const clients of CLIENTS) {
+      const raw = await rawSyncedWrites(db, clients, Math.min(DURATION_MS, 3000), perRequest, valueBytes);
+      r.figure(`raw classic-level synced batches/s, ${clients} writer(s)`, raw.perSecond, 'batch/s');
+      r.figure(`raw synced batch latency p50, ${clients} writer(s)`, raw.p50Ms, 'ms');
+      r.figure(`Set/raw ratio, ${clients} client(s)`, (ours.get(clients)?.perSecond ?? 0) / raw.perSecond, '×');
+    }
+  } finally {
+    await db.close();
+    removeDir(dir);
+  }
+}

@@ -1,0 +1,27 @@
+// The Pilosa HTTP calls the benches make, over the keep-alive client.
+import type { HttpClient } from './http-client.js';
+
+export async function createIndex(c: HttpClient, index: string, options: { trackExistence?: boolean } = {}): Promise<void> {
+  await c.ok('POST', `/index/${index}`, JSON.stringify({ options }));
+}
+
+export async function createField(c: HttpClient, index: string, field: string, options: Record<string, unknown> = {}): Promise<void> {
+  await c.ok('POST', `/index/${index}/field/${field}`, JSON.stringify({ options }));
+}
+
+export interface QueryJson {
+  results: unknown[];
+}
+
+export async function query(c: HttpClient, index: string, pql: string): Promise<QueryJson> {
+  const body = await c.ok('POST', `/index/${index}/query`, pql, 'text/plain');
+  return JSON.parse(body.toString('utf8')) as QueryJson;
+}
+
+export async function importProtobuf(c: HttpClient, index: string, field: string, body: Uint8Array): Promise<void> {
+  await c.ok('POST', `/index/${index}/field/${field}/import`, body, 'application/x-protobuf');
+}
+
+export async function importRoaring(c: HttpClient, index: string, field: string, shard: number, body: Uint8Array): Promise<void> {
+  await c.ok('POST', `/index/${index}/field/${field}/import-roaring/${shard}`, body, 'application/x-protobuf');
+}

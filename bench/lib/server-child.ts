@@ -1,0 +1,110 @@
+// The server under test in its own process (started the way the README starts it), so the load
+// generator and the server each get one of the machine's cores. Stopped by its PID, data removed.
+// BENCH_CPU_PROF=DIR adds --cpu-prof to every child (profiles are written on clean exit, into
+// DIR/<label>-<time>/; the largest file there is the main thread).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface ChildServerOptions {
+  /** Appears in the CPU profile's file name. */
+  label: string;
+  fsync?: 'always' | 'interval' | 'never';
+  extraArgs?: string[];
+}
+
+export interface ChildServer {
+  url: string;
+  pid: number;
+  dataDir: string;
+  /** SIGTERM (graceful: the log is flushed and closed), SIGKILL after 60 s; keeps the data dir. */
+  stop(): Promise<void>;
+  /** stop() and remove the data directory. */
+  dispose(): Promise<void>;
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `bitledger-bench-${prefix}-`));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a !== null ? a.port : 0;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export async function startChildServer(opts: ChildServerOptions): Promise<ChildServer> {
+  const dataDir = tempDir(opts.label);
+  const port = await freePort();
+  const prof = process.env.BENCH_CPU_PROF;
+  // One directory per server: node names each thread's profile itself (tsx's loader is a thread).
+  const nodeArgs = prof ? ['--cpu-prof', '--cpu-prof-dir', join(resolve(prof), `${opts.label}-${Date.now()}`)] : [];
+  const args = [...nodeArgs, '--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', '--fsync', opts.fsync ?? 'always', ...(opts.extraArgs ?? [])];
+  const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (d: Buffer): void => {
+    output = (output + d.toString()).slice(-20_000);
+  };
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(proc, url, () => output);
+  } catch (err) {
+    await kill(proc, exited);
+    removeDir(dataDir);
+    throw err;
+  }
+  const stop = async (): Promise<void> => {
+    await kill(proc, exited);
+    if (proc.exitCode !== 0 && proc.signalCode === null && proc.exitCode !== null) console.error(`  ! server ${opts.label} exited with ${proc.exitCode}: ${output.slice(-2000)}`);
+  };
+  return {
+    url,
+    pid: proc.pid ?? -1,
+    dataDir,
+    stop,
+    async dispose() {
+      await stop();
+      removeDir(dataDir);
+    },
+  };
+}
+
+async function waitReady(proc: ChildProcess, url: string, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode} before listening: ${output()}`);
+    try {
+      if ((await fetch(`${url}/status`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`server did not start within 60 s: ${output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function kill(proc: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
+  await exited;
+  clearTimeout(timer);
+}

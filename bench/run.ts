@@ -1,0 +1,48 @@
+// `npm run bench [-- filter…]`: runs every benchmark (or those whose name contains a filter) one
+// after another, then prints the summary table. Benches are imported lazily, so one whose code
+// does not load yet (or fails) is reported and the others still run.
+import { cpus, loadavg } from 'node:os';
+import { Reporter } from './lib/report.js';
+
+interface Bench {
+  name: string;
+  run: () => Promise<(r: Reporter) => Promise<void>>;
+}
+
+const BENCHES: Bench[] = [
+  { name: 'durable-set', run: async () => (await import('./durable-set.js')).runDurableSet },
+  { name: 'replay', run: async () => (await import('./log-replay.js')).runLogReplay },
+  { name: 'import', run: async () => (await import('./import.js')).runImport },
+  { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
+  { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
+  { name: 'kafka', run: async () => (await import('./kafka.js')).runKafkaHook },
+];
+
+async function main(filters: string[]): Promise<number> {
+  const chosen = BENCHES.filter((b) => filters.length === 0 || filters.some((f) => b.name.includes(f)));
+  if (chosen.length === 0) {
+    console.error(`no benchmark matches ${filters.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}`);
+    return 2;
+  }
+  const r = new Reporter();
+  const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ');
+  console.log(`bitledger bench: ${chosen.map((b) => b.name).join(', ')}; node ${process.version}, ${cpus().length} cores, load average ${load()}`);
+  const started = performance.now();
+  let failed = 0;
+  for (const b of chosen) {
+    const t0 = performance.now();
+    try {
+      await (await b.run())(r);
+    } catch (err) {
+      failed++;
+      r.note(`${b.name} FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    }
+    console.log(`  (${b.name}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  }
+  r.summary();
+  console.log(`\n  total ${((performance.now() - started) / 1000).toFixed(0)} s; load average now ${load()} (other work on this machine skews figures)`);
+  if (failed > 0) console.log(`  ${failed} benchmark(s) failed: see the notes above`);
+  return failed > 0 ? 1 : 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

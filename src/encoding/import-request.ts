@@ -1,0 +1,597 @@
+// Hand-written protobuf codec for ImportRequest / ImportValueRequest (proto/public.proto), the
+// import hot path: varints go straight into typed arrays, no per-item objects, no protobufjs Long.
+// Repeated scalars are accepted packed or unpacked and in any number of chunks, as proto3 requires.
+import { badRequest, type DomainError } from '../domain/errors.js';
+import { assert } from '../util/assert.js';
+
+export interface ImportRequest {
+  index: string;
+  field: string;
+  shard: number;
+  rowIds: Float64Array;
+  columnIds: Float64Array;
+  /** Unix nanoseconds per bit, 0 = none; null when the request carried no timestamps. */
+  timestamps: BigInt64Array | null;
+  rowKeys: string[];
+  columnKeys: string[];
+}
+
+export interface ImportValueRequest {
+  index: string;
+  field: string;
+  shard: number;
+  columnIds: Float64Array;
+  values: BigInt64Array;
+  columnKeys: string[];
+}
+
+const VARINT = 0;
+const FIXED64 = 1;
+const LEN = 2;
+const START_GROUP = 3;
+const END_GROUP = 4;
+const FIXED32 = 5;
+
+/** hi word of a uint64 must stay below 2^21 for hi·2^32 + lo to be ≤ 2^53−1. */
+const SAFE_HI_LIMIT = 0x200000;
+const TWO_POW_32 = 4294967296;
+
+// int64 values are written as two 32-bit halves into a view over the BigInt64Array, which is only
+// right on little-endian hosts; elsewhere (none in practice) we build each bigint instead.
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+const malformed = (what: string): DomainError => badRequest(`unmarshaling import request: ${what}`);
+
+/**
+ * Cursor over one message. The last varint read leaves its halves in `lo`/`hi` so the hot loops
+ * allocate nothing.
+ */
+class Wire {
+  pos = 0;
+  lo = 0;
+  hi = 0;
+  constructor(
+    readonly buf: Uint8Array,
+    readonly end: number,
+  ) {}
+
+  /** Reads a varint of up to 64 bits into lo/hi; it must end before `limit`. */
+  varint(limit: number): void {
+    const buf = this.buf;
+    let p = this.pos;
+    let lo = 0;
+    let hi = 0;
+    let b = 0;
+    for (let shift = 0; shift < 28; shift += 7) {
+      if (p >= limit) throw malformed('unexpected end of data in varint');
+      b = buf[p++];
+      lo |= (b & 0x7f) << shift;
+      if (b < 0x80) {
+        this.pos = p;
+        this.lo = lo >>> 0;
+        this.hi = 0;
+        return;
+      }
+    }
+    if (p >= limit) throw malformed('unexpected end of data in varint');
+    b = buf[p++];
+    lo |= (b & 0x7f) << 28;
+    hi = (b & 0x7f) >> 4;
+    for (let shift = 3; b >= 0x80; shift += 7) {
+      if (shift > 31) throw malformed('varint overflows 64 bits');
+      if (p >= limit) throw malformed('unexpected end of data in varint');
+      b = buf[p++];
+      // The tenth byte holds only bit 63.
+      if (shift === 31 && (b & 0x7e) !== 0) throw malformed('varint overflows 64 bits');
+      hi |= (b & 0x7f) << shift;
+    }
+    this.pos = p;
+    this.lo = lo >>> 0;
+    this.hi = hi >>> 0;
+  }
+
+  /** A uint64 as a safe integer; `what` names it in the error for IDs beyond 2^53−1. */
+  uint(limit: number, what: string): number {
+    const start = this.pos;
+    this.varint(limit);
+    if (this.hi >= SAFE_HI_LIMIT) {
+      const value = (BigInt(this.hi) << 32n) | BigInt(this.lo);
+      this.pos = start;
+      throw badRequest(
+        `unmarshaling import request: ${what} ${value} is above 2^53-1, which this server does not support`,
+      );
+    }
+    return this.hi * TWO_POW_32 + this.lo;
+  }
+
+  /** The end of a length-delimited payload starting at pos. */
+  lengthEnd(): number {
+    this.varint(this.end);
+    const len = this.hi * TWO_POW_32 + this.lo;
+    if (len > this.end - this.pos) throw malformed('unexpected end of data in length-delimited field');
+    return this.pos + len;
+  }
+
+  string(text: Buffer): string {
+    const end = this.lengthEnd();
+    const s = end === this.pos ? '' : text.toString('utf8', this.pos, end);
+    this.pos = end;
+    return s;
+  }
+
+  skip(wireType: number, field: number): void {
+    switch (wireType) {
+      case VARINT:
+        this.varint(this.end);
+        return;
+      case FIXED64:
+        return this.advance(8);
+      case LEN:
+        this.pos = this.lengthEnd();
+        return;
+      case FIXED32:
+        return this.advance(4);
+      case START_GROUP:
+        for (;;) {
+          if (this.pos >= this.end) throw malformed('unexpected end of data in group');
+          this.varint(this.end);
+          const wt = this.lo & 7;
+          const f = this.lo >>> 3;
+          if (wt === END_GROUP) {
+            if (f !== field) throw malformed('mismatched end group');
+            return;
+          }
+          this.skip(wt, f);
+        }
+      default:
+        throw malformed(`illegal wireType ${wireType} for field ${field}`);
+    }
+  }
+
+  private advance(n: number): void {
+    if (this.end - this.pos < n) throw malformed('unexpected end of data');
+    this.pos += n;
+  }
+}
+
+/** Growable Float64Array of uint64 IDs (exact size when the field comes as one packed chunk). */
+class IdColumn {
+  arr = new Float64Array(0);
+  n = 0;
+  constructor(readonly what: string) {}
+
+  private reserve(extra: number): void {
+    const need = this.n + extra;
+    if (need <= this.arr.length) return;
+    const next = new Float64Array(this.arr.length === 0 ? need : Math.max(need, this.arr.length * 2));
+    next.set(this.arr.subarray(0, this.n));
+    this.arr = next;
+  }
+
+  read(w: Wire, wireType: number): void {
+    if (wireType === VARINT) {
+      this.reserve(this.n === this.arr.length ? Math.max(1024, this.n) : 1);
+      this.arr[this.n++] = w.uint(w.end, this.what);
+      return;
+    }
+    if (wireType !== LEN) throw malformed(`wrong wireType ${wireType} for ${this.what}s`);
+    const end = w.lengthEnd();
+    this.reserve(countVarints(w.buf, w.pos, end));
+    const buf = w.buf;
+    const arr = this.arr;
+    let n = this.n;
+    let p = w.pos;
+    // Fast path while a whole varint (≤ 10 bytes) must fit: no bounds checks, int32 locals
+    // only. Varints past 28 bits (IDs ≥ 2^28) take the careful reader, which also rejects > 2^53−1.
+    while (end - p >= 10) {
+      let v = 0;
+      let shift = 0;
+      let b = 0;
+      do {
+        b = buf[p++];
+        v |= (b & 0x7f) << shift;
+        shift += 7;
+      } while (b >= 0x80 && shift < 28);
+      if (b < 0x80) {
+        arr[n++] = v;
+      } else {
+        w.pos = p - 4;
+        arr[n++] = w.uint(end, this.what);
+        p = w.pos;
+      }
+    }
+    w.pos = p;
+    while (w.pos < end) arr[n++] = w.uint(end, this.what);
+    this.n = n;
+  }
+
+  result(): Float64Array {
+    return this.n === this.arr.length ? this.arr : this.arr.slice(0, this.n);
+  }
+}
+
+/** Growable BigInt64Array of int64 values, filled through a 32-bit view (no bigint per value). */
+class Int64Column {
+  arr = new BigInt64Array(0);
+  halves = new Uint32Array(0);
+  n = 0;
+  seen = false;
+  constructor(readonly what: string) {}
+
+  private reserve(extra: number): void {
+    const need = this.n + extra;
+    if (need <= this.arr.length) return;
+    const next = new BigInt64Array(this.arr.length === 0 ? need : Math.max(need, this.arr.length * 2));
+    next.set(this.arr.subarray(0, this.n));
+    this.arr = next;
+    this.halves = new Uint32Array(next.buffer);
+  }
+
+  private put(w: Wire): void {
+    if (LITTLE_ENDIAN) {
+      this.halves[2 * this.n] = w.lo;
+      this.halves[2 * this.n + 1] = w.hi;
+    } else {
+      this.arr[this.n] = BigInt.asIntN(64, (BigInt(w.hi) << 32n) | BigInt(w.lo));
+    }
+    this.n++;
+  }
+
+  read(w: Wire, wireType: number): void {
+    this.seen = true;
+    if (wireType === VARINT) {
+      this.reserve(this.n === this.arr.length ? Math.max(1024, this.n) : 1);
+      w.varint(w.end);
+      this.put(w);
+      return;
+    }
+    if (wireType !== LEN) throw malformed(`wrong wireType ${wireType} for ${this.what}`);
+    const end = w.lengthEnd();
+    this.reserve(countVarints(w.buf, w.pos, end));
+    if (LITTLE_ENDIAN) this.readPackedHalves(w, end);
+    while (w.pos < end) {
+      w.varint(end);
+      this.put(w);
+    }
+  }
+
+  /** Fast path: whole varints straight into the 32-bit view while ≥ 10 bytes remain. */
+  private readPackedHalves(w: Wire, end: number): void {
+    const buf = w.buf;
+    const halves = this.halves;
+    let n = this.n;
+    let p = w.pos;
+    while (end - p >= 10) {
+      let lo = 0;
+      let hi = 0;
+      let shift = 0;
+      let b = 0;
+      do {
+        b = buf[p++];
+        lo |= (b & 0x7f) << shift;
+        shift += 7;
+      } while (b >= 0x80 && shift < 28);
+      if (b >= 0x80) {
+        b = buf[p++];
+        lo |= (b & 0x7f) << 28;
+        hi = (b & 0x7f) >> 4;
+        for (shift = 3; b >= 0x80 && shift < 31; shift += 7) {
+          b = buf[p++];
+          hi |= (b & 0x7f) << shift;
+        }
+        if (b >= 0x80) {
+          // Tenth byte: only bit 63 may be set, and it must end the varint.
+          b = buf[p++];
+          if (b > 1) throw malformed('varint overflows 64 bits');
+          hi |= b << 31;
+        }
+      }
+      halves[2 * n] = lo;
+      halves[2 * n + 1] = hi;
+      n++;
+    }
+    this.n = n;
+    w.pos = p;
+  }
+
+  result(): BigInt64Array {
+    return this.n === this.arr.length ? this.arr : this.arr.slice(0, this.n);
+  }
+}
+
+/**
+ * Number of varints in a packed region: each ends with a byte below 0x80. Counted four bytes at a
+ * time through an aligned 32-bit view (a byte-at-a-time scan costs as much as a third of decoding).
+ */
+function countVarints(buf: Uint8Array, start: number, end: number): number {
+  let n = 0;
+  let i = start;
+  while (i < end && ((buf.byteOffset + i) & 3) !== 0) if (buf[i++] < 0x80) n++;
+  const words = (end - i) >>> 2;
+  if (words > 0) {
+    const w32 = new Uint32Array(buf.buffer, buf.byteOffset + i, words);
+    for (let k = 0; k < words; k++) {
+      const x = (~w32[k] & 0x80808080) >>> 7;
+      n += Math.imul(x, 0x01010101) >>> 24;
+    }
+    i += words * 4;
+  }
+  while (i < end) if (buf[i++] < 0x80) n++;
+  return n;
+}
+
+function textView(buf: Uint8Array): Buffer {
+  return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+/** Walks the top-level fields of a message, handing each (field, wireType) to `onField`. */
+function walk(buf: Uint8Array, onField: (w: Wire, field: number, wireType: number) => void): void {
+  const w = new Wire(buf, buf.length);
+  while (w.pos < w.end) {
+    w.varint(w.end);
+    if (w.hi !== 0) throw malformed('tag overflows 32 bits');
+    const field = w.lo >>> 3;
+    const wireType = w.lo & 7;
+    if (field === 0) throw malformed('illegal tag 0');
+    if (wireType === END_GROUP) throw malformed(`unexpected end group for field ${field}`);
+    onField(w, field, wireType);
+  }
+}
+
+function expect(wireType: number, want: number, name: string): void {
+  if (wireType !== want) throw malformed(`wrong wireType ${wireType} for field ${name}`);
+}
+
+export function decodeImportRequest(buf: Uint8Array): ImportRequest {
+  const text = textView(buf);
+  let index = '';
+  let field = '';
+  let shard = 0;
+  const rowIds = new IdColumn('row ID');
+  const columnIds = new IdColumn('column ID');
+  const timestamps = new Int64Column('timestamps');
+  const rowKeys: string[] = [];
+  const columnKeys: string[] = [];
+  walk(buf, (w, f, wt) => {
+    switch (f) {
+      case 1:
+        expect(wt, LEN, 'Index');
+        index = w.string(text);
+        return;
+      case 2:
+        expect(wt, LEN, 'Field');
+        field = w.string(text);
+        return;
+      case 3:
+        expect(wt, VARINT, 'Shard');
+        shard = w.uint(w.end, 'shard');
+        return;
+      case 4:
+        return rowIds.read(w, wt);
+      case 5:
+        return columnIds.read(w, wt);
+      case 6:
+        return timestamps.read(w, wt);
+      case 7:
+        expect(wt, LEN, 'RowKeys');
+        rowKeys.push(w.string(text));
+        return;
+      case 8:
+        expect(wt, LEN, 'ColumnKeys');
+        columnKeys.push(w.string(text));
+        return;
+      default:
+        w.skip(wt, f);
+    }
+  });
+  return {
+    index,
+    field,
+    shard,
+    rowIds: rowIds.result(),
+    columnIds: columnIds.result(),
+    timestamps: timestamps.seen ? timestamps.result() : null,
+    rowKeys,
+    columnKeys,
+  };
+}
+
+export function decodeImportValueRequest(buf: Uint8Array): ImportValueRequest {
+  const text = textView(buf);
+  let index = '';
+  let field = '';
+  let shard = 0;
+  const columnIds = new IdColumn('column ID');
+  const values = new Int64Column('values');
+  const columnKeys: string[] = [];
+  walk(buf, (w, f, wt) => {
+    switch (f) {
+      case 1:
+        expect(wt, LEN, 'Index');
+        index = w.string(text);
+        return;
+      case 2:
+        expect(wt, LEN, 'Field');
+        field = w.string(text);
+        return;
+      case 3:
+        expect(wt, VARINT, 'Shard');
+        shard = w.uint(w.end, 'shard');
+        return;
+      case 5:
+        return columnIds.read(w, wt);
+      case 6:
+        return values.read(w, wt);
+      case 7:
+        expect(wt, LEN, 'ColumnKeys');
+        columnKeys.push(w.string(text));
+        return;
+      default:
+        w.skip(wt, f);
+    }
+  });
+  return { index, field, shard, columnIds: columnIds.result(), values: values.result(), columnKeys };
+}
+
+// ---- Encoders (tests, benchmarks, and clients of other servers). Always packed. ----
+
+export interface ImportRequestInput {
+  index: string;
+  field: string;
+  shard?: number;
+  rowIds?: ArrayLike<number>;
+  columnIds?: ArrayLike<number>;
+  timestamps?: ArrayLike<bigint> | null;
+  rowKeys?: readonly string[];
+  columnKeys?: readonly string[];
+}
+
+export interface ImportValueRequestInput {
+  index: string;
+  field: string;
+  shard?: number;
+  columnIds?: ArrayLike<number>;
+  values?: ArrayLike<bigint>;
+  columnKeys?: readonly string[];
+}
+
+const utf8 = new TextEncoder();
+
+/** Builds a message from parts (each a complete field), so every size is known before copying. */
+class Parts {
+  private readonly parts: Uint8Array[] = [];
+  private size = 0;
+
+  push(part: Uint8Array): void {
+    this.parts.push(part);
+    this.size += part.length;
+  }
+
+  tagged(field: number, wireType: number, payload?: Uint8Array): void {
+    const head = new Uint8Array(20);
+    let p = writeVarint(head, 0, field * 8 + wireType);
+    if (payload !== undefined) p = writeVarint(head, p, payload.length);
+    this.push(head.subarray(0, p));
+    if (payload !== undefined) this.push(payload);
+  }
+
+  string(field: number, s: string, always = false): void {
+    if (s !== '' || always) this.tagged(field, LEN, utf8.encode(s));
+  }
+
+  uint(field: number, v: number): void {
+    if (v === 0) return;
+    this.tagged(field, VARINT);
+    const b = new Uint8Array(10);
+    this.push(b.subarray(0, writeVarint(b, 0, v)));
+  }
+
+  packed(field: number, payload: Uint8Array): void {
+    if (payload.length > 0) this.tagged(field, LEN, payload);
+  }
+
+  finish(): Uint8Array {
+    const out = new Uint8Array(this.size);
+    let p = 0;
+    for (const part of this.parts) {
+      out.set(part, p);
+      p += part.length;
+    }
+    return out;
+  }
+}
+
+function varintSize(v: number): number {
+  if (v < 0x80) return 1;
+  if (v < 0x4000) return 2;
+  if (v < 0x200000) return 3;
+  if (v < 0x10000000) return 4;
+  let n = 5;
+  for (v = Math.floor(v / 0x800000000); v > 0; v = Math.floor(v / 128)) n++;
+  return n;
+}
+
+/** Writes a non-negative safe integer as a varint; returns the new position. */
+function writeVarint(buf: Uint8Array, p: number, v: number): number {
+  while (v > 0x7fffffff) {
+    buf[p++] = (v % 128) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  while (v > 0x7f) {
+    buf[p++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[p++] = v;
+  return p;
+}
+
+/** Packed payload (no tag, no length) of uint64 values given as safe non-negative integers. */
+export function encodePackedUint64s(values: ArrayLike<number>): Uint8Array {
+  let size = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!(v >= 0 && v <= Number.MAX_SAFE_INTEGER && Number.isInteger(v))) {
+      assert(false, `uint64 value out of range: ${v}`);
+    }
+    size += varintSize(v);
+  }
+  const out = new Uint8Array(size);
+  let p = 0;
+  for (let i = 0; i < values.length; i++) p = writeVarint(out, p, values[i]);
+  return out;
+}
+
+/** Packed payload of int64 values (two's complement, so negatives take 10 bytes). */
+export function encodePackedInt64s(values: ArrayLike<bigint>): Uint8Array {
+  const halves = int64Halves(values);
+  const out = new Uint8Array((halves.length / 2) * 10);
+  let p = 0;
+  for (let i = 0; i < halves.length; i += 2) {
+    let lo = halves[i];
+    let hi = halves[i + 1];
+    while (hi !== 0 || lo > 0x7f) {
+      out[p++] = (lo & 0x7f) | 0x80;
+      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+      hi >>>= 7;
+    }
+    out[p++] = lo;
+  }
+  return out.slice(0, p);
+}
+
+/** (lo, hi) uint32 pairs of each int64, without a bigint per value on little-endian hosts. */
+function int64Halves(values: ArrayLike<bigint>): Uint32Array {
+  const all = values instanceof BigInt64Array ? values : BigInt64Array.from(Array.from(values));
+  if (LITTLE_ENDIAN) return new Uint32Array(all.buffer, all.byteOffset, all.length * 2);
+  const halves = new Uint32Array(all.length * 2);
+  for (let i = 0; i < all.length; i++) {
+    const v = BigInt.asUintN(64, all[i]);
+    halves[2 * i] = Number(v & 0xffffffffn);
+    halves[2 * i + 1] = Number(v >> 32n);
+  }
+  return halves;
+}
+
+export function encodeImportRequest(req: ImportRequestInput): Uint8Array {
+  const m = new Parts();
+  m.string(1, req.index);
+  m.string(2, req.field);
+  m.uint(3, req.shard ?? 0);
+  m.packed(4, encodePackedUint64s(req.rowIds ?? []));
+  m.packed(5, encodePackedUint64s(req.columnIds ?? []));
+  m.packed(6, encodePackedInt64s(req.timestamps ?? []));
+  for (const k of req.rowKeys ?? []) m.string(7, k, true);
+  for (const k of req.columnKeys ?? []) m.string(8, k, true);
+  return m.finish();
+}
+
+export function encodeImportValueRequest(req: ImportValueRequestInput): Uint8Array {
+  const m = new Parts();
+  m.string(1, req.index);
+  m.string(2, req.field);
+  m.uint(3, req.shard ?? 0);
+  m.packed(5, encodePackedUint64s(req.columnIds ?? []));
+  m.packed(6, encodePackedInt64s(req.values ?? []));
+  for (const k of req.columnKeys ?? []) m.string(7, k, true);
+  return m.finish();
+}

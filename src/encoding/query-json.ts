@@ -1,0 +1,53 @@
+// Query results → Pilosa JSON shapes (reference.md §3.3). Legacy (0.x) requests name a row's
+// columns `bits` instead of `columns`.
+import type { AttrMap } from '../domain/types.js';
+import type { QueryResponse, QueryResult } from '../executor/result.js';
+import type { Jsonish } from './json.js';
+
+export function queryResponseJson(resp: QueryResponse, legacy = false): Jsonish {
+  const out: { [k: string]: Jsonish } = { results: resp.results.map((r) => resultJson(r, legacy)) };
+  if (resp.columnAttrs !== undefined && resp.columnAttrs.length > 0) {
+    out.columnAttrs = resp.columnAttrs.map((c) => (c.key !== undefined ? { key: c.key, attrs: attrsJson(c.attrs) } : { id: c.id, attrs: attrsJson(c.attrs) }));
+  }
+  return out;
+}
+
+export function resultJson(r: QueryResult, legacy: boolean): Jsonish {
+  switch (r.type) {
+    case 'row': {
+      const o: { [k: string]: Jsonish } = { attrs: attrsJson(r.attrs), [legacy ? 'bits' : 'columns']: r.columns };
+      if (r.keys !== undefined && r.keys.length > 0) o.keys = r.keys;
+      return o;
+    }
+    case 'count':
+      return r.n;
+    case 'changed':
+      return r.changed;
+    case 'pairs':
+      return r.pairs.map(pairJson);
+    case 'valcount':
+      return legacy ? { sum: r.value, count: r.count } : { value: r.value, count: r.count };
+    case 'null':
+      return null;
+    case 'groupcounts':
+      return r.groups.map((g) => ({
+        group: g.group.map((fr) => (fr.rowKey !== undefined ? { field: fr.field, rowKey: fr.rowKey } : { field: fr.field, rowID: fr.rowID })),
+        count: g.count,
+      }));
+    case 'rowids':
+      return r.keys !== undefined ? (r.keys.length > 0 ? { rows: null, keys: r.keys } : { rows: null }) : { rows: r.rows };
+    case 'pair':
+      return pairJson(r.pair);
+  }
+}
+
+function pairJson(p: { id: number; key?: string; count: number }): Jsonish {
+  return p.key !== undefined ? { id: p.id, key: p.key, count: p.count } : { id: p.id, count: p.count };
+}
+
+/** Attribute maps with sorted keys, as Pilosa emits them. */
+function attrsJson(attrs: AttrMap): Jsonish {
+  const out: { [k: string]: Jsonish } = {};
+  for (const k of Object.keys(attrs).sort()) out[k] = attrs[k];
+  return out;
+}

@@ -1,0 +1,152 @@
+// Per-shard evaluation of bitmap plans. Results may be live fragment rows: they are typed
+// read-only and never mutated; every combination builds a new bitmap. Counting a combination
+// uses the *Cardinality operations, so Count(Intersect(a, b)) never builds the intersection.
+import type { ReadonlyRoaringBitmap32 } from 'roaring';
+import { EXISTS_FIELD, STANDARD_VIEW, bsiViewName } from '../domain/names.js';
+import { SHARD_WIDTH } from '../domain/shard.js';
+import { bsiRange } from '../state/bsi.js';
+import { RoaringBitmap32 } from '../state/fragment.js';
+import type { ReadContext } from './context.js';
+import type { BitmapPlan } from './plan.js';
+import { resolveRow } from './refs.js';
+
+export type RO = ReadonlyRoaringBitmap32;
+export const EMPTY: RO = new RoaringBitmap32().freeze();
+
+/** Highest shard whose columns are still exact JS numbers. */
+export const MAX_SHARD = Math.floor(Number.MAX_SAFE_INTEGER / SHARD_WIDTH);
+
+export function bitmapAt(ctx: ReadContext, p: BitmapPlan, shard: number): RO {
+  switch (p.kind) {
+    case 'row': {
+      const id = resolveRow(ctx.index, p.field, p.row);
+      return id === undefined ? EMPTY : (ctx.fragment(p.field, STANDARD_VIEW, shard)?.row(id) ?? EMPTY);
+    }
+    case 'timeRow': {
+      const id = resolveRow(ctx.index, p.field, p.row);
+      if (id === undefined) return EMPTY;
+      const rows: RO[] = [];
+      for (const v of ctx.timeViews(p, p.field, p.from, p.to)) {
+        const r = ctx.fragment(p.field, v, shard)?.row(id);
+        if (r !== undefined) rows.push(r);
+      }
+      return rows.length === 0 ? EMPTY : rows.length === 1 ? rows[0] : RoaringBitmap32.orMany(rows);
+    }
+    case 'bsi': {
+      const frag = ctx.fragment(p.field, bsiViewName(p.field.name), shard);
+      return frag === undefined ? EMPTY : bsiRange(frag, p.pred, p.field.base, p.field.bitDepth);
+    }
+    case 'empty':
+      return EMPTY;
+    case 'union':
+      return p.children.length === 0 ? EMPTY : RoaringBitmap32.orMany(p.children.map((c) => bitmapAt(ctx, c, shard)));
+    case 'xor':
+      return p.children.length === 0 ? EMPTY : RoaringBitmap32.xorMany(p.children.map((c) => bitmapAt(ctx, c, shard)));
+    case 'intersect':
+      return fold(ctx, p.children, shard, (a, b) => RoaringBitmap32.and(a, b));
+    case 'difference':
+      return fold(ctx, p.children, shard, (a, b) => RoaringBitmap32.andNot(a, b));
+    case 'not':
+      return RoaringBitmap32.andNot(existence(ctx, shard), bitmapAt(ctx, p.child, shard));
+    case 'shift':
+      return shiftAt(ctx, p.child, p.n, shard);
+  }
+}
+
+/** Intersect and Difference: once the accumulator is empty it stays empty. */
+function fold(ctx: ReadContext, children: BitmapPlan[], shard: number, op: (a: RO, b: RO) => RO): RO {
+  let acc = bitmapAt(ctx, children[0], shard);
+  for (let i = 1; i < children.length && !acc.isEmpty; i++) acc = op(acc, bitmapAt(ctx, children[i], shard));
+  return acc;
+}
+
+function existence(ctx: ReadContext, shard: number): RO {
+  const f = ctx.index.field(EXISTS_FIELD);
+  return f === undefined ? EMPTY : (ctx.fragment(f, STANDARD_VIEW, shard)?.row(0) ?? EMPTY);
+}
+
+/** Output shard s of Shift(child, n) gathers the child's shards s−k and s−k−1 (n = k·W + r). */
+function shiftAt(ctx: ReadContext, child: BitmapPlan, n: number, shard: number): RO {
+  const k = Math.floor(n / SHARD_WIDTH);
+  const r = n - k * SHARD_WIDTH;
+  const out = new RoaringBitmap32();
+  if (shard - k >= 0) {
+    const a = RoaringBitmap32.addOffset(bitmapAt(ctx, child, shard - k), r);
+    a.removeRange(SHARD_WIDTH, 2 ** 32);
+    out.orInPlace(a);
+  }
+  if (r > 0 && shard - k - 1 >= 0) out.orInPlace(RoaringBitmap32.addOffset(bitmapAt(ctx, child, shard - k - 1), r - SHARD_WIDTH));
+  return out;
+}
+
+/** Shards where the plan can have columns: the context's, moved by any Shift. Ascending. */
+export function outShards(ctx: ReadContext, p: BitmapPlan): readonly number[] {
+  switch (p.kind) {
+    case 'row':
+    case 'timeRow':
+    case 'bsi':
+    case 'empty':
+    case 'not':
+      return ctx.shards;
+    case 'union':
+    case 'xor':
+    case 'intersect':
+      return p.children.length === 0 ? ctx.shards : merge(p.children.map((c) => outShards(ctx, c)), ctx.shards);
+    case 'difference':
+      return outShards(ctx, p.children[0]);
+    case 'shift': {
+      const k = Math.floor(p.n / SHARD_WIDTH);
+      const carry = p.n % SHARD_WIDTH > 0;
+      const out = new Set<number>();
+      for (const s of outShards(ctx, p.child)) {
+        if (s + k <= MAX_SHARD) out.add(s + k);
+        if (carry && s + k + 1 <= MAX_SHARD) out.add(s + k + 1);
+      }
+      return [...out].sort((a, b) => a - b);
+    }
+  }
+}
+
+function merge(lists: readonly (readonly number[])[], common: readonly number[]): readonly number[] {
+  if (lists.every((l) => l === common)) return common;
+  return [...new Set(lists.flat())].sort((a, b) => a - b);
+}
+
+/** |plan| in one shard, without materialising the last combination step. */
+export function countAt(ctx: ReadContext, p: BitmapPlan, shard: number): number {
+  switch (p.kind) {
+    case 'intersect':
+      return lastStep(ctx, p.children, shard, (a, b) => RoaringBitmap32.and(a, b), (a, b) => a.andCardinality(b));
+    case 'union':
+      return lastStep(ctx, p.children, shard, (a, b) => RoaringBitmap32.or(a, b), (a, b) => a.orCardinality(b));
+    case 'difference':
+      return lastStep(ctx, p.children, shard, (a, b) => RoaringBitmap32.andNot(a, b), (a, b) => a.andNotCardinality(b));
+    case 'xor':
+      return lastStep(ctx, p.children, shard, (a, b) => RoaringBitmap32.xor(a, b), (a, b) => a.xorCardinality(b));
+    case 'not':
+      return existence(ctx, shard).andNotCardinality(bitmapAt(ctx, p.child, shard));
+    default:
+      return bitmapAt(ctx, p, shard).size;
+  }
+}
+
+function lastStep(ctx: ReadContext, children: BitmapPlan[], shard: number, op: (a: RO, b: RO) => RO, card: (a: RO, b: RO) => number): number {
+  if (children.length === 0) return 0;
+  let acc = bitmapAt(ctx, children[0], shard);
+  for (let i = 1; i < children.length - 1; i++) acc = op(acc, bitmapAt(ctx, children[i], shard));
+  return children.length === 1 ? acc.size : card(acc, bitmapAt(ctx, children[children.length - 1], shard));
+}
+
+/** The columns (IDs) of a plan across its shards, ascending. Yields between shards. */
+export function* planColumns(ctx: ReadContext, p: BitmapPlan): Generator<void, number[], undefined> {
+  const cols: number[] = [];
+  for (const s of outShards(ctx, p)) {
+    const bm = bitmapAt(ctx, p, s);
+    if (!bm.isEmpty) {
+      const base = s * SHARD_WIDTH;
+      for (const o of bm.toUint32Array()) cols.push(base + o);
+    }
+    yield;
+  }
+  return cols;
+}

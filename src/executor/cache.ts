@@ -1,0 +1,60 @@
+// TopN row caches: derived, in-memory, never logged. Per field (WeakMap on the Field object, so
+// a deleted field's cache goes with it) and per shard, the candidate rows TopN considers:
+// - ranked: the cacheSize rows with the most bits, ties by ascending ID;
+// - lru: the cacheSize most recently written rows, approximated at recalculation granularity
+//   (rows that appeared since the previous recalculation count as the most recent).
+// recalculateCaches() refreshes every cache (the server runs it every 10 s and on
+// POST /recalculate-caches), so TopN is exact right after it; a shard never cached is computed
+// on first use. Between recalculations, rows created since the last one may be missing (as in
+// Pilosa, §4.7).
+import { STANDARD_VIEW } from '../domain/names.js';
+import type { Field } from '../state/field.js';
+import type { Fragment } from '../state/fragment.js';
+import type { Holder } from '../state/holder.js';
+
+const caches = new WeakMap<Field, Map<number, number[]>>();
+
+export function recalculateCaches(holder: Holder): void {
+  for (const index of holder.indexes.values()) {
+    for (const field of index.fields.values()) {
+      if (field.options.cacheType === 'none') continue;
+      const view = field.view(STANDARD_VIEW);
+      const next = new Map<number, number[]>();
+      const prev = caches.get(field);
+      if (view !== undefined) {
+        for (const [shard, frag] of view.fragments) next.set(shard, rank(field, frag, prev?.get(shard)));
+      }
+      caches.set(field, next);
+    }
+  }
+}
+
+/** The candidate rows of one shard (computed now if that shard was never cached). */
+export function cachedRows(field: Field, shard: number, frag: Fragment): readonly number[] {
+  let byShard = caches.get(field);
+  if (byShard === undefined) {
+    byShard = new Map();
+    caches.set(field, byShard);
+  }
+  let rows = byShard.get(shard);
+  if (rows === undefined) {
+    rows = rank(field, frag, undefined);
+    byShard.set(shard, rows);
+  }
+  return rows;
+}
+
+function rank(field: Field, frag: Fragment, previous: number[] | undefined): number[] {
+  const size = field.options.cacheSize;
+  if (field.options.cacheType === 'lru') {
+    // Most recent first: rows new since the last pass, then the survivors in their old order.
+    const known = new Set(previous ?? []);
+    const fresh = frag.rowIds().filter((r) => !known.has(r));
+    const kept = (previous ?? []).filter((r) => frag.rows.has(r));
+    return [...fresh, ...kept].slice(0, size);
+  }
+  const counted: [number, number][] = [];
+  for (const [id, bm] of frag.rows) counted.push([id, bm.size]);
+  counted.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  return counted.slice(0, size).map(([id]) => id);
+}

@@ -1,0 +1,94 @@
+// Bitmap calls → BitmapPlan (Row, Range, Union, Intersect, Difference, Xor, Not, Shift), with
+// Pilosa's error texts. `f` carries the prefix of the calling context ("map reduce: " at top
+// level, "finding top results: " under TopN, …).
+import { addDays, ZERO_TIME } from '../domain/time-quantum.js';
+import type { Call, Value } from '../pql/ast.js';
+import type { BsiPredicate } from '../state/bsi.js';
+import type { Index } from '../state/index-state.js';
+import { type Fail, MAX_ID, fieldArg, intArg, timeArg } from './args.js';
+import type { BitmapPlan, Ref } from './plan.js';
+import { rowRef } from './refs.js';
+
+export interface CompileEnv {
+  index: Index;
+  now: number;
+}
+
+export function compileBitmap(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
+  const kids = (): BitmapPlan[] => call.children.map((c) => compileBitmap(env, c, f));
+  switch (call.name) {
+    case 'Row':
+    case 'Range':
+      return compileRow(env, call, f);
+    case 'Union':
+      return { kind: 'union', children: kids() };
+    case 'Xor':
+      return { kind: 'xor', children: kids() };
+    case 'Intersect':
+      if (call.children.length === 0) f('empty Intersect query is currently not supported');
+      return { kind: 'intersect', children: kids() };
+    case 'Difference':
+      if (call.children.length === 0) f('empty Difference query is currently not supported');
+      return { kind: 'difference', children: kids() };
+    case 'Not':
+      if (call.children.length === 0) f('Not() requires an input row');
+      if (call.children.length > 1) f('Not() only accepts a single row input');
+      if (env.index.existence === undefined) f(`index does not support existence tracking: ${env.index.name}`);
+      return { kind: 'not', child: compileBitmap(env, call.children[0], f) };
+    case 'Shift': {
+      const n = intArg(call, 'n', (m) => f(`executeShiftShard: ${m}`)) ?? 0n;
+      if (call.children.length === 0) f('Shift() requires an input row');
+      if (call.children.length > 1) f('Shift() only accepts a single row input');
+      if (n < 0n) f('cannot shift by negative values');
+      const child = compileBitmap(env, call.children[0], f);
+      // Columns past 2^53 cannot exist here: a larger shift leaves nothing.
+      return n > MAX_ID ? { kind: 'empty' } : { kind: 'shift', child, n: Number(n) };
+    }
+    default:
+      return f(`unknown call: ${call.name}`);
+  }
+}
+
+/** Whether a call is a Row/Range with a condition (BSI) argument. */
+export function hasCondition(call: Call): boolean {
+  for (const v of call.args.values()) if (v.kind === 'condition') return true;
+  return false;
+}
+
+function compileRow(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
+  if (hasCondition(call)) return compileCondition(env, call, f);
+  const name = fieldArg(call);
+  if (name === undefined) return f('Row() argument required: field');
+  const field = env.index.field(name);
+  if (field === undefined) return f('field not found');
+  const row: Ref = rowRef(field, call.args.get(name) as Value, name, (m) => f(`Row() error with arg for row: ${m}`));
+  const from = timeArg(call, 'from', f);
+  const to = timeArg(call, 'to', f);
+  if (call.name === 'Row' && from === undefined && to === undefined) return { kind: 'row', field, row };
+  // A field without a quantum (every non-time field) has no time views: nothing matches.
+  if (field.options.timeQuantum === '') return { kind: 'empty' };
+  return { kind: 'timeRow', field, row, from: from ?? ZERO_TIME, to: to ?? addDays(env.now, 1) };
+}
+
+function compileCondition(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
+  if (call.args.size > 1) return f('Row(): too many arguments');
+  const [name, arg] = [...call.args][0];
+  if (arg.kind !== 'condition') return f(`Row(): "${name}": expected condition argument`);
+  const field = env.index.field(name);
+  if (field === undefined) return f('field not found');
+  if (field.options.type !== 'int') return f('bsigroup not found');
+  return { kind: 'bsi', field, pred: predicate(arg.op, arg.value, f) };
+}
+
+function predicate(op: '==' | '!=' | '<' | '<=' | '>' | '>=' | 'between', v: Value, f: Fail): BsiPredicate {
+  if (op === '!=' && v.kind === 'null') return { op: 'notNull' };
+  if (op === 'between') {
+    if (v.kind !== 'list' || v.items.length !== 2 || v.items.some((i) => i.kind !== 'int')) {
+      return f('Row(): BETWEEN condition requires exactly two integer values');
+    }
+    const [lo, hi] = v.items.map((i) => (i.kind === 'int' ? i.value : 0n));
+    return { op: 'between', lo, hi };
+  }
+  if (v.kind !== 'int') return f('Row(): conditions only support integer values');
+  return { op, value: v.value };
+}

@@ -1,0 +1,177 @@
+// Read calls → ReadPlan, validating everything up front with Pilosa's texts (§3.3, §3.5). Where
+// Pilosa answers nonsense with zeros (§8.12: Sum/Min/Max without a usable field) or panics
+// (§8.11: Options() without a child), we answer 400 instead.
+import { badRequest } from '../domain/errors.js';
+import type { Call } from '../pql/ast.js';
+import type { Field } from '../state/field.js';
+import {
+  WRITE_CALLS,
+  type Fail,
+  boolArg,
+  fail,
+  failWith,
+  goType,
+  goValue,
+  smallUintArg,
+  stringArg,
+  timeArg,
+  toSafe,
+  uintValue,
+} from './args.js';
+import { type CompileEnv, compileBitmap, hasCondition } from './compile-bitmap.js';
+import type { BitmapPlan, OptionSettings, ReadPlan, RowsSpec, TopNPlan } from './plan.js';
+import { colRef, rowRef } from './refs.js';
+
+export function compileRead(env: CompileEnv, call: Call): ReadPlan {
+  switch (call.name) {
+    case 'Count':
+      if (call.children.length === 0) fail('Count() requires an input bitmap');
+      if (call.children.length > 1) fail('Count() only accepts a single bitmap input');
+      return { kind: 'count', child: compileBitmap(env, call.children[0], fail) };
+    case 'Sum':
+    case 'Min':
+    case 'Max':
+      return compileValCount(env, call);
+    case 'MinRow':
+    case 'MaxRow':
+      return compileMinMaxRow(env, call);
+    case 'TopN':
+      return compileTopN(env, call);
+    case 'Rows':
+      return { kind: 'rows', spec: compileRows(env, call) };
+    case 'GroupBy':
+      return compileGroupBy(env, call);
+    case 'Options': {
+      const settings = compileOptions(call);
+      return { kind: 'options', settings, child: compileRead(env, call.children[0]) };
+    }
+    default: {
+      if (WRITE_CALLS.has(call.name)) throw badRequest(`executing: ${call.name}() is not allowed in a read-only query`);
+      const plan = compileBitmap(env, call, failWith('map reduce: '));
+      // A plain Row() returns its row's attributes (Pilosa: only "Row", never conditions/Range).
+      if (call.name === 'Row' && !hasCondition(call) && (plan.kind === 'row' || plan.kind === 'timeRow')) {
+        return { kind: 'bitmap', plan, attrs: { field: plan.field, row: plan.row } };
+      }
+      return { kind: 'bitmap', plan };
+    }
+  }
+}
+
+/** Options(child, columnAttrs=B, excludeColumns=B, excludeRowAttrs=B, shards=[…]). */
+export function compileOptions(call: Call): OptionSettings {
+  if (call.children.length !== 1) fail('Options() requires exactly one child call');
+  const s: OptionSettings = {};
+  for (const k of ['columnAttrs', 'excludeRowAttrs', 'excludeColumns'] as const) {
+    const v = boolArg(call, k, fail, `Query(): ${k} must be a bool`);
+    if (v !== undefined) s[k] = v;
+  }
+  const shards = call.args.get('shards');
+  if (shards !== undefined) {
+    const bad = 'Query(): shards must be a list of unsigned integers';
+    if (shards.kind !== 'list') fail(bad);
+    s.shards = shards.items.map((i) => (i.kind === 'int' && i.value >= 0n ? toSafe(i.value, 'shard', fail) : fail(bad)));
+  }
+  return s;
+}
+
+function optionalFilter(env: CompileEnv, call: Call, f: Fail): BitmapPlan | undefined {
+  if (call.children.length > 1) f(`${call.name}() only accepts a single bitmap input`);
+  return call.children.length === 1 ? compileBitmap(env, call.children[0], f) : undefined;
+}
+
+function namedField(env: CompileEnv, call: Call): Field {
+  const name = stringArg(call, 'field');
+  if (name === undefined) return fail(`${call.name}(): field required`);
+  return env.index.field(name) ?? fail('field not found');
+}
+
+function compileValCount(env: CompileEnv, call: Call): ReadPlan {
+  const field = namedField(env, call);
+  if (field.options.type !== 'int') fail(`${call.name}(): field "${field.name}" is not an int field`);
+  const op = call.name === 'Sum' ? 'sum' : call.name === 'Min' ? 'min' : 'max';
+  return { kind: 'valCount', op, field, filter: optionalFilter(env, call, fail) };
+}
+
+function compileMinMaxRow(env: CompileEnv, call: Call): ReadPlan {
+  const field = namedField(env, call);
+  if (field.options.type === 'int') fail(`${call.name}() is not supported on int field types`);
+  return { kind: 'minMaxRow', op: call.name === 'MinRow' ? 'min' : 'max', field, filter: optionalFilter(env, call, fail) };
+}
+
+function compileTopN(env: CompileEnv, call: Call): TopNPlan {
+  const top = failWith('finding top results: ');
+  const name = stringArg(call, '_field');
+  if (name === undefined) return fail('TopN() field required');
+  const field = env.index.field(name);
+  if (field === undefined) return fail(`field "${name}" not found`);
+  const exec = (m: string): never => fail(`executeTopN: ${m}`);
+  const shardErr = (m: string): never => top(`executeTopNShard: ${m}`);
+  const idsArg = call.args.get('ids');
+  let ids: number[] | undefined;
+  if (idsArg !== undefined) {
+    if (idsArg.kind !== 'list') exec(`could not convert ${goValue(idsArg)} of type ${goType(idsArg)} to []uint64 in Call.UintSliceArg`);
+    else ids = [...new Set(idsArg.items.map((v) => toSafe(uintValue(v, 'ids', exec), 'ids', exec)))];
+  }
+  const n = smallUintArg(call, 'n', exec) ?? 0;
+  if (field.options.type === 'int') top(`cannot compute TopN() on integer field: "${name}"`);
+  const threshold = smallUintArg(call, 'threshold', shardErr) ?? 0;
+  const tanimoto = smallUintArg(call, 'tanimotoThreshold', shardErr) ?? 0;
+  if (call.children.length > 1) top('TopN() can only have one input bitmap');
+  const src = call.children.length === 1 ? compileBitmap(env, call.children[0], top) : undefined;
+  if (field.options.cacheType === 'none') top(`cannot compute TopN(), field has no cache: "${name}"`);
+  if (tanimoto > 100) top('Tanimoto Threshold is from 1 to 100 only');
+  const attrName = stringArg(call, 'attrName');
+  const values = call.args.get('attrValues');
+  return {
+    kind: 'topN',
+    field,
+    n,
+    src,
+    ids,
+    threshold: threshold === 0 ? 1 : threshold,
+    tanimoto,
+    attrName,
+    attrValues: values?.kind === 'list' ? values.items : undefined,
+  };
+}
+
+export function compileRows(env: CompileEnv, call: Call): RowsSpec {
+  const name = stringArg(call, '_field') ?? stringArg(call, 'field');
+  if (name === undefined) return fail('Rows() field required');
+  const field = env.index.field(name) ?? fail('field not found');
+  const spec: RowsSpec = { field };
+  const prev = call.args.get('previous');
+  if (prev !== undefined) spec.previous = rowRef(field, prev, 'previous', (m) => fail(`getting previous: ${m}`));
+  const limit = smallUintArg(call, 'limit', fail);
+  if (limit !== undefined) spec.limit = limit;
+  const col = call.args.get('column');
+  if (col !== undefined) spec.column = colRef(env.index, col, 'column', (m) => fail(`getting column: ${m}`));
+  if (field.options.type === 'time') {
+    const from = timeArg(call, 'from', fail);
+    const to = timeArg(call, 'to', fail);
+    if (from !== undefined || to !== undefined || field.options.noStandardView) spec.time = { from, to };
+  }
+  return spec;
+}
+
+function compileGroupBy(env: CompileEnv, call: Call): ReadPlan {
+  if (call.children.length === 0) fail('need at least one child call');
+  for (const c of call.children) {
+    if (c.name !== 'Rows') fail(`'${c.name}' is not a valid child query for GroupBy, must be 'Rows'`);
+  }
+  const children = call.children.map((c) => compileRows(env, c));
+  // GroupBy(previous=[…]) pages like `previous` on each child (key-checked in key-check.ts).
+  const prev = call.args.get('previous');
+  if (prev?.kind === 'list') {
+    children.forEach((spec, i) => {
+      spec.previous ??= rowRef(spec.field, prev.items[i], 'previous', (m) => fail(`getting previous: ${m}`));
+    });
+  }
+  const filterArg = call.args.get('filter');
+  let filter: BitmapPlan | undefined;
+  if (filterArg !== undefined) {
+    if (filterArg.kind !== 'call') fail(`could not convert ${goValue(filterArg)} of type ${goType(filterArg)} to Call in Call.CallArg`);
+    else filter = compileBitmap(env, filterArg.call, fail);
+  }
+  return { kind: 'groupBy', children, limit: smallUintArg(call, 'limit', fail), offset: smallUintArg(call, 'offset', fail), filter };
+}

@@ -1,0 +1,65 @@
+// Compiled read calls. Compiling a call validates it completely against the schema (names,
+// field types, argument types and ranges), so executing a plan can only fail on a broken
+// invariant. Plans hold Field objects, not names; row and column keys stay keys until execution
+// (a write earlier in the same request may assign them).
+import type { Field } from '../state/field.js';
+import type { BsiPredicate } from '../state/bsi.js';
+import type { Value } from '../pql/ast.js';
+
+/** A row or column named by ID, or by a key that is translated when the plan runs. */
+export type Ref = { kind: 'id'; id: number } | { kind: 'key'; key: string };
+
+export type BitmapPlan =
+  /** A row of the standard view. */
+  | { kind: 'row'; field: Field; row: Ref }
+  /** A row over the time views that cover [from, to) (Row with from/to, legacy Range). */
+  | { kind: 'timeRow'; field: Field; row: Ref; from: number; to: number }
+  /** A BSI comparison on an int field. */
+  | { kind: 'bsi'; field: Field; pred: BsiPredicate }
+  | { kind: 'empty' }
+  | { kind: 'union' | 'intersect' | 'difference' | 'xor'; children: BitmapPlan[] }
+  /** `_exists` row 0 minus the child. */
+  | { kind: 'not'; child: BitmapPlan }
+  /** Every column + n (n < 2^53). */
+  | { kind: 'shift'; child: BitmapPlan; n: number };
+
+/** Rows(): also the children of GroupBy. */
+export interface RowsSpec {
+  field: Field;
+  previous?: Ref;
+  limit?: number;
+  column?: Ref;
+  /** Time fields: read the time views covering [from, to) (each end optional). */
+  time?: { from?: number; to?: number };
+}
+
+export interface TopNPlan {
+  kind: 'topN';
+  field: Field;
+  /** 0 = all */
+  n: number;
+  src?: BitmapPlan;
+  ids?: number[];
+  threshold: number;
+  tanimoto: number;
+  attrName?: string;
+  attrValues?: Value[];
+}
+
+export interface OptionSettings {
+  shards?: number[];
+  columnAttrs?: boolean;
+  excludeColumns?: boolean;
+  excludeRowAttrs?: boolean;
+}
+
+export type ReadPlan =
+  /** A bitmap call at top level; `attrs` names the row whose attributes a plain Row() returns. */
+  | { kind: 'bitmap'; plan: BitmapPlan; attrs?: { field: Field; row: Ref } }
+  | { kind: 'count'; child: BitmapPlan }
+  | { kind: 'valCount'; op: 'sum' | 'min' | 'max'; field: Field; filter?: BitmapPlan }
+  | { kind: 'minMaxRow'; op: 'min' | 'max'; field: Field; filter?: BitmapPlan }
+  | TopNPlan
+  | { kind: 'rows'; spec: RowsSpec }
+  | { kind: 'groupBy'; children: RowsSpec[]; limit?: number; offset?: number; filter?: BitmapPlan }
+  | { kind: 'options'; settings: OptionSettings; child: ReadPlan };

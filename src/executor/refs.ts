@@ -1,0 +1,49 @@
+// Row and column references: IDs, or string keys translated through the index's translators.
+// Reads never allocate: an unknown key reads as an empty row / absent column (Pilosa allocates
+// an ID on any lookup, §8.8). Writes assign keys before they execute (service/query).
+import type { Value } from '../pql/ast.js';
+import type { Field } from '../state/field.js';
+import type { Index } from '../state/index-state.js';
+import { type Fail, toSafe, uintValue } from './args.js';
+import type { Ref } from './plan.js';
+
+/** Whether row values of this field are string keys (keys mean nothing on int and bool fields). */
+export function isKeyedField(field: Field): boolean {
+  return field.options.keys && field.options.type !== 'int' && field.options.type !== 'bool';
+}
+
+/** A row value: bool literals on bool fields, keys on keyed fields, otherwise a uint ID. */
+export function rowRef(field: Field, v: Value, argName: string, f: Fail): Ref {
+  if (field.options.type === 'bool' && v.kind === 'bool') return { kind: 'id', id: v.value ? 1 : 0 };
+  if (v.kind === 'string' && isKeyedField(field)) return { kind: 'key', key: v.value };
+  return { kind: 'id', id: toSafe(uintValue(v, argName, f), argName, f) };
+}
+
+export function colRef(index: Index, v: Value, argName: string, f: Fail): Ref {
+  if (v.kind === 'string' && index.options.keys) return { kind: 'key', key: v.value };
+  return { kind: 'id', id: toSafe(uintValue(v, argName, f), argName, f) };
+}
+
+export function resolveRow(index: Index, field: Field, ref: Ref): number | undefined {
+  return ref.kind === 'id' ? ref.id : index.rowKeys.get(field.name)?.id(ref.key);
+}
+
+export function resolveCol(index: Index, ref: Ref): number | undefined {
+  return ref.kind === 'id' ? ref.id : index.columnKeys.id(ref.key);
+}
+
+/**
+ * Where an unknown key would sort among IDs: after every assigned one (Pilosa would allocate it
+ * the next ID). Used for `previous=` so paging past an unknown key yields nothing further.
+ */
+export function rowOrdinal(index: Index, field: Field, ref: Ref): number {
+  return resolveRow(index, field, ref) ?? index.rowKeys.get(field.name)?.nextId ?? 1;
+}
+
+export function rowKeyOf(index: Index, field: Field, id: number): string {
+  return index.rowKeys.get(field.name)?.key(id) ?? '';
+}
+
+export function columnKeyOf(index: Index, id: number): string {
+  return index.columnKeys.key(id) ?? '';
+}

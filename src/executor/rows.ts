@@ -1,0 +1,64 @@
+// Rows(): the row IDs with at least one bit (in the standard view, or for time fields the time
+// views of a range), optionally after `previous`, only those holding `column`, up to `limit`.
+import { STANDARD_VIEW } from '../domain/names.js';
+import { offsetOf, shardOf } from '../domain/shard.js';
+import { quantumUnits, viewPeriod } from '../domain/time-quantum.js';
+import type { QueryResult } from './result.js';
+import { type ReadContext, existingTimeViews } from './context.js';
+import type { RowsSpec } from './plan.js';
+import { isKeyedField, resolveCol, rowKeyOf, rowOrdinal } from './refs.js';
+
+type Work<T> = Generator<void, T, undefined>;
+
+export function* rowIds(ctx: ReadContext, spec: RowsSpec): Work<number[]> {
+  const views = rowsViews(spec);
+  const start = spec.previous === undefined ? 0 : rowOrdinal(ctx.index, spec.field, spec.previous) + 1;
+  let shards = ctx.shards;
+  let offset: number | undefined;
+  if (spec.column !== undefined) {
+    const col = resolveCol(ctx.index, spec.column);
+    if (col === undefined) return [];
+    shards = [shardOf(col)];
+    offset = offsetOf(col);
+  }
+  const found = new Set<number>();
+  for (const s of shards) {
+    for (const v of views) {
+      const frag = ctx.fragment(spec.field, v, s);
+      if (frag === undefined) continue;
+      for (const [id, bm] of frag.rows) if (id >= start && (offset === undefined || bm.has(offset))) found.add(id);
+    }
+    yield;
+  }
+  const ids = [...found].sort((a, b) => a - b);
+  return spec.limit === undefined ? ids : ids.slice(0, spec.limit);
+}
+
+export function* rows(ctx: ReadContext, spec: RowsSpec): Work<QueryResult> {
+  const ids = yield* rowIds(ctx, spec);
+  if (isKeyedField(spec.field)) return { type: 'rowids', rows: [], keys: ids.map((id) => rowKeyOf(ctx.index, spec.field, id)) };
+  return { type: 'rowids', rows: ids };
+}
+
+/**
+ * Time fields with from/to (or without a standard view) read the time views of the range,
+ * clamped to the span of the existing views of the quantum's coarsest unit (Pilosa minMaxViews).
+ */
+function rowsViews(spec: RowsSpec): string[] {
+  if (spec.time === undefined) return [STANDARD_VIEW];
+  const { field } = spec;
+  const coarsest = quantumUnits(field.options.timeQuantum)[0];
+  if (coarsest === undefined) return [];
+  let min = Infinity;
+  let max = -Infinity;
+  for (const name of field.views.keys()) {
+    const p = viewPeriod(name);
+    if (p === undefined || p.unit !== coarsest) continue;
+    min = Math.min(min, p.start);
+    max = Math.max(max, p.end);
+  }
+  if (min >= max) return [];
+  const from = spec.time.from === undefined || spec.time.from < min ? min : spec.time.from;
+  const to = spec.time.to === undefined || spec.time.to > max ? max : spec.time.to;
+  return existingTimeViews(field, from, to);
+}

@@ -1,0 +1,68 @@
+// Executes one compiled read call. Every call is a generator that yields between shards: a
+// synchronous driver runs it straight through, the asynchronous one returns to the event loop
+// between slices (see query.ts). A plan never mutates state.
+import type { AttrMap } from '../domain/types.js';
+import { assertNever } from '../util/assert.js';
+import type { QueryResult } from './result.js';
+import { minMaxRow, valCount } from './aggregate.js';
+import { countAt, outShards, planColumns } from './bitmap-eval.js';
+import type { ReadContext } from './context.js';
+import { groupBy } from './group-by.js';
+import type { ReadPlan } from './plan.js';
+import { columnKeyOf, resolveRow } from './refs.js';
+import { rows } from './rows.js';
+import { topN } from './topn.js';
+
+export type Work<T> = Generator<void, T, undefined>;
+
+export interface CallOutput {
+  result: QueryResult;
+  /** Column IDs of a row result, for the response's columnAttrs. */
+  columns?: number[];
+  /** Options(columnAttrs=true) switches the response-level columnAttrs on. */
+  columnAttrs?: boolean;
+}
+
+export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput> {
+  switch (plan.kind) {
+    case 'bitmap': {
+      const columns = ctx.opts.excludeColumns ? [] : yield* planColumns(ctx, plan.plan);
+      let attrs: AttrMap = {};
+      if (plan.attrs !== undefined && !ctx.opts.excludeRowAttrs) {
+        const id = resolveRow(ctx.index, plan.attrs.field, plan.attrs.row);
+        attrs = { ...(id === undefined ? {} : (plan.attrs.field.rowAttrs.get(id) ?? {})) };
+      }
+      return { result: rowResult(ctx, columns, attrs), columns };
+    }
+    case 'count': {
+      let n = 0;
+      for (const s of outShards(ctx, plan.child)) {
+        n += countAt(ctx, plan.child, s);
+        yield;
+      }
+      return { result: { type: 'count', n } };
+    }
+    case 'valCount':
+      return { result: yield* valCount(ctx, plan) };
+    case 'minMaxRow':
+      return { result: yield* minMaxRow(ctx, plan) };
+    case 'topN':
+      return { result: yield* topN(ctx, plan) };
+    case 'rows':
+      return { result: yield* rows(ctx, plan.spec) };
+    case 'groupBy':
+      return { result: yield* groupBy(ctx, plan) };
+    case 'options': {
+      const out = yield* executeRead(ctx.withSettings(plan.settings), plan.child);
+      return plan.settings.columnAttrs === true ? { ...out, columnAttrs: true } : out;
+    }
+    default:
+      return assertNever(plan, 'read plan');
+  }
+}
+
+/** A Row-shaped result: keys instead of columns on an index with keys (§4.5). */
+export function rowResult(ctx: ReadContext, columns: number[], attrs: AttrMap): QueryResult {
+  if (ctx.index.options.keys) return { type: 'row', columns: [], keys: columns.map((c) => columnKeyOf(ctx.index, c)), attrs };
+  return { type: 'row', columns, attrs };
+}

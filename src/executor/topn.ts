@@ -1,0 +1,78 @@
+// TopN(field[, src][, n][, ids][, threshold][, tanimotoThreshold][, attrName, attrValues]).
+// Candidates are the rows of each shard's cache (or `ids`); every candidate is then counted in
+// every shard (∩ src), so the counts are exact, not Pilosa's per-shard top-n estimates. Pilosa
+// semantics kept: `threshold` (default 1) applies per shard; with `ids` all of them are returned
+// (n ignored). Tanimoto is computed on whole-index counts. Ties: ascending row ID.
+import { STANDARD_VIEW } from '../domain/names.js';
+import type { AttrValue } from '../domain/types.js';
+import type { Value } from '../pql/ast.js';
+import type { PairResult, QueryResult } from './result.js';
+import { bitmapAt, outShards } from './bitmap-eval.js';
+import { cachedRows } from './cache.js';
+import type { ReadContext } from './context.js';
+import type { TopNPlan } from './plan.js';
+import { isKeyedField, rowKeyOf } from './refs.js';
+
+type Work<T> = Generator<void, T, undefined>;
+
+export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
+  const { field } = p;
+  let candidates: number[];
+  if (p.ids !== undefined) {
+    candidates = p.ids;
+  } else {
+    const set = new Set<number>();
+    for (const s of ctx.shards) {
+      const frag = ctx.fragment(field, STANDARD_VIEW, s);
+      if (frag !== undefined) for (const r of cachedRows(field, s, frag)) set.add(r);
+    }
+    candidates = [...set];
+  }
+  if (p.attrName !== undefined && p.attrValues !== undefined && p.attrValues.length > 0) {
+    const name = p.attrName;
+    const values = p.attrValues;
+    candidates = candidates.filter((r) => attrMatches(field.rowAttrs.get(r)?.[name], values));
+  }
+  const tanimoto = p.tanimoto > 0 && p.src !== undefined;
+  const counts = new Map<number, number>();
+  const sizes = new Map<number, number>();
+  let srcCount = 0;
+  if (tanimoto && p.src !== undefined) for (const s of outShards(ctx, p.src)) srcCount += bitmapAt(ctx, p.src, s).size;
+  for (const s of ctx.shards) {
+    const frag = ctx.fragment(field, STANDARD_VIEW, s);
+    if (frag !== undefined && candidates.length > 0) {
+      const src = p.src === undefined ? undefined : bitmapAt(ctx, p.src, s);
+      for (const r of candidates) {
+        const row = frag.row(r);
+        if (row === undefined) continue;
+        const size = row.size;
+        const count = src === undefined ? size : row.andCardinality(src);
+        if (count === 0 || (!tanimoto && count < p.threshold)) continue;
+        counts.set(r, (counts.get(r) ?? 0) + count);
+        sizes.set(r, (sizes.get(r) ?? 0) + size);
+      }
+    }
+    yield;
+  }
+  let pairs: PairResult[] = [];
+  for (const [id, count] of counts) {
+    if (tanimoto && Math.ceil((count * 100) / ((sizes.get(id) ?? 0) + srcCount - count)) <= p.tanimoto) continue;
+    pairs.push({ id, count });
+  }
+  pairs.sort((a, b) => b.count - a.count || a.id - b.id);
+  if (p.ids === undefined && p.n > 0) pairs = pairs.slice(0, p.n);
+  // Keyed fields: Pilosa's translated pairs carry the key and a zero id.
+  if (isKeyedField(field)) pairs = pairs.map((q) => ({ id: 0, key: rowKeyOf(ctx.index, field, q.id), count: q.count }));
+  return { type: 'pairs', pairs };
+}
+
+function attrMatches(a: AttrValue | undefined, values: readonly Value[]): boolean {
+  if (a === undefined) return false;
+  return values.some(
+    (v) =>
+      (v.kind === 'int' && typeof a === 'bigint' && a === v.value) ||
+      (v.kind === 'float' && typeof a === 'number' && a === v.value) ||
+      (v.kind === 'string' && a === v.value) ||
+      (v.kind === 'bool' && a === v.value),
+  );
+}

@@ -1,0 +1,44 @@
+// Legacy (0.5–0.10) cluster routes: /hosts, /slices/max and /fragment/nodes, in shapes every 0.x
+// client generation can read (a one-node cluster).
+import type { FastifyInstance } from 'fastify';
+import protobuf from 'protobufjs';
+import { boolArg, wantsProtobuf } from '../body.js';
+import type { HttpContext } from '../context.js';
+import { sendJson } from '../reply.js';
+import { checkArgs, maxShards, parseUint } from './internal-routes.js';
+import { legacyNodeJson } from './legacy-node-json.js';
+
+type Query = Record<string, string>;
+
+export function legacyClusterRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  app.get('/hosts', async (_req, reply) => sendJson(reply, [legacyNodeJson(ctx)]));
+
+  app.get<{ Querystring: Query }>('/fragment/nodes', { config: { errorShape: 'query' } }, async (req, reply) => {
+    checkArgs(req.query, ['index', 'slice'], []);
+    parseUint(req.query.slice, 'slice');
+    return sendJson(reply, [legacyNodeJson(ctx)]);
+  });
+
+  // 0.5–0.8 read {"maxSlices":…} (or protobuf MaxSlicesResponse), 0.9+ {"standard":…,"inverse":…}.
+  // Inverse views are not kept, so every inverse maximum is 0.
+  app.get<{ Querystring: Query }>('/slices/max', async (req, reply) => {
+    checkArgs(req.query, [], ['inverse']);
+    const standard = await ctx.engine.read(maxShards);
+    const inverse = Object.fromEntries(Object.keys(standard).map((k) => [k, 0]));
+    const maxSlices = boolArg(req.query.inverse) ? inverse : standard;
+    if (wantsProtobuf(req.headers.accept)) return reply.code(200).type('application/x-protobuf').send(Buffer.from(encodeMaxSlices(maxSlices)));
+    return sendJson(reply, { standard, inverse, maxSlices });
+  });
+}
+
+/** 0.x internal MaxSlicesResponse { map<string, uint64> MaxSlices = 1; } */
+function encodeMaxSlices(m: { [index: string]: number }): Uint8Array {
+  const w = protobuf.Writer.create();
+  for (const [k, v] of Object.entries(m)) {
+    w.uint32((1 << 3) | 2).fork();
+    w.uint32((1 << 3) | 2).string(k);
+    w.uint32((2 << 3) | 0).uint64(v);
+    w.ldelim();
+  }
+  return w.finish();
+}

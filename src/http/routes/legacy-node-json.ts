@@ -1,0 +1,17 @@
+// Node shapes for the internal and legacy cluster routes (a one-node cluster, its own coordinator).
+import type { HttpContext } from '../context.js';
+
+/** Pilosa 1.4 Node, as in /status. */
+export function nodeJson(ctx: HttpContext): { [k: string]: string | boolean | { [k: string]: string | number } } {
+  const n = ctx.node();
+  return { id: n.id, uri: { scheme: n.scheme, host: n.host, port: n.port }, isCoordinator: true, state: 'READY' };
+}
+
+/**
+ * A node every 0.x client generation can read: 0.5 `{host, internalHost}`, 0.7 `{host}`, 0.8
+ * `{scheme, host}`, 0.9 `{id, uri, isCoordinator}`. JSON decoders of each ignore the others' keys.
+ */
+export function legacyNodeJson(ctx: HttpContext): { [k: string]: string | boolean | { [k: string]: string | number } } {
+  const n = ctx.node();
+  return { ...nodeJson(ctx), scheme: n.scheme, host: `${n.host}:${n.port}`, internalHost: '' };
+}

@@ -1,0 +1,76 @@
+// The kafkajs client as the rest of src/kafka sees it: one factory (pino-backed logging, bounded
+// connection timeouts) and the few admin steps every part needs.
+import { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
+import type { Logger } from 'pino';
+
+/** kafkajs log levels → pino. Connection errors during a broker outage are expected: warn. */
+function pinoLogCreator(logger: Logger): () => (entry: LogEntry) => void {
+  return () => (entry: LogEntry) => {
+    const { message, ...extra } = entry.log;
+    const fields = { ns: entry.namespace, ...extra };
+    if (entry.level === logLevel.ERROR || entry.level === logLevel.WARN) logger.warn(fields, `kafkajs: ${message}`);
+    else if (entry.level === logLevel.INFO) logger.debug(fields, `kafkajs: ${message}`);
+    else logger.trace(fields, `kafkajs: ${message}`);
+  };
+}
+
+export function createKafka(brokers: string[], clientId: string, logger: Logger): Kafka {
+  return new Kafka({
+    clientId,
+    brokers,
+    // kafkajs filters by its own level before calling the creator; pino filters again.
+    logLevel: logger.isLevelEnabled('debug') ? logLevel.INFO : logLevel.WARN,
+    logCreator: pinoLogCreator(logger),
+    connectionTimeout: 3_000,
+    requestTimeout: 30_000,
+    // Our loops retry forever with their own backoff; kafkajs gives up early and reports.
+    retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 },
+  });
+}
+
+/** Creates `topic` when it does not exist (an existing topic is left as it is). */
+export async function ensureTopic(kafka: Kafka, topic: string, numPartitions = 1): Promise<void> {
+  const admin: Admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = await admin.listTopics();
+    if (existing.includes(topic)) return;
+    try {
+      await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+    } catch (err) {
+      // Someone else created it in between: fine.
+      if (!(await admin.listTopics()).includes(topic)) throw err;
+    }
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/** Exponential backoff for the retry-forever loops: 200 ms doubling to 5 s. */
+export function backoffMs(attempt: number): number {
+  return Math.min(5_000, 200 * 2 ** Math.min(attempt, 5));
+}
+
+/** A sleep that a stop() can cut short. */
+export class Sleeper {
+  private timer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.timer = setTimeout(resolve, ms);
+    });
+  }
+
+  interrupt(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.wake?.();
+    this.timer = undefined;
+    this.wake = undefined;
+  }
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,104 @@
+// kafka: adapters between Apache Kafka and the engine (design §4), all optional.
+// - Mirror (--kafka-mirror-topic): committed log records → a topic, in sequence order, behind
+//   the local ack; resumes after the last record Kafka acknowledged (the log is held until then).
+// - Replica (--replica-of <topic>): applies a mirror topic through engine.write(…, {replicated})
+//   — the same apply() — and refuses local writes; resumes where it stopped.
+// - Ingest (POST /ingest/{name}): JSON records of user topics mapped to bits and imported through
+//   ImportService in the same engine.write as the offsets they advance (exactly-once into the
+//   index); unmappable records go to a dead-letter topic.
+// Invariants: nothing here mutates state except through engine.write; Kafka's own group offsets
+// are never trusted for a position — positions live in this node's log and state.
+import type { Logger } from 'pino';
+import type { Engine } from '../engine/engine.js';
+import type { ImportService } from '../service/import/import-service.js';
+import { createKafka } from './client.js';
+import { IngestManager } from './ingest-manager.js';
+import { Mirror } from './mirror.js';
+import { Replica } from './replica.js';
+
+export { kafkaRoutes } from './http-routes.js';
+export type { IngestStatus } from './ingest-manager.js';
+export type { MirrorStatus } from './mirror.js';
+export type { ReplicaStatus } from './replica.js';
+
+/** What a replica answers to a local write (the engine's readOnlyReason). */
+export function replicaReadOnlyReason(topic: string): string {
+  return `this node is a read-only replica following Kafka topic "${topic}": send writes to the primary that mirrors to it`;
+}
+
+export interface KafkaConfig {
+  brokers: string[];
+  mirrorTopic: string;
+  replicaOf: string;
+  /** 'kafka': a write is answered only once Kafka acknowledged its records. */
+  mirrorAck: 'local' | 'kafka';
+}
+
+export class KafkaRuntime {
+  private constructor(
+    readonly ingests: IngestManager,
+    readonly mirror: Mirror | undefined,
+    readonly replica: Replica | undefined,
+    private readonly engine: Engine,
+    readonly mirrorAck: 'local' | 'kafka',
+  ) {}
+
+  /** Builds what the config asks for; start() begins the background work. */
+  static async open(cfg: KafkaConfig, engine: Engine, imports: ImportService, node: string, logger: Logger, onFatal: (err: Error) => void): Promise<KafkaRuntime> {
+    const log = logger.child({ mod: 'kafka' });
+    if (cfg.brokers.length === 0) {
+      if (cfg.mirrorTopic !== '' || cfg.replicaOf !== '') throw new Error('kafka-mirror-topic and replica-of need kafka-brokers');
+      return new KafkaRuntime(new IngestManager(engine, imports, undefined, 'Kafka is not configured: start the server with --kafka-brokers', log), undefined, undefined, engine, 'local');
+    }
+    const kafka = createKafka(cfg.brokers, `bitledger-${node}`, log);
+    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine, kafka, cfg.mirrorTopic, node, log) : undefined;
+    const replica = cfg.replicaOf !== '' ? await Replica.open(engine, kafka, cfg.replicaOf, log, onFatal) : undefined;
+    const ingests =
+      replica !== undefined
+        ? new IngestManager(engine, imports, undefined, `this node is a read-only replica of Kafka topic "${cfg.replicaOf}": define and run ingests on the primary`, log)
+        : new IngestManager(engine, imports, kafka, '', log);
+    return new KafkaRuntime(ingests, mirror, replica, engine, cfg.mirrorAck);
+  }
+
+  start(): void {
+    this.mirror?.start();
+    this.replica?.start();
+    this.ingests.startAll();
+  }
+
+  /** For the opt-in synchronous mirror: resolves once Kafka holds every durable record. */
+  async whenMirrored(): Promise<void> {
+    if (this.mirror !== undefined && this.mirrorAck === 'kafka') await this.mirror.whenAcked(this.engine.queue.durableSeq);
+  }
+
+  statusExtras(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    if (this.mirror !== undefined) out.kafkaMirror = this.mirror.status();
+    if (this.replica !== undefined) out.replica = this.replica.status();
+    const names = this.ingests.list();
+    if (names.length > 0) {
+      out.ingests = names.map((n) => {
+        const s = this.ingests.status(n);
+        return { name: n, state: s.paused ? 'stopped' : s.run.state, records: s.records, deadLettered: s.deadLettered, lag: s.lag, recordsPerSec: s.run.recordsPerSec };
+      });
+    }
+    return out;
+  }
+
+  /** Stops consuming first (no more writes), then gives the mirror a moment to publish the tail. */
+  async stopConsumers(): Promise<void> {
+    await this.ingests.closeAll();
+    await this.replica?.stop();
+  }
+
+  async close(graceMs = 2_000): Promise<void> {
+    await this.stopConsumers();
+    if (this.mirror !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+      await Promise.race([this.mirror.whenAcked(this.engine.queue.durableSeq), grace]);
+      clearTimeout(timer);
+      await this.mirror.stop();
+    }
+  }
+}

@@ -1,0 +1,274 @@
+// One running ingest: a consumer in the ingest's group reads the topic, maps records and imports
+// them through ImportService.decide*, the same path as HTTP imports.
+// Exactly-once into the index: the consumed offsets are emitted as KafkaOffsetsCommitted in the
+// same engine.write as the bits they produced (one LevelDB batch), and consumption resumes from
+// those offsets (a seek on every group join), never from Kafka's group offsets. Inside the write
+// the stored offset is checked against the one the batch started from, so a batch that raced
+// with another (a rebalance) commits nothing. Records that cannot be mapped are sent to the
+// dead-letter topic before the write that counts them and moves past them (at least once there;
+// counted exactly once), so a bad record never blocks its partition.
+import type { EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import { DomainError } from '../domain/errors.js';
+import type { Engine } from '../engine/engine.js';
+import type { ImportService } from '../service/import/import-service.js';
+import type { Holder } from '../state/holder.js';
+import { errorText } from './client.js';
+import { ConsumerLoop } from './consumer-loop.js';
+import { buildImports, mapRecord, resolveTargets, type MappedRecord, type Targets } from './ingest-mapper.js';
+import type { IngestSpec } from './ingest-spec.js';
+
+export interface IngestPartitionStatus {
+  partition: number;
+  /** Next offset to import (from the state), the partition's end, and the difference. */
+  offset: string;
+  highWatermark: string;
+  lag: number;
+}
+
+export interface IngestRunStatus {
+  state: 'starting' | 'running' | 'stopped' | 'failed';
+  recordsPerSec: number;
+  /** Since this process started the ingest. */
+  importedThisRun: number;
+  deadLetteredThisRun: number;
+  transientErrors: number;
+  lastError?: string;
+}
+
+/** The batch lost a race: another batch moved the stored offset, or the ingest was stopped. */
+class Superseded extends Error {}
+/** The schema no longer fits the definition: stop, do not dead-letter good records. */
+class SchemaGone extends Error {}
+
+export class IngestRunner {
+  private loop: ConsumerLoop | undefined;
+  private state: IngestRunStatus['state'] = 'stopped';
+  private lastError: string | undefined;
+  private readonly highWatermarks = new Map<number, bigint>();
+  private readonly stats = { imported: 0, deadLettered: 0, transientErrors: 0 };
+  private rate = { since: 0, records: 0, perSec: 0 };
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly imports: ImportService,
+    private readonly kafka: Kafka,
+    private readonly deadLetters: () => Promise<Producer>,
+    readonly name: string,
+    readonly spec: IngestSpec,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    if (this.loop !== undefined) return;
+    this.state = 'starting';
+    this.lastError = undefined;
+    this.loop = new ConsumerLoop({
+      kafka: this.kafka,
+      groupId: this.spec.group,
+      topic: this.spec.topic,
+      logger: this.logger,
+      partitionsConsumedConcurrently: 4,
+      onAssigned: (partitions, seek) => {
+        for (const p of partitions) {
+          const next = this.storedOffset(this.engine.holder, p);
+          if (next !== undefined) seek(p, next);
+        }
+        if (this.state === 'starting') this.state = 'running';
+        this.logger.info({ partitions }, 'ingest: partitions assigned');
+      },
+      eachBatch: (p) => this.eachBatch(p),
+      onError: (msg) => {
+        this.stats.transientErrors++;
+        this.lastError = msg;
+      },
+    });
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    const loop = this.loop;
+    this.loop = undefined;
+    await loop?.stop();
+    if (this.state !== 'failed') this.state = 'stopped';
+  }
+
+  get running(): boolean {
+    return this.loop !== undefined;
+  }
+
+  runStatus(): IngestRunStatus {
+    return {
+      state: this.state,
+      recordsPerSec: this.rate.perSec,
+      importedThisRun: this.stats.imported,
+      deadLetteredThisRun: this.stats.deadLettered,
+      transientErrors: this.stats.transientErrors,
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
+    };
+  }
+
+  partitions(holder: Holder, fresh: Map<number, bigint> | undefined): IngestPartitionStatus[] {
+    const stored = holder.ingests.get(this.name)?.offsets.get(this.spec.topic) ?? new Map<number, string>();
+    const ends = fresh ?? this.highWatermarks;
+    const all = new Set<number>([...stored.keys(), ...ends.keys()]);
+    return [...all]
+      .sort((a, b) => a - b)
+      .map((partition) => {
+        const offset = BigInt(stored.get(partition) ?? '0');
+        const hw = ends.get(partition) ?? offset;
+        return { partition, offset: String(offset), highWatermark: String(hw), lag: hw > offset ? Number(hw - offset) : 0 };
+      });
+  }
+
+  private storedOffset(holder: Holder, partition: number): string | undefined {
+    return holder.ingests.get(this.name)?.offsets.get(this.spec.topic)?.get(partition);
+  }
+
+  private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const { partition } = batch;
+    this.highWatermarks.set(partition, BigInt(batch.highWatermark));
+    const stored = this.storedOffset(this.engine.holder, partition);
+    let from = stored === undefined ? -1n : BigInt(stored);
+    const msgs = batch.messages.filter((m) => BigInt(m.offset) >= from);
+    for (let i = 0; i < msgs.length; i += this.spec.batchRecords) {
+      if (!isRunning() || isStale() || this.state === 'failed') return;
+      const chunk = msgs.slice(i, i + this.spec.batchRecords);
+      try {
+        const next = await this.importChunk(partition, stored === undefined && i === 0 ? undefined : String(from), chunk);
+        from = BigInt(next);
+      } catch (err) {
+        if (err instanceof Superseded) return; // the next group join seeks to the stored offset
+        if (err instanceof SchemaGone) {
+          this.fail(err.message);
+          return;
+        }
+        throw err; // kafkajs retries the batch, then restarts the consumer
+      }
+      resolveOffset(chunk[chunk.length - 1].offset);
+      await heartbeat();
+    }
+    if (msgs.length === 0 && batch.messages.length > 0) resolveOffset(batch.messages[batch.messages.length - 1].offset);
+  }
+
+  /** Imports one chunk atomically with its offset; returns the new stored offset. */
+  private async importChunk(partition: number, expected: string | undefined, chunk: KafkaMessage[]): Promise<string> {
+    const targets = resolveTargets(this.spec, this.engine.holder);
+    if (typeof targets === 'string') throw new SchemaGone(targets);
+    const good: MappedRecord[] = [];
+    const goodMsgs: KafkaMessage[] = [];
+    const bad: { msg: KafkaMessage; reason: string }[] = [];
+    for (const msg of chunk) {
+      const m = mapRecord(msg.value, this.spec, targets);
+      if (typeof m === 'string') bad.push({ msg, reason: m });
+      else {
+        good.push(m);
+        goodMsgs.push(msg);
+      }
+    }
+    if (bad.length > 0) await this.sendDeadLetters(partition, bad);
+    const next = String(BigInt(chunk[chunk.length - 1].offset) + 1n);
+    let rejected: { index: number; reason: string }[] = [];
+    try {
+      await this.write(partition, expected, next, good, targets, bad.length, false);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      // The import refused something the mapping let through: retry record by record, so only
+      // the offending records are dropped (and dead-lettered after the fact).
+      this.logger.warn({ err: err.message, partition }, 'ingest: batch refused by the import; retrying record by record');
+      rejected = await this.write(partition, expected, next, good, targets, bad.length, true);
+    }
+    if (rejected.length > 0) {
+      await this.sendDeadLetters(partition, rejected.map((r) => ({ msg: goodMsgs[r.index], reason: `import refused: ${r.reason}` })));
+    }
+    const imported = good.length - rejected.length;
+    this.stats.imported += imported;
+    this.stats.deadLettered += bad.length + rejected.length;
+    this.meter(chunk.length);
+    return next;
+  }
+
+  private async write(
+    partition: number,
+    expected: string | undefined,
+    next: string,
+    good: MappedRecord[],
+    targets: Targets,
+    deadLettered: number,
+    oneByOne: boolean,
+  ): Promise<{ index: number; reason: string }[]> {
+    const rejected: { index: number; reason: string }[] = [];
+    await this.engine.write((h, sink) => {
+      const ingest = h.ingests.get(this.name);
+      if (ingest === undefined || ingest.paused || this.loop === undefined) throw new Superseded('ingest stopped');
+      if (this.storedOffset(h, partition) !== expected) throw new Superseded('offset moved');
+      const fresh = resolveTargets(this.spec, h);
+      if (typeof fresh === 'string') throw new SchemaGone(fresh);
+      if (!oneByOne) {
+        const { bits, values } = buildImports(good, this.spec, targets);
+        for (const b of bits) this.imports.decideBits(h, sink, b);
+        for (const v of values) this.imports.decideValues(h, sink, v);
+      } else {
+        good.forEach((rec, index) => {
+          const { bits, values } = buildImports([rec], this.spec, targets);
+          try {
+            for (const b of bits) this.imports.decideBits(h, sink, b);
+            for (const v of values) this.imports.decideValues(h, sink, v);
+          } catch (err) {
+            if (!(err instanceof DomainError)) throw err;
+            rejected.push({ index, reason: err.message });
+          }
+        });
+      }
+      sink.emit({
+        type: 'KafkaOffsetsCommitted',
+        ingest: this.name,
+        topic: this.spec.topic,
+        partitions: [partition],
+        offsets: [next],
+        records: good.length - rejected.length,
+        deadLettered: deadLettered + rejected.length,
+      });
+    });
+    return rejected;
+  }
+
+  private async sendDeadLetters(partition: number, bad: { msg: KafkaMessage; reason: string }[]): Promise<void> {
+    const producer = await this.deadLetters();
+    await producer.send({
+      topic: this.spec.deadLetterTopic,
+      acks: -1,
+      messages: bad.map(({ msg, reason }) => ({
+        key: msg.key,
+        value: msg.value,
+        headers: {
+          ...msg.headers,
+          'bl-error': reason,
+          'bl-ingest': this.name,
+          'bl-source-topic': this.spec.topic,
+          'bl-source-partition': String(partition),
+          'bl-source-offset': msg.offset,
+        },
+      })),
+    });
+  }
+
+  private fail(reason: string): void {
+    this.state = 'failed';
+    this.lastError = reason;
+    this.logger.error({ reason }, 'ingest: stopped; fix the schema or redefine the ingest, then start it again');
+    const loop = this.loop;
+    this.loop = undefined;
+    // Not awaited: we are inside the consumer's own batch handler.
+    setImmediate(() => void loop?.stop());
+  }
+
+  private meter(n: number): void {
+    const now = performance.now();
+    if (now - this.rate.since > 1_000) {
+      if (this.rate.since > 0) this.rate.perSec = Math.round((this.rate.records * 1000) / (now - this.rate.since));
+      this.rate = { since: now, records: 0, perSec: this.rate.perSec };
+    }
+    this.rate.records += n;
+  }
+}

@@ -1,0 +1,151 @@
+// Legacy frame use cases (0.5–0.10): a frame is a current field (set, or time when it has a
+// time quantum) plus LegacyMetaSet metadata; its int fields are int fields `<frame>_<name>`.
+// Each use case decides all its events in one engine.write, validating before emitting.
+import { badRequest, conflict, notFound } from '../../domain/errors.js';
+import { validateName } from '../../domain/names.js';
+import { DEFAULT_COLUMN_LABEL } from '../../pql/legacy.js';
+import type { Engine } from '../../engine/engine.js';
+import type { Event } from '../../events/types.js';
+import type { Holder } from '../../state/holder.js';
+import type { Index } from '../../state/index-state.js';
+import type { IndexOptions } from '../../domain/types.js';
+import { type FrameIntField, type FrameOptionsInput, frameFieldOptions, frameMetaFrom, intFieldOptions, validateLabel } from './frame-options.js';
+import { columnLabel, frameMeta, frameMetaOrDefault, indexTimeQuantum, intFieldName, setColumnLabel, setFrameMeta, setIndexTimeQuantum } from './legacy-meta.js';
+
+export interface FrameIntFieldInfo {
+  name: string;
+  type: 'int';
+  min: bigint;
+  max: bigint;
+}
+
+export class FrameService {
+  constructor(private readonly engine: Engine) {}
+
+  /** POST /index/{i} with 0.x options: the index plus its column label and default time quantum. */
+  createLegacyIndex(index: string, options: IndexOptions, legacy: { columnLabel?: string; timeQuantum?: string }): Promise<void> {
+    validateName(index);
+    if (legacy.columnLabel !== undefined) validateLabel(legacy.columnLabel, 'columnLabel');
+    return this.engine.write((h, sink) => {
+      if (h.index(index)) throw conflict('index already exists');
+      sink.emit({ type: 'IndexCreated', index, options });
+      if (legacy.columnLabel !== undefined && legacy.columnLabel !== DEFAULT_COLUMN_LABEL) sink.emit(setColumnLabel(index, legacy.columnLabel));
+      if (legacy.timeQuantum !== undefined && legacy.timeQuantum !== '') sink.emit(setIndexTimeQuantum(index, legacy.timeQuantum));
+    });
+  }
+
+  createFrame(index: string, frame: string, input: FrameOptionsInput): Promise<void> {
+    validateName(frame);
+    return this.engine.write((h, sink) => {
+      const idx = indexOf(h, index);
+      if (idx.field(frame)) throw conflict('frame already exists');
+      for (const e of frameEvents(idx, frame, input)) sink.emit(e);
+    });
+  }
+
+  /** 0.x ignored deleting a missing frame; a missing index is still an error. */
+  deleteFrame(index: string, frame: string): Promise<void> {
+    return this.engine.write((h, sink) => {
+      const idx = indexOf(h, index);
+      if (!idx.field(frame)) return;
+      for (const f of frameMeta(idx, frame)?.fields ?? []) {
+        if (idx.field(intFieldName(frame, f))) sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, f) });
+      }
+      sink.emit({ type: 'FieldDeleted', index, field: frame });
+      if (frameMeta(idx, frame) !== undefined) sink.emit(setFrameMeta(index, frame, null));
+    });
+  }
+
+  /** PATCH /index/{i}/time-quantum: the default for frames created later without one. */
+  setIndexTimeQuantum(index: string, q: string): Promise<void> {
+    return this.engine.write((h, sink) => {
+      indexOf(h, index);
+      sink.emit(setIndexTimeQuantum(index, q));
+    });
+  }
+
+  /**
+   * PATCH /index/{i}/frame/{f}/time-quantum. The quantum decides the field type (time or set),
+   * so changing it re-creates the field: allowed only while the frame holds no bits, row
+   * attributes or row keys (the 0.x docs: "call at most once, right after creating the frame").
+   */
+  setFrameTimeQuantum(index: string, frame: string, q: string): Promise<void> {
+    return this.engine.write((h, sink) => {
+      const idx = indexOf(h, index);
+      const field = idx.field(frame);
+      if (!field) throw notFound('frame not found');
+      const meta = frameMetaOrDefault(idx, frame);
+      if (field.options.type !== 'set' && field.options.type !== 'time') throw badRequest(`frame ${frame} is a ${field.options.type} field; its time quantum cannot be set`);
+      if (field.options.timeQuantum !== q) {
+        const hasData = [...field.views.values()].some((v) => [...v.fragments.values()].some((f) => !f.isEmpty));
+        if (hasData || field.rowAttrs.size > 0 || (idx.rowKeys.get(frame)?.size ?? 0) > 0) {
+          throw badRequest(`the time quantum of frame ${frame} can only be changed while it holds no data`);
+        }
+        // '' as the index default: an empty quantum turns the frame back into a set field.
+        const options = { ...frameFieldOptions({ fields: [], timeQuantum: q, cacheType: meta.cacheType, cacheSize: meta.cacheSize }, ''), keys: field.options.keys };
+        sink.emit({ type: 'FieldDeleted', index, field: frame });
+        sink.emit({ type: 'FieldCreated', index, field: frame, options });
+      }
+      sink.emit(setFrameMeta(index, frame, { ...meta, timeQuantum: q }));
+    });
+  }
+
+  /** POST /index/{i}/frame/{f}/field/{name}: int field `<f>_<name>`. */
+  createFrameField(index: string, frame: string, f: FrameIntField): Promise<void> {
+    const { name, options } = intFieldOptions(frame, f);
+    return this.engine.write((h, sink) => {
+      const idx = indexOf(h, index);
+      if (!idx.field(frame)) throw notFound('frame not found');
+      const meta = frameMetaOrDefault(idx, frame);
+      if (meta.fields.includes(f.name) || idx.field(name)) throw conflict('field already exists');
+      sink.emit({ type: 'FieldCreated', index, field: name, options });
+      sink.emit(setFrameMeta(index, frame, { ...meta, fields: [...meta.fields, f.name] }));
+    });
+  }
+
+  deleteFrameField(index: string, frame: string, name: string): Promise<void> {
+    return this.engine.write((h, sink) => {
+      const idx = indexOf(h, index);
+      if (!idx.field(frame)) throw notFound('frame not found');
+      const meta = frameMetaOrDefault(idx, frame);
+      if (!meta.fields.includes(name)) throw notFound('field not found');
+      if (idx.field(intFieldName(frame, name))) sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, name) });
+      sink.emit(setFrameMeta(index, frame, { ...meta, fields: meta.fields.filter((n) => n !== name) }));
+    });
+  }
+
+  frameFields(index: string, frame: string): Promise<FrameIntFieldInfo[]> {
+    return this.engine.read((h) => {
+      const idx = indexOf(h, index);
+      if (!idx.field(frame)) throw notFound('frame not found');
+      const out: FrameIntFieldInfo[] = [];
+      for (const name of frameMetaOrDefault(idx, frame).fields) {
+        const o = idx.field(intFieldName(frame, name))?.options;
+        if (o !== undefined) out.push({ name, type: 'int', min: o.min, max: o.max });
+      }
+      return out;
+    });
+  }
+}
+
+/**
+ * The events of a new frame: its field, its int fields and its metadata. Throws (emitting
+ * nothing) when the frame is invalid; input definitions plan all their frames before emitting.
+ */
+export function frameEvents(idx: Index, frame: string, input: FrameOptionsInput): Event[] {
+  const options = frameFieldOptions(input, indexTimeQuantum(idx));
+  if (input.rowLabel !== undefined && input.rowLabel === columnLabel(idx)) throw badRequest('row label cannot match column label');
+  const ints = input.fields.map((f) => intFieldOptions(frame, f));
+  for (const i of ints) if (idx.field(i.name) || i.name === frame) throw conflict(`field ${i.name} already exists`);
+  return [
+    { type: 'FieldCreated', index: idx.name, field: frame, options },
+    ...ints.map((i): Event => ({ type: 'FieldCreated', index: idx.name, field: i.name, options: i.options })),
+    setFrameMeta(idx.name, frame, frameMetaFrom(input, options)),
+  ];
+}
+
+function indexOf(h: Holder, name: string): Index {
+  const idx = h.index(name);
+  if (!idx) throw notFound('index not found');
+  return idx;
+}

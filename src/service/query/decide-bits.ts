@@ -1,0 +1,103 @@
+// Set and Clear of one column: decide the events against the current state and emit them.
+// `changed` is exact: true only when a bit (or a value) of the field actually changed; the
+// existence bit Set records is not part of it (as in Pilosa).
+import { EXISTS_FIELD, STANDARD_VIEW, bsiViewName } from '../../domain/names.js';
+import { offsetOf, shardOf } from '../../domain/shard.js';
+import { viewsForTimestamp } from '../../domain/time-quantum.js';
+import type { EventSink } from '../../events/types.js';
+import { resolveCol, resolveRow } from '../../executor/index.js';
+import { bsiValue } from '../../state/bsi.js';
+import type { Field } from '../../state/field.js';
+import { type Bitmap, RoaringBitmap32 } from '../../state/fragment.js';
+import type { Index } from '../../state/index-state.js';
+import { assert } from '../../util/assert.js';
+import type { WritePlan } from './write-plan.js';
+
+type Plan<K extends WritePlan['kind']> = Extract<WritePlan, { kind: K }>;
+
+const one = (offset: number): Bitmap => RoaringBitmap32.of(offset);
+
+function assignedCol(index: Index, p: { col: Plan<'set'>['col'] }): number {
+  const col = resolveCol(index, p.col);
+  assert(col !== undefined, 'set: column key was not assigned');
+  return col;
+}
+
+/** Sets the column's bit in `_exists` when the index tracks existence. */
+function markExists(index: Index, col: number, sink: EventSink): void {
+  const ex = index.existence;
+  if (ex === undefined) return;
+  const [shard, off] = [shardOf(col), offsetOf(col)];
+  if (ex.view(STANDARD_VIEW)?.fragment(shard)?.has(0, off) === true) return;
+  sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard, rows: [0], columns: [one(off)] });
+}
+
+export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolean {
+  const col = assignedCol(index, p);
+  const row = resolveRow(index, p.field, p.row);
+  assert(row !== undefined, 'set: row key was not assigned');
+  markExists(index, col, sink);
+  const { field } = p;
+  const [shard, off] = [shardOf(col), offsetOf(col)];
+  let changed = false;
+  const type = field.options.type;
+  if (type === 'mutex' || type === 'bool') {
+    // At most one row per column: clear the column's other row first.
+    const frag = field.view(STANDARD_VIEW)?.fragment(shard);
+    const others = frag === undefined ? [] : [...frag.rows].filter(([r, bm]) => r !== row && bm.has(off)).map(([r]) => r);
+    if (others.length > 0) {
+      sink.emit({ type: 'BitsCleared', index: index.name, field: field.name, view: STANDARD_VIEW, shard, rows: others, columns: others.map(() => one(off)) });
+      changed = true;
+    }
+  }
+  for (const view of setViews(field, p.timestamp)) {
+    if (field.view(view)?.fragment(shard)?.has(row, off) === true) continue;
+    sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: [row], columns: [one(off)] });
+    changed = true;
+  }
+  return changed;
+}
+
+/** standard (unless a time field opts out) plus, with a timestamp, one view per quantum unit. */
+function setViews(field: Field, timestamp: number | undefined): string[] {
+  if (field.options.type !== 'time') return [STANDARD_VIEW];
+  const views = field.options.noStandardView ? [] : [STANDARD_VIEW];
+  if (timestamp !== undefined) views.push(...viewsForTimestamp(timestamp, field.options.timeQuantum));
+  return views;
+}
+
+export function decideSetValue(index: Index, p: Plan<'setValue'>, sink: EventSink): boolean {
+  const col = assignedCol(index, p);
+  markExists(index, col, sink);
+  const { field } = p;
+  const [shard, off] = [shardOf(col), offsetOf(col)];
+  const frag = field.view(bsiViewName(field.name))?.fragment(shard);
+  if (frag !== undefined && bsiValue(frag, off, field.base, field.bitDepth) === p.value) return false;
+  sink.emit({
+    type: 'ValuesSet',
+    index: index.name,
+    field: field.name,
+    shard,
+    columns: Uint32Array.of(off),
+    values: BigInt64Array.of(p.value),
+  });
+  return true;
+}
+
+/**
+ * Clears the bit from the standard view and every time view. Int fields have no standard view:
+ * nothing to clear (Pilosa 1.4). Unknown keys name nothing: false.
+ */
+export function decideClear(index: Index, p: Plan<'clear'>, sink: EventSink): boolean {
+  const col = resolveCol(index, p.col);
+  const row = resolveRow(index, p.field, p.row);
+  if (col === undefined || row === undefined || p.field.options.type === 'int') return false;
+  const [shard, off] = [shardOf(col), offsetOf(col)];
+  let changed = false;
+  for (const [name, view] of p.field.views) {
+    if (view.fragment(shard)?.has(row, off) !== true) continue;
+    sink.emit({ type: 'BitsCleared', index: index.name, field: p.field.name, view: name, shard, rows: [row], columns: [one(off)] });
+    changed = true;
+  }
+  return changed;
+}

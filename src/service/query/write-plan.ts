@@ -1,0 +1,131 @@
+// Write calls → WritePlan, fully validated against the schema before anything is decided, so a
+// bad write anywhere in a request leaves nothing applied. Texts follow Pilosa (v1.4.0
+// executor.go executeSet/executeClearBit/…), prefixed `executing: `.
+import type { AttrPatch, AttrValue } from '../../domain/types.js';
+import { parseTimestamp } from '../../domain/time-quantum.js';
+import type { Call, Value } from '../../pql/ast.js';
+import type { Field } from '../../state/field.js';
+import type { Index } from '../../state/index-state.js';
+import {
+  type BitmapPlan,
+  type CompileEnv,
+  type OptionSettings,
+  type Ref,
+  WRITE_CALLS,
+  colRef,
+  compileBitmap,
+  compileOptions,
+  fail,
+  fieldArg,
+  goType,
+  goValue,
+  rowRef,
+} from '../../executor/index.js';
+
+export type WritePlan =
+  | { kind: 'set'; field: Field; col: Ref; row: Ref; timestamp?: number }
+  | { kind: 'setValue'; field: Field; col: Ref; value: bigint }
+  | { kind: 'clear'; field: Field; col: Ref; row: Ref }
+  | { kind: 'clearRow'; field: Field; row: Ref }
+  | { kind: 'store'; field: Field; row: Ref; child: BitmapPlan }
+  | { kind: 'rowAttrs'; field: Field; row: Ref; attrs: AttrPatch }
+  | { kind: 'columnAttrs'; col: Ref; attrs: AttrPatch }
+  | { kind: 'options'; settings: OptionSettings; child: WritePlan };
+
+/** Whether a top-level call writes (directly or as the child of Options). */
+export function isWriteCall(call: Call): boolean {
+  if (WRITE_CALLS.has(call.name)) return true;
+  return call.name === 'Options' && call.children.length === 1 && isWriteCall(call.children[0]);
+}
+
+export function compileWrite(env: CompileEnv, call: Call): WritePlan {
+  const { index } = env;
+  switch (call.name) {
+    case 'Set':
+      return compileSet(index, call);
+    case 'Clear': {
+      const field = requireField(index, fieldArg(call), 'Clear() argument required: field');
+      const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) => fail(`reading Clear() row: ${m}`));
+      const c = call.args.get('_col') ?? fail('column argument to Clear(<COLUMN>, <FIELD>=<ROW>) required');
+      return { kind: 'clear', field, row, col: colRef(index, c, '_col', (m) => fail(`reading Clear() column: ${m}`)) };
+    }
+    case 'ClearRow': {
+      const field = requireField(index, fieldArg(call), 'ClearRow() argument required: field');
+      if (field.options.type === 'int') fail('ClearRow() is not supported on int field types');
+      return { kind: 'clearRow', field, row: rowRef(field, call.args.get(field.name) as Value, field.name, (m) => fail(`reading ClearRow() row: ${m}`)) };
+    }
+    case 'Store': {
+      const field = requireField(index, fieldArg(call), 'field required for Store()');
+      if (field.options.type !== 'set') fail(`can't Store() on a ${field.options.type} field`);
+      const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) => fail(`reading Store() row: ${m}`));
+      if (call.children.length !== 1) fail('Store() requires a source row');
+      return { kind: 'store', field, row, child: compileBitmap(env, call.children[0], fail) };
+    }
+    case 'SetRowAttrs': {
+      const name = call.args.get('_field');
+      const field = requireField(index, name?.kind === 'string' ? name.value : undefined, 'SetRowAttrs() field required');
+      const r = call.args.get('_row') ?? fail("SetRowAttrs() row field 'row' required");
+      const row = rowRef(field, r, '_row', (m) => fail(`reading SetRowAttrs() row: ${m}`));
+      return { kind: 'rowAttrs', field, row, attrs: attrPatch(call, ['_field', '_row']) };
+    }
+    case 'SetColumnAttrs': {
+      const c = call.args.get('_col') ?? fail('reading SetColumnAttrs() col errs: <nil> found false');
+      const col = colRef(index, c, '_col', (m) => fail(`reading SetColumnAttrs() col errs: ${m} found true`));
+      return { kind: 'columnAttrs', col, attrs: attrPatch(call, ['_col', 'field']) };
+    }
+    case 'Options':
+      return { kind: 'options', settings: compileOptions(call), child: compileWrite(env, call.children[0]) };
+    default:
+      return fail(`unknown call: ${call.name}`);
+  }
+}
+
+function compileSet(index: Index, call: Call): WritePlan {
+  const c = call.args.get('_col') ?? fail("Set() column argument 'col' required");
+  const col = colRef(index, c, '_col', (m) => fail(`reading Set() column: ${m}`));
+  const field = requireField(index, fieldArg(call), 'Set() argument required: field');
+  const v = call.args.get(field.name) as Value;
+  if (field.options.type === 'int') {
+    if (v.kind !== 'int') return fail(`reading Set() row: could not convert ${goValue(v)} of type ${goType(v)} to int64 in Call.IntArg`);
+    if (v.value < field.options.min) fail('bsigroup value too low');
+    if (v.value > field.options.max) fail('bsigroup value too high');
+    return { kind: 'setValue', field, col, value: v.value };
+  }
+  const row = rowRef(field, v, field.name, (m) => fail(`reading Set() row: ${m}`));
+  const ts = call.args.get('_timestamp');
+  let timestamp: number | undefined;
+  if (ts !== undefined) {
+    timestamp = ts.kind === 'string' ? parseTimestamp(ts.value) : undefined;
+    if (timestamp === undefined) fail(`invalid date: ${ts.kind === 'string' ? ts.value : ts.kind}`);
+  }
+  return { kind: 'set', field, col, row, timestamp };
+}
+
+function requireField(index: Index, name: string | undefined, missing: string): Field {
+  if (name === undefined) return fail(missing);
+  return index.field(name) ?? fail('field not found');
+}
+
+/** The call's non-reserved arguments as an attribute update (null deletes a key). */
+function attrPatch(call: Call, reserved: readonly string[]): AttrPatch {
+  const patch: AttrPatch = {};
+  for (const [k, v] of call.args) {
+    if (reserved.includes(k)) continue;
+    patch[k] = attrValue(k, v);
+  }
+  return patch;
+}
+
+function attrValue(k: string, v: Value): AttrValue | null {
+  switch (v.kind) {
+    case 'int':
+    case 'float':
+    case 'string':
+    case 'bool':
+      return v.value;
+    case 'null':
+      return null;
+    default:
+      return fail(`invalid value for attribute '${k}': attribute values must be strings, integers, floats, booleans or null`);
+  }
+}
