@@ -10,10 +10,7 @@ export function percentile(values: ArrayLike<number>, p: number): number {
   return sorted[rank];
 }
 
-/**
- * Runs fn repeatedly for at least minMs (and at least minRuns times) and returns the mean ms per
- * call: short operations need many repetitions before timer resolution stops mattering.
- */
+/** Mean ms per call of fn, repeated for at least minMs (and at least minRuns times). */
 export async function timeRepeated(fn: () => unknown, minMs = 300, minRuns = 3): Promise<number> {
   let runs = 0;
   const start = now();
@@ -24,6 +21,24 @@ export async function timeRepeated(fn: () => unknown, minMs = 300, minRuns = 3):
     elapsed = now() - start;
   }
   return elapsed / runs;
+}
+
+/**
+ * Compares alternatives on a busy machine: after a warm-up, `rounds` rounds each time every
+ * alternative in turn (interleaved, so all see the same background load) and the best round of
+ * each is kept. Returns mean ms per call by name.
+ */
+export async function bestOfRounds<K extends string>(fns: Record<K, () => unknown>, rounds = 5, roundMs = 60): Promise<Record<K, number>> {
+  const names = Object.keys(fns) as K[];
+  const best = {} as Record<K, number>;
+  for (const k of names) {
+    await timeRepeated(fns[k], 20, 3); // warm-up: JIT and caches
+    best[k] = Infinity;
+  }
+  for (let i = 0; i < rounds; i++) {
+    for (const k of names) best[k] = Math.min(best[k], await timeRepeated(fns[k], roundMs, 3));
+  }
+  return best;
 }
 
 /** Wall time of one call in ms, with its result. */

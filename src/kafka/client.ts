@@ -46,9 +46,9 @@ export async function ensureTopic(kafka: Kafka, topic: string, numPartitions = 1
   }
 }
 
-/** Exponential backoff for the retry-forever loops: 200 ms doubling to 5 s. */
+/** Exponential backoff for the retry-forever loops: 200 ms doubling to 3.2 s. */
 export function backoffMs(attempt: number): number {
-  return Math.min(5_000, 200 * 2 ** Math.min(attempt, 5));
+  return 200 * 2 ** Math.min(attempt, 4);
 }
 
 /** A sleep that a stop() can cut short. */

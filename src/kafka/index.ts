@@ -85,20 +85,24 @@ export class KafkaRuntime {
     return out;
   }
 
-  /** Stops consuming first (no more writes), then gives the mirror a moment to publish the tail. */
+  /** Stops everything that writes into the engine (ingests, the replica). */
   async stopConsumers(): Promise<void> {
     await this.ingests.closeAll();
     await this.replica?.stop();
   }
 
+  /** Stops the consumers, then the mirror (after a moment to publish the tail). */
   async close(graceMs = 2_000): Promise<void> {
     await this.stopConsumers();
-    if (this.mirror !== undefined) {
+    const m = this.mirror;
+    if (m === undefined) return;
+    if (m.healthy) {
+      // Publish the tail if Kafka answers; a broker that is away does not hold up the shutdown.
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-      await Promise.race([this.mirror.whenAcked(this.engine.queue.durableSeq), grace]);
+      await Promise.race([m.whenAcked(this.engine.queue.durableSeq), grace]);
       clearTimeout(timer);
-      await this.mirror.stop();
     }
+    await m.stop();
   }
 }

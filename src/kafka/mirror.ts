@@ -96,6 +96,11 @@ export class Mirror {
     };
   }
 
+  /** True while sends succeed (a shutdown waits for the tail only then). */
+  get healthy(): boolean {
+    return this.state === 'running';
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.sleeper.interrupt();
@@ -201,7 +206,13 @@ export class Mirror {
       this.topicReady = true;
     }
     if (this.producer === undefined) {
-      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true });
+      // Few in-client retries: our loop retries forever, and reports an outage sooner this way.
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: true,
+        retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
+      });
       await producer.connect();
       this.producer = producer;
     }

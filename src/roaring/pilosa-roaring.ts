@@ -31,6 +31,8 @@ const invalid = (what: string): DomainError => badRequest(`unmarshaling roaring 
 
 /** Container directory as parallel arrays: one entry per container, in file order. */
 interface Directory {
+  buf: Uint8Array;
+  view: DataView;
   count: number;
   keys: Float64Array;
   types: Uint8Array;
@@ -41,8 +43,10 @@ interface Directory {
   runLengths: boolean;
 }
 
-function newDirectory(count: number, runLengths: boolean): Directory {
+function newDirectory(view: DataView, count: number, runLengths: boolean): Directory {
   return {
+    buf: new Uint8Array(view.buffer, view.byteOffset, view.byteLength),
+    view,
     count,
     keys: new Float64Array(count),
     types: new Uint8Array(count),
@@ -77,7 +81,7 @@ function readPilosaDirectory(view: DataView): Directory {
   const count = view.getUint32(4, true);
   const headerEnd = 8 + count * 12;
   need(view, headerEnd + count * 4, 'container headers');
-  const dir = newDirectory(count, false);
+  const dir = newDirectory(view, count, false);
   for (let i = 0; i < count; i++) {
     const h = 8 + i * 12;
     const hi = view.getUint32(h + 4, true);
@@ -114,7 +118,7 @@ function readOfficialDirectory(view: DataView, cookie: number): Directory {
   pos += count * 4;
   // The offset table, when present, is redundant: bodies are contiguous in header order.
   if (runFlags === null || count >= NO_OFFSET_THRESHOLD) pos += count * 4;
-  const dir = newDirectory(count, true);
+  const dir = newDirectory(view, count, true);
   for (let i = 0; i < count; i++) {
     dir.keys[i] = view.getUint16(headerAt + i * 4, true);
     const card = view.getUint16(headerAt + i * 4 + 2, true) + 1;
@@ -142,7 +146,8 @@ const popcount = (x: number): number => {
 };
 
 /** Checks container i's body against its header; returns its true cardinality. */
-function validate(view: DataView, dir: Directory, i: number): number {
+function validate(dir: Directory, i: number): number {
+  const view = dir.view;
   const offset = dir.offsets[i];
   const card = dir.cards[i];
   switch (dir.types[i]) {
@@ -187,19 +192,20 @@ function outputType(type: number, card: number): number {
   return card <= ARRAY_MAX ? ARRAY : BITMAP;
 }
 
-function outputSize(view: DataView, dir: Directory, i: number, type: number): number {
-  if (type === RUN) return 2 + 4 * view.getUint16(dir.offsets[i], true);
+function outputSize(dir: Directory, i: number, type: number): number {
+  if (type === RUN) return 2 + 4 * dir.view.getUint16(dir.offsets[i], true);
   return type === ARRAY ? 2 * dir.cards[i] : BITMAP_BYTES;
 }
 
 /** Writes container i's body in portable form at `at` of `out`. */
-function writePortable(buf: Uint8Array, view: DataView, dir: Directory, i: number, type: number, out: Uint8Array, at: number): void {
+function writePortable(dir: Directory, i: number, type: number, out: Uint8Array, at: number): void {
+  const view = dir.view;
   const offset = dir.offsets[i];
   const card = dir.cards[i];
   const inType = dir.types[i];
   const outView = new DataView(out.buffer, out.byteOffset, out.byteLength);
   if (type === inType && (type !== RUN || dir.runLengths)) {
-    out.set(buf.subarray(offset, offset + outputSize(view, dir, i, type)), at);
+    out.set(dir.buf.subarray(offset, offset + outputSize(dir, i, type)), at);
   } else if (type === RUN) {
     // Pilosa's inclusive last → official length.
     const runs = view.getUint16(offset, true);
@@ -232,7 +238,7 @@ function writePortable(buf: Uint8Array, view: DataView, dir: Directory, i: numbe
 }
 
 /** Containers first..last (one row) as a portable roaring bitmap of column offsets. */
-function rowBitmap(buf: Uint8Array, view: DataView, dir: Directory, first: number, last: number): Bitmap {
+function rowBitmap(dir: Directory, first: number, last: number): Bitmap {
   const count = last - first + 1;
   const types = new Uint8Array(count);
   const flagBytes = Math.ceil(count / 8);
@@ -241,8 +247,8 @@ function rowBitmap(buf: Uint8Array, view: DataView, dir: Directory, first: numbe
   const bodyAt = size;
   for (let c = 0; c < count; c++) {
     const i = first + c;
-    types[c] = outputType(dir.types[i], validate(view, dir, i));
-    size += outputSize(view, dir, i, types[c]);
+    types[c] = outputType(dir.types[i], validate(dir, i));
+    size += outputSize(dir, i, types[c]);
   }
   const out = new Uint8Array(size);
   const outView = new DataView(out.buffer);
@@ -254,8 +260,8 @@ function rowBitmap(buf: Uint8Array, view: DataView, dir: Directory, first: numbe
     outView.setUint16(headerAt + 4 * c, dir.keys[i] % CONTAINERS_PER_ROW, true);
     outView.setUint16(headerAt + 4 * c + 2, dir.cards[i] - 1, true);
     if (count >= NO_OFFSET_THRESHOLD) outView.setUint32(headerAt + 4 * count + 4 * c, at, true);
-    writePortable(buf, view, dir, i, types[c], out, at);
-    at += outputSize(view, dir, i, types[c]);
+    writePortable(dir, i, types[c], out, at);
+    at += outputSize(dir, i, types[c]);
   }
   return RoaringBitmap32.deserialize(out, 'portable');
 }
@@ -284,7 +290,7 @@ export function decodeRoaringPositions(buf: Uint8Array): Map<number, Bitmap> {
     const row = Math.floor(dir.keys[first] / CONTAINERS_PER_ROW);
     let last = first;
     while (last + 1 < dir.count && Math.floor(dir.keys[last + 1] / CONTAINERS_PER_ROW) === row) last++;
-    rows.set(row, rowBitmap(buf, view, dir, first, last));
+    rows.set(row, rowBitmap(dir, first, last));
     first = last + 1;
   }
   return rows;

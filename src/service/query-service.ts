@@ -8,20 +8,24 @@ import { PqlParseError, parse } from '../pql/index.js';
 import type { Call, Query } from '../pql/ast.js';
 import { runQuery, runQueryAsync } from './query/index.js';
 import { rewriteLegacyQuery } from './legacy/legacy-query.js';
+import { hasLegacyCall } from '../pql/legacy.js';
 
 const WRITE_CALLS = new Set(['Set', 'Clear', 'ClearRow', 'Store', 'SetRowAttrs', 'SetColumnAttrs', 'SetBit', 'ClearBit', 'SetFieldValue']);
 
 export class QueryService {
   constructor(private readonly engine: Engine) {}
 
-  async execute(index: string, text: string, opts: QueryOptions): Promise<QueryResponse> {
+  /** `legacy`: the query used 0.x calls, so its answer names row columns `bits`. */
+  async execute(index: string, text: string, opts: QueryOptions): Promise<{ response: QueryResponse; legacy: boolean }> {
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
-    const query = rewriteLegacyQuery(this.engine.holder, index, parseQuery(text));
+    const parsed = parseQuery(text);
+    const legacy = hasLegacyCall(parsed);
+    const query = rewriteLegacyQuery(this.engine.holder, index, parsed);
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
-    if (query.calls.some(hasWrite)) {
-      return this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits));
-    }
-    return this.engine.readAsync((h) => runQueryAsync(h, index, query, opts, limits));
+    const response = query.calls.some(hasWrite)
+      ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
+      : await this.engine.readAsync((h) => runQueryAsync(h, index, query, opts, limits));
+    return { response, legacy };
   }
 }
 

@@ -18,11 +18,9 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of servers) {
     await s.close().catch(() => undefined);
-    process.stderr.write(`T ${Date.now() % 100000} await s.close().catch(() => undefined);\n`);
     removeDir(s.dataDir);
   }
   await broker?.release();
-    process.stderr.write(`T ${Date.now() % 100000} await broker?.release();\n`);
 });
 
 async function start(overrides: Parameters<typeof startServer>[0]): Promise<TestServer> {
@@ -44,25 +42,18 @@ describe('Kafka mirror across a broker outage (private broker)', () => {
     const primary = await start({ kafkaMirrorTopic: topic, snapshotEveryEvents: 25 });
     const replica = await start({ replicaOf: topic });
     await createSchema(primary);
-    process.stderr.write(`T ${Date.now() % 100000} await createSchema(primary);\n`);
     await writeRound(primary, 0);
-    process.stderr.write(`T ${Date.now() % 100000} await writeRound(primary, 0);\n`);
     await caughtUp(primary, replica);
-    process.stderr.write(`T ${Date.now() % 100000} await caughtUp(primary, replica);\n`);
 
     await broker.stop();
-    process.stderr.write(`T ${Date.now() % 100000} await broker.stop();\n`);
     for (let r = 1; r <= 3; r++) {
       const t0 = Date.now();
       await writeRound(primary, r);
-    process.stderr.write(`T ${Date.now() % 100000} await writeRound(primary, r);\n`);
       // ~15 acknowledged requests per round: none waited for the dead broker.
       expect(Date.now() - t0).toBeLessThan(5_000);
     }
     await bigImport(primary, 3);
-    process.stderr.write(`T ${Date.now() % 100000} await bigImport(primary, 3);\n`);
     await waitFor('mirror retrying', async () => (await ok(primary, 'GET', '/kafka/mirror')).json<MirrorGauge>().state === 'retrying', 30_000);
-    process.stderr.write(`T ${Date.now() % 100000} await waitFor('mirror retrying', async () => (awai\n`);
     const down = (await ok(primary, 'GET', '/kafka/mirror')).json<MirrorGauge>();
     expect(down.lagRecords).toBeGreaterThan(0);
 
@@ -70,11 +61,9 @@ describe('Kafka mirror across a broker outage (private broker)', () => {
     // mirror still owes must stay in the log.
     const dataDir = primary.dataDir;
     await primary.close();
-    process.stderr.write(`T ${Date.now() % 100000} await primary.close();\n`);
     servers.splice(servers.indexOf(primary), 1);
     const reopened = await start({ kafkaMirrorTopic: topic, dataDir, snapshotEveryEvents: 25 });
     await schemaChanges(reopened);
-    process.stderr.write(`T ${Date.now() % 100000} await schemaChanges(reopened);\n`);
     for (let r = 4; r <= 6; r++) await writeRound(reopened, r);
     expect(reopened.engine.snapshotStats.count).toBeGreaterThan(1);
     const gauge = (await ok(reopened, 'GET', '/kafka/mirror')).json<MirrorGauge>();
@@ -82,12 +71,8 @@ describe('Kafka mirror across a broker outage (private broker)', () => {
     expect((await ok(reopened, 'GET', '/status')).json<{ kafkaMirror: MirrorGauge }>().kafkaMirror.lagRecords).toBeGreaterThan(0);
 
     await broker.start();
-    process.stderr.write(`T ${Date.now() % 100000} await broker.start();\n`);
     await caughtUp(reopened, replica, 90_000);
-    process.stderr.write(`T ${Date.now() % 100000} await caughtUp(reopened, replica, 90_000);\n`);
     await sameAnswers(reopened, replica);
-    process.stderr.write(`T ${Date.now() % 100000} await sameAnswers(reopened, replica);\n`);
     await waitFor('mirror lag 0', async () => (await ok(reopened, 'GET', '/kafka/mirror')).json<MirrorGauge>().lagRecords === 0, 10_000);
-    process.stderr.write(`T ${Date.now() % 100000} await waitFor('mirror lag 0', async () => (await o\n`);
   });
 });

@@ -11,7 +11,6 @@ import { sendJson } from '../reply.js';
 
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
 const ARGS = new Set(['shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs']);
-const LEGACY_CALL = /(^|[^A-Za-z])(Bitmap|SetBit|ClearBit|SetFieldValue)\s*\(/;
 
 export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: { index: string }; Querystring: Record<string, string> }>(
@@ -37,10 +36,9 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
           };
         }
-        const resp = await ctx.query.execute(req.params.index, text, opts);
-        if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(resp)));
-        const legacy = req.query.slices !== undefined || LEGACY_CALL.test(text);
-        return sendJson(reply, queryResponseJson(resp, legacy));
+        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts);
+        if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(response)));
+        return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined));
       } catch (err) {
         if (protoOut && err instanceof DomainError) return sendProtoError(reply, err);
         throw err;

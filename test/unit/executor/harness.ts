@@ -37,7 +37,7 @@ export function error(sink: MemorySink, index: string, pql: string, opts: Partia
   throw new Error(`query succeeded: ${pql}`);
 }
 
-const num = (v: bigint): number | bigint => (v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : v);
+export const num = (v: bigint): number | bigint => (v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : v);
 
 export function toJson(r: QueryResult): unknown {
   switch (r.type) {
