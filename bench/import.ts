@@ -12,7 +12,7 @@ import { EXISTS_FIELD } from '../src/domain/names.js';
 import { RoaringBitmap32, type Bitmap } from '../src/state/fragment.js';
 import { HttpClient } from './lib/http-client.js';
 import { importChunks, type Chunk, type ImportShape } from './lib/import-data.js';
-import { dirBytes, indexBytes, readLog, type LogRecordBytes } from './lib/log-bytes.js';
+import { dirBytes, indexBytes, readLog, type LogContents, type LogRecordBytes } from './lib/log-bytes.js';
 import { importProtobuf, importRoaring, createField, createIndex } from './lib/pilosa.js';
 import { openRaw, rawWriteBatches } from './lib/raw-level.js';
 import type { Reporter, Target } from './lib/report.js';
@@ -95,9 +95,14 @@ async function runCase(r: Reporter, c: Case): Promise<void> {
   }
   const requests = enc.bodies.length;
   enc.bodies.length = 0; // the bodies can go before the log is read back
-  const log = await readLog(server.dataDir, 'i');
-  const disk = dirBytes(server.dataDir);
-  removeDir(server.dataDir);
+  let log: LogContents;
+  let disk: number;
+  try {
+    log = await readLog(server.dataDir, 'i');
+    disk = dirBytes(server.dataDir);
+  } finally {
+    removeDir(server.dataDir);
+  }
   const rawMs = await rawWrite(log.kept, requests);
   const bytes = indexBytes(log, 'i');
   const fieldBytes = log.byTarget.get('i/f') ?? 0;

@@ -48,7 +48,30 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Children alive now: an interrupted bench kills them (by PID) and removes their data. */
+const live = new Map<number, string>();
+let trapped = false;
+
+function trapInterrupt(): void {
+  if (trapped) return;
+  trapped = true;
+  const cleanUp = (signal: NodeJS.Signals): void => {
+    for (const [pid, dir] of live) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      removeDir(dir);
+    }
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', cleanUp);
+  process.once('SIGTERM', cleanUp);
+}
+
 export async function startChildServer(opts: ChildServerOptions): Promise<ChildServer> {
+  trapInterrupt();
   const dataDir = tempDir(opts.label);
   const port = await freePort();
   const prof = process.env.BENCH_CPU_PROF;
@@ -62,17 +85,20 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
   };
   proc.stdout?.on('data', keep);
   proc.stderr?.on('data', keep);
+  if (proc.pid !== undefined) live.set(proc.pid, dataDir);
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitReady(proc, url, () => output);
   } catch (err) {
     await kill(proc, exited);
+    if (proc.pid !== undefined) live.delete(proc.pid);
     removeDir(dataDir);
     throw err;
   }
   const stop = async (): Promise<void> => {
     await kill(proc, exited);
+    if (proc.pid !== undefined) live.delete(proc.pid);
     if (proc.exitCode !== 0 && proc.signalCode === null && proc.exitCode !== null) console.error(`  ! server ${opts.label} exited with ${proc.exitCode}: ${output.slice(-2000)}`);
   };
   return {

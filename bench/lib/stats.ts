@@ -28,7 +28,7 @@ export async function timeRepeated(fn: () => unknown, minMs = 300, minRuns = 3):
  * alternative in turn (interleaved, so all see the same background load) and the best round of
  * each is kept. Returns mean ms per call by name.
  */
-export async function bestOfRounds<K extends string>(fns: Record<K, () => unknown>, rounds = 5, roundMs = 60): Promise<Record<K, number>> {
+export async function bestOfRounds<K extends string>(fns: Record<K, () => unknown>, rounds = 9, roundMs = 40): Promise<Record<K, number>> {
   const names = Object.keys(fns) as K[];
   const best = {} as Record<K, number>;
   for (const k of names) {
@@ -39,13 +39,6 @@ export async function bestOfRounds<K extends string>(fns: Record<K, () => unknow
     for (const k of names) best[k] = Math.min(best[k], await timeRepeated(fns[k], roundMs, 3));
   }
   return best;
-}
-
-/** Wall time of one call in ms, with its result. */
-export async function timed<T>(fn: () => Promise<T> | T): Promise<{ ms: number; value: T }> {
-  const start = now();
-  const value = await fn();
-  return { ms: now() - start, value };
 }
 
 export const MB = 1024 * 1024;

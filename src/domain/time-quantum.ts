@@ -81,7 +81,7 @@ export function viewPeriod(name: string, prefix = STANDARD_VIEW): ViewPeriod | u
   return { unit, start, end: periodEnd(start, unit) };
 }
 
-/** A window [from, to) of time that holds every existing view: lets a range skip empty years. */
+/** A span [from, to) of time, e.g. the period of an existing view. */
 export interface TimeWindow {
   from: number;
   to: number;
@@ -89,17 +89,24 @@ export interface TimeWindow {
 
 /**
  * Pilosa's viewsByTimeRange (v1.4.0 time.go): the fewest views covering [start, end) for the
- * quantum, walking up from fine to coarse units, then down. With `within`, only the views that
- * overlap that window are returned, and long stretches before or after it are skipped in
- * O(log n) instead of being walked one unit at a time (a `to`-only range starts in year 1).
+ * quantum, walking up from fine to coarse units, then down. With `within` (e.g. the periods of
+ * the views that exist), only the views overlapping one of those spans are returned, and the
+ * stretches between spans are skipped in O(log n) instead of walked one unit at a time (a
+ * `to`-only range starts in year 1; an hourly quantum over years has tens of thousands of hours).
  */
-export function viewsByTimeRange(start: number, end: number, quantum: string, within?: TimeWindow, prefix = STANDARD_VIEW): string[] {
+export function viewsByTimeRange(
+  start: number,
+  end: number,
+  quantum: string,
+  within?: TimeWindow | readonly TimeWindow[],
+  prefix = STANDARD_VIEW,
+): string[] {
   const [hasY, hasM, hasD, hasH] = (['Y', 'M', 'D', 'H'] as const).map((u) => quantum.includes(u));
+  const spans = within === undefined ? undefined : mergeSpans(Array.isArray(within) ? within : [within as TimeWindow]);
   const out: string[] = [];
   const emit = (t: number, unit: TimeUnit): void => {
-    if (within === undefined || (floorTo(t, unit) < within.to && periodEnd(floorTo(t, unit), unit) > within.from)) {
-      out.push(viewByTimeUnit(t, unit, prefix));
-    }
+    const from = floorTo(t, unit);
+    if (spans === undefined || overlaps(spans, from, periodEnd(from, unit))) out.push(viewByTimeUnit(t, unit, prefix));
   };
   let t = start;
   if (hasH || hasD || hasM) {
@@ -133,16 +140,18 @@ export function viewsByTimeRange(start: number, end: number, quantum: string, wi
     }
   }
   while (t < end) {
-    // Every later view starts at or after this year: none can overlap the window any more.
-    if (within !== undefined && floorTo(t, 'Y') >= within.to) break;
     let unit: TimeUnit;
     if (hasY && nextYearGTE(t, end)) unit = 'Y';
     else if (hasM && nextMonthGTE(t, end)) unit = 'M';
     else if (hasD && nextDayGTE(t, end)) unit = 'D';
     else if (hasH) unit = 'H';
     else break;
-    if (within !== undefined) {
-      const k = skippable(t, end, unit, within.from);
+    if (spans !== undefined) {
+      // Every later view starts at or after floor(t, unit) (t only grows, and units only get
+      // finer): once no span ends after it, nothing more can overlap.
+      const next = nextSpan(spans, floorTo(t, unit));
+      if (next === undefined) break;
+      const k = next.from > floorTo(t, unit) ? skippable(t, end, unit, next.from) : 0;
       if (k > 0) {
         t = advance(t, unit, k);
         continue;
@@ -152,6 +161,35 @@ export function viewsByTimeRange(start: number, end: number, quantum: string, wi
     t = step(t, unit);
   }
   return out;
+}
+
+/** Sorted, disjoint spans with the same union. */
+function mergeSpans(spans: readonly TimeWindow[]): TimeWindow[] {
+  const sorted = spans.filter((s) => s.from < s.to).sort((a, b) => a.from - b.from);
+  const out: TimeWindow[] = [];
+  for (const s of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && s.from <= last.to) last.to = Math.max(last.to, s.to);
+    else out.push({ from: s.from, to: s.to });
+  }
+  return out;
+}
+
+/** The first span ending after t. */
+function nextSpan(spans: readonly TimeWindow[], t: number): TimeWindow | undefined {
+  let lo = 0;
+  let hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (spans[mid].to <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return spans[lo];
+}
+
+function overlaps(spans: readonly TimeWindow[], from: number, to: number): boolean {
+  const s = nextSpan(spans, from);
+  return s !== undefined && s.from < to;
 }
 
 /**

@@ -59,20 +59,17 @@ export function shardsFor(index: Index, requested: readonly number[] | undefined
 
 export function existingTimeViews(field: Field, from: number, to: number): string[] {
   const q = field.options.timeQuantum;
-  const window = timeWindow(field);
-  if (q === '' || window === undefined) return [];
-  return viewsByTimeRange(from, to, q, window).filter((v) => field.views.has(v));
+  const spans = timeSpans(field);
+  if (q === '' || spans.length === 0) return [];
+  return viewsByTimeRange(from, to, q, spans).filter((v) => field.views.has(v));
 }
 
-/** The span of time the field's existing time views cover, or undefined when it has none. */
-export function timeWindow(field: Field): TimeWindow | undefined {
-  let from = Infinity;
-  let to = -Infinity;
+/** The periods of the field's existing time views: a range skips the time between them. */
+function timeSpans(field: Field): TimeWindow[] {
+  const spans: TimeWindow[] = [];
   for (const name of field.views.keys()) {
     const p = viewPeriod(name);
-    if (p === undefined) continue;
-    from = Math.min(from, p.start);
-    to = Math.max(to, p.end);
+    if (p !== undefined) spans.push({ from: p.start, to: p.end });
   }
-  return from < to ? { from, to } : undefined;
+  return spans;
 }

@@ -9,6 +9,7 @@
 // Invariants: nothing here mutates state except through engine.write; Kafka's own group offsets
 // are never trusted for a position — positions live in this node's log and state.
 import type { Logger } from 'pino';
+import { ConfigError } from '../config/config.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
 import { createKafka } from './client.js';
@@ -47,11 +48,11 @@ export class KafkaRuntime {
   static async open(cfg: KafkaConfig, engine: Engine, imports: ImportService, node: string, logger: Logger, onFatal: (err: Error) => void): Promise<KafkaRuntime> {
     const log = logger.child({ mod: 'kafka' });
     if (cfg.brokers.length === 0) {
-      if (cfg.mirrorTopic !== '' || cfg.replicaOf !== '') throw new Error('kafka-mirror-topic and replica-of need kafka-brokers');
+      if (cfg.mirrorTopic !== '' || cfg.replicaOf !== '') throw new ConfigError('kafka-mirror-topic and replica-of need kafka-brokers');
       return new KafkaRuntime(new IngestManager(engine, imports, undefined, 'Kafka is not configured: start the server with --kafka-brokers', log), undefined, undefined, engine, 'local');
     }
     const kafka = createKafka(cfg.brokers, `bitledger-${node}`, log);
-    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine, kafka, cfg.mirrorTopic, node, log) : undefined;
+    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine, kafka, cfg.mirrorTopic, log) : undefined;
     const replica = cfg.replicaOf !== '' ? await Replica.open(engine, kafka, cfg.replicaOf, log, onFatal) : undefined;
     const ingests =
       replica !== undefined

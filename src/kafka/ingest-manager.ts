@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 import { badRequest, conflict, DomainError, notFound } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
-import { ensureTopic, errorText } from './client.js';
 import { IngestRunner, type IngestPartitionStatus, type IngestRunStatus } from './ingest-runner.js';
 import { parseIngestSpec, validateAgainstSchema, type IngestSpec } from './ingest-spec.js';
 
@@ -62,7 +61,6 @@ export class IngestManager {
       validateAgainstSchema(spec, h);
       sink.emit({ type: 'IngestDefined', name, spec: JSON.stringify(spec), paused: false });
     });
-    await ensureTopic(this.kafka!, spec.deadLetterTopic).catch((err: unknown) => this.logger.warn({ err: errorText(err) }, 'ingest: cannot create the dead-letter topic yet'));
     this.runnerFor(name, JSON.stringify(spec)).start();
     return this.status(name);
   }
@@ -162,7 +160,8 @@ export class IngestManager {
   private runnerFor(name: string, specJson: string): IngestRunner {
     let r = this.runners.get(name);
     if (r === undefined) {
-      if (this.closed || this.kafka === undefined) throw badRequest(this.whyNotRunning);
+      if (this.closed) throw new DomainError('unavailable', 'server is shutting down');
+      if (this.kafka === undefined) throw badRequest(this.whyNotRunning);
       const kafka = this.kafka;
       r = new IngestRunner(this.engine, this.imports, kafka, () => this.deadLetterProducer(kafka), name, JSON.parse(specJson) as IngestSpec, this.logger.child({ ingest: name }));
       this.runners.set(name, r);

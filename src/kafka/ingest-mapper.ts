@@ -1,7 +1,10 @@
 // JSON records → the same import requests as HTTP imports (one BitsImport per set-like field,
-// one ValuesImport per int field). A record is mapped whole or rejected with a reason (then it
-// goes to the dead-letter topic): every check ImportService would make per bit is made here
-// first, so a batch of mapped records imports without a DomainError.
+// one ValuesImport per int field). A message holds one record (a JSON object) or several (a JSON
+// array of objects, like the legacy input endpoint's body). A record is mapped whole or rejected
+// with a reason (then it goes to the dead-letter topic): every check ImportService makes per bit
+// is made here first, so a batch of mapped records imports without a DomainError.
+// Hot path: records are appended straight into per-field column arrays (a rejected record is
+// rolled back by truncation), with no object per record or per bit.
 import type { FieldOptions } from '../domain/types.js';
 import type { BitsImport, ValuesImport } from '../service/import/import-service.js';
 import type { Holder } from '../state/holder.js';
@@ -13,30 +16,24 @@ interface Target {
   options: FieldOptions;
 }
 
-export interface Targets {
-  byProp: Map<string, { spec: IngestFieldSpec; target: number }[]>;
-  list: Target[];
+interface Action {
+  spec: IngestFieldSpec;
+  target: number;
 }
 
-export interface MappedRecord {
-  column: number | string;
-  /** Per bit: target index, row (ID or key). */
-  bitTargets: number[];
-  bitRows: (number | string)[];
-  valueTargets: number[];
-  values: bigint[];
-  /** Target index → Unix nanoseconds for the bits of that target. */
-  stamps: Map<number, bigint> | undefined;
+export interface Targets {
+  byProp: Map<string, Action[]>;
+  list: Target[];
 }
 
 /** Resolves the definition's fields against the schema; a string says why it no longer fits. */
 export function resolveTargets(spec: IngestSpec, holder: Holder): Targets | string {
   const index = holder.index(spec.index);
   if (index === undefined) return `index ${spec.index} no longer exists`;
-  if (('key' in spec.column) !== index.options.keys) return `index ${spec.index} changed its column keys option`;
+  if ('key' in spec.column !== index.options.keys) return `index ${spec.index} changed its column keys option`;
   const list: Target[] = [];
   const seen = new Map<string, number>();
-  const byProp = new Map<string, { spec: IngestFieldSpec; target: number }[]>();
+  const byProp = new Map<string, Action[]>();
   for (const f of spec.fields) {
     const field = index.field(f.field);
     if (field === undefined) return `field ${spec.index}/${f.field} no longer exists`;
@@ -56,21 +53,12 @@ export function resolveTargets(spec: IngestSpec, holder: Holder): Targets | stri
 
 const LEGACY_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/;
 
-function parseTimestamp(v: unknown): bigint | string {
-  if (typeof v !== 'string') return 'timestamp must be a string (YYYY-MM-DDTHH:MM or RFC 3339)';
+function parseTimestamp(v: unknown, what: string): bigint {
+  if (typeof v !== 'string') throw new MapError(`${what}: timestamp must be a string (YYYY-MM-DDTHH:MM or RFC 3339)`);
   const m = LEGACY_TIME.exec(v);
   const ms = m !== null ? Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5]) : Date.parse(v);
-  if (!Number.isFinite(ms) || ms < 0) return `invalid timestamp: ${v}`;
+  if (!Number.isFinite(ms) || ms < 0) throw new MapError(`${what}: invalid timestamp: ${v}`);
   return BigInt(ms) * 1_000_000n;
-}
-
-function rowValue(v: unknown, keys: boolean, what: string): number | string {
-  if (keys) {
-    if (typeof v !== 'string' || v === '') throw new MapError(`${what}: row key must be a non-empty string`);
-    return v;
-  }
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new MapError(`${what}: row ID must be a non-negative integer, got ${JSON.stringify(v)}`);
-  return v;
 }
 
 function intValue(v: unknown, o: FieldOptions, what: string): bigint {
@@ -89,134 +77,249 @@ function lookupRow(map: Record<string, number> | undefined, key: string): number
   return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
 }
 
-/** Maps one message value; a string is the reason it cannot be mapped. */
-export function mapRecord(value: Buffer | null, spec: IngestSpec, targets: Targets): MappedRecord | string {
-  if (value === null || value.byteLength === 0) return 'empty message';
-  let rec: unknown;
-  try {
-    rec = JSON.parse(value.toString('utf8'));
-  } catch (err) {
-    return `invalid JSON: ${(err as Error).message}`;
-  }
-  if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) return 'record is not a JSON object';
-  const r = rec as Record<string, unknown>;
-  const colProp = 'field' in spec.column ? spec.column.field : spec.column.key;
-  const colVal = r[colProp];
-  let column: number | string;
-  if ('field' in spec.column) {
-    // Legacy rule: the primary key is a JSON number, truncated to a column ID.
-    if (typeof colVal !== 'number' || !Number.isFinite(colVal) || colVal < 0 || colVal >= 2 ** 53) return `column ${colProp} must be a non-negative number`;
-    column = Math.trunc(colVal);
-  } else {
-    if (typeof colVal !== 'string' || colVal === '') return `column key ${colProp} must be a non-empty string`;
-    column = colVal;
-  }
-  const out: MappedRecord = { column, bitTargets: [], bitRows: [], valueTargets: [], values: [], stamps: undefined };
-  try {
-    for (const [prop, v] of Object.entries(r)) {
-      if (prop === colProp || v === null) continue;
-      const actions = targets.byProp.get(prop);
-      if (actions === undefined) return `field not found: ${prop}`;
-      for (const action of actions) mapValue(out, action, targets.list[action.target], prop, v);
+/** A growable Float64Array: appends without per-item allocation; view() shares the buffer. */
+class F64 {
+  a = new Float64Array(1024);
+  n = 0;
+
+  push(v: number): void {
+    if (this.n === this.a.length) {
+      const b = new Float64Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
     }
-  } catch (err) {
-    if (err instanceof MapError) return err.message;
-    throw err;
+    this.a[this.n++] = v;
   }
-  return out;
+
+  view(): Float64Array {
+    return this.a.subarray(0, this.n);
+  }
 }
 
-/** Applies one mapping rule to one property value; throws MapError when it does not fit. */
-function mapValue(out: MappedRecord, m: { spec: IngestFieldSpec; target: number }, t: Target, prop: string, v: unknown): void {
-  switch (m.spec.mapping) {
-    case 'value-to-row':
-      for (const one of Array.isArray(v) ? v : [v]) {
-        out.bitTargets.push(m.target);
-        out.bitRows.push(rowValue(one, t.options.keys, prop));
+/** Bits of one set-like field, column-major: IDs in typed arrays, keys in string arrays. */
+class BitsAcc {
+  readonly rows = new F64();
+  readonly cols = new F64();
+  rowKeys: string[] = [];
+  colKeys: string[] = [];
+  /** Per bit, only once some bit of this field carried a timestamp (0 = none). */
+  stamps: bigint[] | undefined;
+  /** Bits in the accumulator. */
+  n = 0;
+
+  push(row: number | string, col: number | string, stamp: bigint): void {
+    if (typeof row === 'number') this.rows.push(row);
+    else this.rowKeys.push(row);
+    if (typeof col === 'number') this.cols.push(col);
+    else this.colKeys.push(col);
+    if (stamp !== 0n || this.stamps !== undefined) this.pushStamp(stamp);
+    this.n++;
+  }
+
+  private pushStamp(stamp: bigint): void {
+    if (this.stamps === undefined) this.stamps = new Array<bigint>(this.n).fill(0n);
+    this.stamps.push(stamp);
+  }
+
+  truncate(n: number): void {
+    if (n === this.n) return;
+    // A field's rows are all IDs or all keys, and likewise its columns: one of each pair is empty.
+    this.rows.n = Math.min(this.rows.n, n);
+    this.rowKeys.length = Math.min(this.rowKeys.length, n);
+    this.cols.n = Math.min(this.cols.n, n);
+    this.colKeys.length = Math.min(this.colKeys.length, n);
+    if (this.stamps !== undefined) this.stamps.length = n;
+    this.n = n;
+  }
+}
+
+class ValuesAcc {
+  readonly cols = new F64();
+  colKeys: string[] = [];
+  vals: bigint[] = [];
+
+  truncate(n: number): void {
+    this.vals.length = n;
+    this.cols.n = Math.min(this.cols.n, n);
+    this.colKeys.length = Math.min(this.colKeys.length, n);
+  }
+}
+
+/** Maps records one by one into the import requests of a batch. */
+export class ImportBuilder {
+  private readonly bits: BitsAcc[];
+  private readonly values: ValuesAcc[];
+  private readonly colProp: string;
+  private readonly byId: boolean;
+  /** Scratch per record: the timestamp of each target (0 = none), reset after each record. */
+  private readonly stamps: bigint[];
+  /** Scratch per record: accumulator sizes before it, for the rollback. */
+  private readonly bitMarks: number[];
+  private readonly valueMarks: number[];
+
+  constructor(
+    private readonly spec: IngestSpec,
+    private readonly targets: Targets,
+  ) {
+    this.bits = targets.list.map(() => new BitsAcc());
+    this.values = targets.list.map(() => new ValuesAcc());
+    this.stamps = targets.list.map(() => 0n);
+    this.bitMarks = targets.list.map(() => 0);
+    this.valueMarks = targets.list.map(() => 0);
+    this.byId = 'field' in spec.column;
+    this.colProp = 'field' in spec.column ? spec.column.field : spec.column.key;
+  }
+
+  /**
+   * Adds one message value: a JSON object (one record) or a JSON array of them (as the legacy
+   * input endpoint takes). Returns the records added; each record that cannot be mapped (or the
+   * whole message, index -1, when it is not JSON) is reported to `reject` and adds nothing.
+   */
+  add(value: Buffer | null, reject: (reason: string, index: number) => void): number {
+    if (value === null || value.byteLength === 0) {
+      reject('empty message', -1);
+      return 0;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value.toString('utf8'));
+    } catch (err) {
+      reject(`invalid JSON: ${(err as Error).message}`, -1);
+      return 0;
+    }
+    if (!Array.isArray(parsed)) return this.addRecord(parsed, -1, reject);
+    let added = 0;
+    for (let i = 0; i < parsed.length; i++) added += this.addRecord(parsed[i], i, reject);
+    return added;
+  }
+
+  private addRecord(rec: unknown, index: number, reject: (reason: string, index: number) => void): number {
+    if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) {
+      reject('record is not a JSON object', index);
+      return 0;
+    }
+    const r = rec as Record<string, unknown>;
+    const colVal = r[this.colProp];
+    let column: number | string;
+    if (this.byId) {
+      // Legacy rule: the primary key is a JSON number, truncated to a column ID.
+      if (typeof colVal !== 'number' || !Number.isFinite(colVal) || colVal < 0 || colVal >= 2 ** 53) {
+        reject(`column ${this.colProp} must be a non-negative number`, index);
+        return 0;
       }
-      return;
-    case 'mapping': {
-      const row = typeof v === 'string' || typeof v === 'number' ? lookupRow(m.spec.valueMap, String(v)) : undefined;
-      if (row === undefined) throw new MapError(`${prop}: value ${JSON.stringify(v)} is not in valueMap`);
-      out.bitTargets.push(m.target);
-      out.bitRows.push(row);
-      return;
-    }
-    case 'single-row-boolean':
-      if (typeof v !== 'boolean') throw new MapError(`${prop}: single-row-boolean needs true or false, got ${JSON.stringify(v)}`);
-      if (v) {
-        out.bitTargets.push(m.target);
-        out.bitRows.push(m.spec.rowID ?? 0);
+      column = Math.trunc(colVal);
+    } else {
+      if (typeof colVal !== 'string' || colVal === '') {
+        reject(`column key ${this.colProp} must be a non-empty string`, index);
+        return 0;
       }
-      return;
-    case 'int':
-      out.valueTargets.push(m.target);
-      out.values.push(intValue(v, t.options, prop));
-      return;
-    case 'timestamp': {
-      const ns = parseTimestamp(v);
-      if (typeof ns === 'string') throw new MapError(`${prop}: ${ns}`);
-      (out.stamps ??= new Map()).set(m.target, ns);
-      return;
+      column = colVal;
+    }
+    const bitMarks = this.bitMarks;
+    const valueMarks = this.valueMarks;
+    for (let i = 0; i < bitMarks.length; i++) {
+      bitMarks[i] = this.bits[i].n;
+      valueMarks[i] = this.values[i].vals.length;
+    }
+    try {
+      this.collectStamps(r);
+      for (const prop in r) {
+        const v = r[prop];
+        if (prop === this.colProp || v === null) continue;
+        const actions = this.targets.byProp.get(prop);
+        if (actions === undefined) throw new MapError(`field not found: ${prop}`);
+        for (const a of actions) this.mapValue(a, prop, v, column);
+      }
+    } catch (err) {
+      if (!(err instanceof MapError)) throw err;
+      this.bits.forEach((b, i) => b.truncate(bitMarks[i]));
+      this.values.forEach((acc, i) => acc.truncate(valueMarks[i]));
+      reject(err.message, index);
+      return 0;
+    } finally {
+      this.stamps.fill(0n);
+    }
+    return 1;
+  }
+
+  /** The import requests for everything added so far. */
+  build(): { bits: BitsImport[]; values: ValuesImport[] } {
+    const index = this.spec.index;
+    const bits: BitsImport[] = [];
+    const values: ValuesImport[] = [];
+    this.targets.list.forEach((t, i) => {
+      const b = this.bits[i];
+      if (b.n > 0) {
+        bits.push({
+          index,
+          field: t.field,
+          rowIds: b.rows.view(),
+          columnIds: b.cols.view(),
+          timestamps: b.stamps === undefined ? null : BigInt64Array.from(b.stamps),
+          rowKeys: b.rowKeys,
+          columnKeys: b.colKeys,
+          clear: false,
+        });
+      }
+      const v = this.values[i];
+      if (v.vals.length > 0) {
+        values.push({ index, field: t.field, columnIds: v.cols.view(), values: BigInt64Array.from(v.vals), columnKeys: v.colKeys, clear: false });
+      }
+    });
+    return { bits, values };
+  }
+
+  /** Timestamps first: they apply to every bit the record sets in their field. */
+  private collectStamps(r: Record<string, unknown>): void {
+    for (const [prop, actions] of this.targets.byProp) {
+      for (const a of actions) {
+        if (a.spec.mapping !== 'timestamp') continue;
+        const v = r[prop];
+        if (v !== undefined && v !== null) this.stamps[a.target] = parseTimestamp(v, prop);
+      }
+    }
+  }
+
+  private mapValue(a: Action, prop: string, v: unknown, column: number | string): void {
+    const t = a.target;
+    switch (a.spec.mapping) {
+      case 'value-to-row': {
+        const o = this.targets.list[t].options;
+        const acc = this.bits[t];
+        const stamp = this.stamps[t];
+        if (!Array.isArray(v)) acc.push(rowValue(v, o, prop), column, stamp);
+        else for (let i = 0; i < v.length; i++) acc.push(rowValue(v[i], o, prop), column, stamp);
+        return;
+      }
+      case 'mapping': {
+        const row = typeof v === 'string' || typeof v === 'number' ? lookupRow(a.spec.valueMap, String(v)) : undefined;
+        if (row === undefined) throw new MapError(`${prop}: value ${JSON.stringify(v)} is not in valueMap`);
+        this.bits[t].push(row, column, this.stamps[t]);
+        return;
+      }
+      case 'single-row-boolean':
+        if (typeof v !== 'boolean') throw new MapError(`${prop}: single-row-boolean needs true or false, got ${JSON.stringify(v)}`);
+        if (v) this.bits[t].push(a.spec.rowID ?? 0, column, this.stamps[t]);
+        return;
+      case 'int': {
+        const acc = this.values[t];
+        acc.vals.push(intValue(v, this.targets.list[t].options, prop));
+        if (typeof column === 'number') acc.cols.push(column);
+        else acc.colKeys.push(column);
+        return;
+      }
+      case 'timestamp':
+        return; // collected before the other properties
     }
   }
 }
 
-interface BitsAcc {
-  rows: number[];
-  rowKeys: string[];
-  cols: number[];
-  colKeys: string[];
-  stamps: bigint[];
-  stamped: boolean;
-}
-
-/** Builds one import per target field for a list of mapped records. */
-export function buildImports(records: readonly MappedRecord[], spec: IngestSpec, targets: Targets): { bits: BitsImport[]; values: ValuesImport[] } {
-  const keyedColumns = 'key' in spec.column;
-  const bits = new Map<number, BitsAcc>();
-  const values = new Map<number, { cols: number[]; colKeys: string[]; vals: bigint[] }>();
-  for (const r of records) {
-    for (let i = 0; i < r.bitTargets.length; i++) {
-      const t = r.bitTargets[i];
-      let acc = bits.get(t);
-      if (acc === undefined) bits.set(t, (acc = { rows: [], rowKeys: [], cols: [], colKeys: [], stamps: [], stamped: false }));
-      const row = r.bitRows[i];
-      if (typeof row === 'string') acc.rowKeys.push(row);
-      else acc.rows.push(row);
-      if (typeof r.column === 'string') acc.colKeys.push(r.column);
-      else acc.cols.push(r.column);
-      const ts = r.stamps?.get(t) ?? 0n;
-      if (ts !== 0n) acc.stamped = true;
-      acc.stamps.push(ts);
-    }
-    for (let i = 0; i < r.valueTargets.length; i++) {
-      const t = r.valueTargets[i];
-      let acc = values.get(t);
-      if (acc === undefined) values.set(t, (acc = { cols: [], colKeys: [], vals: [] }));
-      if (typeof r.column === 'string') acc.colKeys.push(r.column);
-      else acc.cols.push(r.column);
-      acc.vals.push(r.values[i]);
-    }
+function rowValue(v: unknown, o: FieldOptions, what: string): number | string {
+  if (o.keys) {
+    if (typeof v !== 'string' || v === '') throw new MapError(`${what}: row key must be a non-empty string`);
+    return v;
   }
-  const index = spec.index;
-  const bitImports: BitsImport[] = [...bits].map(([t, a]) => ({
-    index,
-    field: targets.list[t].field,
-    rowIds: Float64Array.from(a.rows),
-    columnIds: keyedColumns ? new Float64Array(0) : Float64Array.from(a.cols),
-    timestamps: a.stamped ? BigInt64Array.from(a.stamps) : null,
-    rowKeys: a.rowKeys,
-    columnKeys: a.colKeys,
-    clear: false,
-  }));
-  const valueImports: ValuesImport[] = [...values].map(([t, a]) => ({
-    index,
-    field: targets.list[t].field,
-    columnIds: keyedColumns ? new Float64Array(0) : Float64Array.from(a.cols),
-    values: BigInt64Array.from(a.vals),
-    columnKeys: a.colKeys,
-    clear: false,
-  }));
-  return { bits: bitImports, values: valueImports };
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new MapError(`${what}: row ID must be a non-negative integer, got ${JSON.stringify(v)}`);
+  if (o.type === 'bool' && v > 1) throw new MapError(`${what}: a bool field takes rows 0 and 1, got ${v}`);
+  return v;
 }

@@ -13,9 +13,9 @@ import { DomainError } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
 import type { Holder } from '../state/holder.js';
-import { errorText } from './client.js';
+import { ensureTopic, errorText } from './client.js';
 import { ConsumerLoop } from './consumer-loop.js';
-import { buildImports, mapRecord, resolveTargets, type MappedRecord, type Targets } from './ingest-mapper.js';
+import { ImportBuilder, resolveTargets } from './ingest-mapper.js';
 import type { IngestSpec } from './ingest-spec.js';
 
 export interface IngestPartitionStatus {
@@ -36,10 +36,26 @@ export interface IngestRunStatus {
   lastError?: string;
 }
 
+type Imports = ReturnType<ImportBuilder['build']>;
+
+/** A record to dead-letter: `index` ≥ 0 is its place in the message's JSON array. */
+interface DeadLetter {
+  msg: KafkaMessage;
+  reason: string;
+  index: number;
+}
+
+function recordOf(value: Buffer | null, index: number): Buffer {
+  const list = JSON.parse(value?.toString('utf8') ?? '[]') as unknown[];
+  return Buffer.from(JSON.stringify(list[index]));
+}
+
 /** The batch lost a race: another batch moved the stored offset, or the ingest was stopped. */
 class Superseded extends Error {}
 /** The schema no longer fits the definition: stop, do not dead-letter good records. */
 class SchemaGone extends Error {}
+/** ImportService refused a chunk (not the engine: a shutdown is no reason to drop records). */
+class ImportRefused extends Error {}
 
 export class IngestRunner {
   private loop: ConsumerLoop | undefined;
@@ -48,6 +64,7 @@ export class IngestRunner {
   private readonly highWatermarks = new Map<number, bigint>();
   private readonly stats = { imported: 0, deadLettered: 0, transientErrors: 0 };
   private rate = { since: 0, records: 0, perSec: 0 };
+  private deadLetterTopicReady = false;
 
   constructor(
     private readonly engine: Engine,
@@ -93,10 +110,6 @@ export class IngestRunner {
     if (this.state !== 'failed') this.state = 'stopped';
   }
 
-  get running(): boolean {
-    return this.loop !== undefined;
-  }
-
   runStatus(): IngestRunStatus {
     return {
       state: this.state,
@@ -131,14 +144,15 @@ export class IngestRunner {
     const stored = this.storedOffset(this.engine.holder, partition);
     let from = stored === undefined ? -1n : BigInt(stored);
     const msgs = batch.messages.filter((m) => BigInt(m.offset) >= from);
-    for (let i = 0; i < msgs.length; i += this.spec.batchRecords) {
+    for (let i = 0; i < msgs.length; i += this.spec.batchMessages) {
       if (!isRunning() || isStale() || this.state === 'failed') return;
-      const chunk = msgs.slice(i, i + this.spec.batchRecords);
+      const chunk = msgs.slice(i, i + this.spec.batchMessages);
       try {
         const next = await this.importChunk(partition, stored === undefined && i === 0 ? undefined : String(from), chunk);
         from = BigInt(next);
       } catch (err) {
-        if (err instanceof Superseded) return; // the next group join seeks to the stored offset
+        // Unresolved, the batch is fetched again and filtered by the stored offset.
+        if (err instanceof Superseded) return;
         if (err instanceof SchemaGone) {
           this.fail(err.message);
           return;
@@ -155,94 +169,112 @@ export class IngestRunner {
   private async importChunk(partition: number, expected: string | undefined, chunk: KafkaMessage[]): Promise<string> {
     const targets = resolveTargets(this.spec, this.engine.holder);
     if (typeof targets === 'string') throw new SchemaGone(targets);
-    const good: MappedRecord[] = [];
+    const builder = new ImportBuilder(this.spec, targets);
+    // Messages with at least one good record, and their record counts.
     const goodMsgs: KafkaMessage[] = [];
-    const bad: { msg: KafkaMessage; reason: string }[] = [];
+    const goodCounts: number[] = [];
+    let good = 0;
+    const bad: DeadLetter[] = [];
     for (const msg of chunk) {
-      const m = mapRecord(msg.value, this.spec, targets);
-      if (typeof m === 'string') bad.push({ msg, reason: m });
-      else {
-        good.push(m);
+      const n = builder.add(msg.value, (reason, index) => bad.push({ msg, reason, index }));
+      if (n > 0) {
         goodMsgs.push(msg);
+        goodCounts.push(n);
+        good += n;
       }
     }
     if (bad.length > 0) await this.sendDeadLetters(partition, bad);
     const next = String(BigInt(chunk[chunk.length - 1].offset) + 1n);
     let rejected: { index: number; reason: string }[] = [];
     try {
-      await this.write(partition, expected, next, good, targets, bad.length, false);
+      await this.write(partition, expected, next, [builder.build()], null, good, bad.length);
     } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      // The import refused something the mapping let through: retry record by record, so only
-      // the offending records are dropped (and dead-lettered after the fact).
-      this.logger.warn({ err: err.message, partition }, 'ingest: batch refused by the import; retrying record by record');
-      rejected = await this.write(partition, expected, next, good, targets, bad.length, true);
+      if (!(err instanceof ImportRefused)) throw err;
+      // The import refused something the mapping let through: retry message by message, so
+      // only the offending messages are dropped (and dead-lettered after the fact).
+      this.logger.warn({ err: err.message, partition }, 'ingest: batch refused by the import; retrying message by message');
+      const perMessage = goodMsgs.map((msg) => {
+        const one = new ImportBuilder(this.spec, targets);
+        one.add(msg.value, () => undefined);
+        return one.build();
+      });
+      rejected = await this.write(partition, expected, next, perMessage, goodCounts, good, bad.length);
     }
+    let refused = 0;
     if (rejected.length > 0) {
-      await this.sendDeadLetters(partition, rejected.map((r) => ({ msg: goodMsgs[r.index], reason: `import refused: ${r.reason}` })));
+      refused = rejected.reduce((a, r) => a + goodCounts[r.index], 0);
+      await this.sendDeadLetters(partition, rejected.map((r) => ({ msg: goodMsgs[r.index], reason: `import refused: ${r.reason}`, index: -1 })));
     }
-    const imported = good.length - rejected.length;
-    this.stats.imported += imported;
-    this.stats.deadLettered += bad.length + rejected.length;
-    this.meter(chunk.length);
+    this.stats.imported += good - refused;
+    this.stats.deadLettered += bad.length + refused;
+    this.meter(good + bad.length);
     return next;
   }
 
+  /**
+   * One engine.write: the imports (one group for the whole chunk, or one per message, in which
+   * case a refused message is skipped and reported) and the offsets they advance.
+   */
   private async write(
     partition: number,
     expected: string | undefined,
     next: string,
-    good: MappedRecord[],
-    targets: Targets,
+    groups: Imports[],
+    /** null: one group for the whole chunk; else one group per message, with its record count. */
+    perMessage: number[] | null,
+    good: number,
     deadLettered: number,
-    oneByOne: boolean,
   ): Promise<{ index: number; reason: string }[]> {
     const rejected: { index: number; reason: string }[] = [];
+    let refused = 0;
     await this.engine.write((h, sink) => {
       const ingest = h.ingests.get(this.name);
       if (ingest === undefined || ingest.paused || this.loop === undefined) throw new Superseded('ingest stopped');
       if (this.storedOffset(h, partition) !== expected) throw new Superseded('offset moved');
       const fresh = resolveTargets(this.spec, h);
       if (typeof fresh === 'string') throw new SchemaGone(fresh);
-      if (!oneByOne) {
-        const { bits, values } = buildImports(good, this.spec, targets);
-        for (const b of bits) this.imports.decideBits(h, sink, b);
-        for (const v of values) this.imports.decideValues(h, sink, v);
-      } else {
-        good.forEach((rec, index) => {
-          const { bits, values } = buildImports([rec], this.spec, targets);
-          try {
-            for (const b of bits) this.imports.decideBits(h, sink, b);
-            for (const v of values) this.imports.decideValues(h, sink, v);
-          } catch (err) {
-            if (!(err instanceof DomainError)) throw err;
-            rejected.push({ index, reason: err.message });
-          }
-        });
-      }
+      groups.forEach(({ bits, values }, index) => {
+        try {
+          for (const b of bits) this.imports.decideBits(h, sink, b);
+          for (const v of values) this.imports.decideValues(h, sink, v);
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          // A whole-chunk group fails as a whole (the caller retries message by message).
+          if (perMessage === null) throw new ImportRefused(err.message);
+          rejected.push({ index, reason: err.message });
+          refused += perMessage[index];
+        }
+      });
       sink.emit({
         type: 'KafkaOffsetsCommitted',
         ingest: this.name,
         topic: this.spec.topic,
         partitions: [partition],
         offsets: [next],
-        records: good.length - rejected.length,
-        deadLettered: deadLettered + rejected.length,
+        records: good - refused,
+        deadLettered: deadLettered + refused,
       });
     });
     return rejected;
   }
 
-  private async sendDeadLetters(partition: number, bad: { msg: KafkaMessage; reason: string }[]): Promise<void> {
+  private async sendDeadLetters(partition: number, bad: DeadLetter[]): Promise<void> {
+    if (!this.deadLetterTopicReady) {
+      // Created on first use, not at definition time: brokers may refuse auto-creation.
+      await ensureTopic(this.kafka, this.spec.deadLetterTopic);
+      this.deadLetterTopicReady = true;
+    }
     const producer = await this.deadLetters();
     await producer.send({
       topic: this.spec.deadLetterTopic,
       acks: -1,
-      messages: bad.map(({ msg, reason }) => ({
+      messages: bad.map(({ msg, reason, index }) => ({
         key: msg.key,
-        value: msg.value,
+        // One record of a JSON array is sent alone; a whole message as it came.
+        value: index < 0 ? msg.value : recordOf(msg.value, index),
         headers: {
           ...msg.headers,
+          ...(index >= 0 ? { 'bl-record-index': String(index) } : {}),
           'bl-error': reason,
           'bl-ingest': this.name,
           'bl-source-topic': this.spec.topic,

@@ -10,7 +10,10 @@
 //                 { "name": "active", "field": "flags", "mapping": "single-row-boolean", "rowID": 3 },
 //                 { "name": "cat", "field": "cat", "mapping": "value-to-row" },
 //                 { "name": "when", "field": "cat", "mapping": "timestamp" } ],
-//     "deadLetterTopic": "events.dlq", "group": "bitledger-ingest-<name>", "batchRecords": 20000 }
+//     "deadLetterTopic": "events.dlq", "group": "bitledger-ingest-<name>", "batchMessages": 20000 }
+//
+// A message holds one record (a JSON object) or several (a JSON array of objects); batchMessages
+// bounds the messages imported per write (one LevelDB batch with their offsets).
 import { badRequest, notFound } from '../domain/errors.js';
 import { validateName } from '../domain/names.js';
 import type { Holder } from '../state/holder.js';
@@ -34,11 +37,11 @@ export interface IngestSpec {
   fields: IngestFieldSpec[];
   deadLetterTopic: string;
   group: string;
-  batchRecords: number;
+  batchMessages: number;
 }
 
-const DEFAULT_BATCH_RECORDS = 20_000;
-const MAX_BATCH_RECORDS = 200_000;
+const DEFAULT_BATCH_MESSAGES = 20_000;
+const MAX_BATCH_MESSAGES = 200_000;
 // Kafka's rule for topic names.
 const TOPIC = /^[a-zA-Z0-9._-]{1,249}$/;
 const MAPPINGS: Record<string, Mapping> = {
@@ -80,7 +83,7 @@ function rowNumber(v: unknown, what: string): number {
 export function parseIngestSpec(name: string, body: unknown): IngestSpec {
   validateName(name);
   const b = obj(body, 'ingest definition');
-  onlyKeys(b, ['topic', 'index', 'column', 'fields', 'deadLetterTopic', 'group', 'batchRecords'], 'ingest definition');
+  onlyKeys(b, ['topic', 'index', 'column', 'fields', 'deadLetterTopic', 'group', 'batchMessages'], 'ingest definition');
   const topic = str(b.topic, 'topic');
   if (!TOPIC.test(topic)) throw badRequest(`invalid topic name: ${topic}`);
   const index = str(b.index, 'index');
@@ -98,9 +101,9 @@ export function parseIngestSpec(name: string, body: unknown): IngestSpec {
   if (!TOPIC.test(deadLetterTopic)) throw badRequest(`invalid deadLetterTopic name: ${deadLetterTopic}`);
   if (deadLetterTopic === topic) throw badRequest('deadLetterTopic must differ from topic');
   const group = b.group === undefined ? `bitledger-ingest-${name}` : str(b.group, 'group');
-  const batchRecords = b.batchRecords === undefined ? DEFAULT_BATCH_RECORDS : rowNumber(b.batchRecords, 'batchRecords');
-  if (batchRecords < 1 || batchRecords > MAX_BATCH_RECORDS) throw badRequest(`batchRecords must be between 1 and ${MAX_BATCH_RECORDS}`);
-  return { topic, index, column, fields, deadLetterTopic, group, batchRecords };
+  const batchMessages = b.batchMessages === undefined ? DEFAULT_BATCH_MESSAGES : rowNumber(b.batchMessages, 'batchMessages');
+  if (batchMessages < 1 || batchMessages > MAX_BATCH_MESSAGES) throw badRequest(`batchMessages must be between 1 and ${MAX_BATCH_MESSAGES}`);
+  return { topic, index, column, fields, deadLetterTopic, group, batchMessages };
 }
 
 function parseField(f: Record<string, unknown>, i: number): IngestFieldSpec {
@@ -158,6 +161,9 @@ export function validateAgainstSchema(spec: IngestSpec, holder: Holder): void {
       if (!spec.fields.some((o) => o.field === f.field && o.mapping !== 'timestamp')) throw badRequest(`timestamp for ${f.field}, but no property sets bits in ${f.field}`);
     } else if (keys && f.mapping !== 'value-to-row') {
       throw badRequest(`field ${f.field} has string row keys: only value-to-row (with string values) can fill it`);
+    } else if (type === 'bool') {
+      const rows = f.mapping === 'single-row-boolean' ? [f.rowID ?? 0] : Object.values(f.valueMap ?? {});
+      if (rows.some((r) => r > 1)) throw badRequest(`bool field ${f.field} takes rows 0 and 1 only`);
     }
     if (stamped.has(f.field) && spec.fields.filter((o) => o.field === f.field && o.mapping === 'timestamp').length > 1) {
       throw badRequest(`more than one timestamp property for field ${f.field}`);

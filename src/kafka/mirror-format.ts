@@ -1,9 +1,11 @@
 // The mirror topic's message format, shared by the mirror (writer) and the replica (reader).
-// One log record = one message: headers bl-seq (log sequence), bl-type (event type byte), bl-v
-// (log format version), bl-node (origin node); value = the protobuf payload, exactly the bytes
-// of the log. Kafka refuses record batches above ~1 MiB, so a larger payload is cut into chunks
-// (header bl-chunk "i/n"), sent in order; a re-send after a failure starts again at chunk 0, so
-// a reader restarts assembly at every chunk 0 and drops fragments it cannot complete.
+// One log record = one message: headers bl-seq (log sequence) and bl-type (event type byte);
+// value = the protobuf payload, exactly the bytes of the log. Log format version 1 sends no
+// version header (a later format adds bl-v, which readers check); headers are kept few because
+// the client pays per header per message. Kafka refuses record batches above ~1 MiB, so a larger
+// payload is cut into chunks (header bl-chunk "i/n"), sent in order; a re-send after a failure
+// starts again at chunk 0, so a reader restarts assembly at every chunk 0 and drops fragments it
+// cannot complete.
 import type { IHeaders, Message } from 'kafkajs';
 import { LOG_FORMAT_VERSION } from '../events/codec.js';
 
@@ -12,7 +14,6 @@ export const MIRROR_CHUNK_BYTES = 256 * 1024;
 export const H_SEQ = 'bl-seq';
 export const H_TYPE = 'bl-type';
 export const H_VERSION = 'bl-v';
-export const H_NODE = 'bl-node';
 export const H_CHUNK = 'bl-chunk';
 
 export interface MirrorRecord {
@@ -28,8 +29,8 @@ export class MirrorFormatError extends Error {
 }
 
 /** The messages for one log record (several when the payload is larger than a chunk). */
-export function recordMessages(rec: { seq: number; type: number; payload: Uint8Array }, node: string): Message[] {
-  const base = { [H_SEQ]: String(rec.seq), [H_TYPE]: String(rec.type), [H_VERSION]: String(LOG_FORMAT_VERSION), [H_NODE]: node };
+export function recordMessages(rec: { seq: number; type: number; payload: Uint8Array }): Message[] {
+  const base = { [H_SEQ]: String(rec.seq), [H_TYPE]: String(rec.type) };
   const value = Buffer.from(rec.payload.buffer, rec.payload.byteOffset, rec.payload.byteLength);
   if (value.byteLength <= MIRROR_CHUNK_BYTES) return [{ value, headers: base }];
   const n = Math.ceil(value.byteLength / MIRROR_CHUNK_BYTES);

@@ -14,9 +14,12 @@ import { Sleeper, backoffMs, ensureTopic, errorText } from './client.js';
 import { MirrorCursor } from './mirror-cursor.js';
 import { recordMessages } from './mirror-format.js';
 
-/** One send stays well under Kafka's default 1 MiB record-batch limit. */
+/**
+ * One send stays well under Kafka's default 1 MiB record-batch limit; kafkajs groups a send's
+ * messages in time quadratic in their number, so a send also stays at ~1000 messages.
+ */
 const SEND_BYTES = 512 * 1024;
-const SEND_MESSAGES = 2_000;
+const SEND_MESSAGES = 1_000;
 
 export interface MirrorStatus {
   topic: string;
@@ -55,7 +58,6 @@ export class Mirror {
     private readonly engine: Engine,
     private readonly kafka: Kafka,
     readonly topic: string,
-    private readonly node: string,
     private readonly logger: Logger,
     private readonly cursor: MirrorCursor,
   ) {
@@ -63,9 +65,9 @@ export class Mirror {
   }
 
   /** Loads the stored position and holds the log from there; call start() to begin sending. */
-  static async open(engine: Engine, kafka: Kafka, topic: string, node: string, logger: Logger): Promise<Mirror> {
+  static async open(engine: Engine, kafka: Kafka, topic: string, logger: Logger): Promise<Mirror> {
     const cursor = await MirrorCursor.load(engine, topic);
-    const mirror = new Mirror(engine, kafka, topic, node, logger.child({ mod: 'kafka-mirror', topic }), cursor);
+    const mirror = new Mirror(engine, kafka, topic, logger.child({ mod: 'kafka-mirror', topic }), cursor);
     engine.retention.addHold({ name: `kafka-mirror:${topic}`, keepFrom: () => cursor.stored + 1 });
     engine.queue.durableListeners.push(() => mirror.wake?.());
     return mirror;
@@ -105,6 +107,8 @@ export class Mirror {
     this.stopped = true;
     this.sleeper.interrupt();
     this.wake?.();
+    // Disconnecting first cuts short a send that waits for an absent broker.
+    await this.dropProducer();
     await this.loop;
     await this.dropProducer();
     for (const w of this.waiters.splice(0)) w.resolve();
@@ -159,32 +163,47 @@ export class Mirror {
     let batch: Message[] = [];
     let bytes = 0;
     let lastSeq = this.acked;
-    const flush = async (): Promise<void> => {
+    // One send in flight while the next batch is read and built; acknowledged in order.
+    let inflight: { done: Promise<void>; completes: number } | undefined;
+    const settle = async (): Promise<void> => {
+      const f = inflight;
+      inflight = undefined;
+      if (f === undefined) return;
+      await f.done;
+      this.ack(f.completes);
+    };
+    /** Sends the batch; records up to `completes` are whole once it is acknowledged. */
+    const flush = async (completes: number): Promise<void> => {
+      await settle();
       if (batch.length === 0) return;
-      await producer.send({ topic: this.topic, acks: -1, messages: batch });
-      this.stats.sends++;
-      this.stats.publishedMessages += batch.length;
+      const messages = batch;
       batch = [];
       bytes = 0;
+      const done = producer.send({ topic: this.topic, acks: -1, messages }).then(() => {
+        this.stats.sends++;
+        this.stats.publishedMessages += messages.length;
+      });
+      done.catch(() => undefined); // observed by settle(); never an unhandled rejection
+      inflight = { done, completes };
     };
-    for await (const rec of this.engine.log.read(from, target)) {
-      if (this.stopped) break;
-      const msgs = recordMessages(rec, this.node);
-      for (const m of msgs) {
-        const size = (m.value as Buffer).byteLength;
-        if (batch.length > 0 && (bytes + size > SEND_BYTES || batch.length >= SEND_MESSAGES)) {
-          // Records up to lastSeq are complete once this batch is sent (a chunked record may
-          // span several sends; it counts only when its last chunk is acknowledged).
-          await flush();
-          this.ack(lastSeq);
+    try {
+      for await (const rec of this.engine.log.read(from, target)) {
+        if (this.stopped) break;
+        const msgs = recordMessages(rec);
+        for (const m of msgs) {
+          const size = (m.value as Buffer).byteLength;
+          // A chunked record may span several sends: it counts only once its last chunk is sent.
+          if (batch.length > 0 && (bytes + size > SEND_BYTES || batch.length >= SEND_MESSAGES)) await flush(lastSeq);
+          batch.push({ ...m, partition: 0 });
+          bytes += size;
         }
-        batch.push({ ...m, partition: 0 });
-        bytes += size;
+        lastSeq = rec.seq;
       }
-      lastSeq = rec.seq;
+      await flush(lastSeq);
+      await settle();
+    } finally {
+      await inflight?.done.catch(() => undefined);
     }
-    await flush();
-    this.ack(lastSeq);
     const secs = (performance.now() - started) / 1000;
     if (secs > 0 && this.acked > startAcked) this.stats.recordsPerSec = Math.round((this.acked - startAcked) / secs);
   }

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Admin, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
+import { StartupError } from '../engine/bootstrap.js';
 import type { Engine } from '../engine/engine.js';
 import { decodeEvent } from '../events/codec.js';
 import { errorText } from './client.js';
@@ -75,7 +76,7 @@ export class Replica {
     const stored = raw === undefined ? undefined : (JSON.parse(Buffer.from(raw).toString('utf8')) as Stored);
     const log = logger.child({ mod: 'kafka-replica', topic });
     if (stored !== undefined && stored.topic !== topic) {
-      throw new Error(`this data directory follows Kafka topic "${stored.topic}", not "${topic}": use a fresh data directory to follow another primary`);
+      throw new StartupError(`this data directory follows Kafka topic "${stored.topic}", not "${topic}": use a fresh data directory to follow another primary`);
     }
     const replica = new Replica(engine, kafka, topic, log, onFatal, stored);
     return replica;
@@ -94,6 +95,7 @@ export class Replica {
       onAssigned: (partitions, seek) => {
         this.assembler.reset();
         if (partitions.includes(0) && this.next > 0n) seek(0, String(this.next));
+        if (this.state === 'starting') this.state = 'following';
       },
       eachBatch: (p) => this.eachBatch(p),
       onError: (msg) => {
@@ -159,7 +161,6 @@ export class Replica {
         }
       }
       if (pending.length > 0) await this.apply(pending);
-      if (this.state === 'starting') this.state = 'following';
       const last = batch.messages[batch.messages.length - 1];
       if (last !== undefined && isRunning() && !isStale()) resolveOffset(last.offset);
     } catch (err) {

@@ -55,7 +55,7 @@ function goodRecord(i: number): Record<string, unknown> {
 
 const BAD: (string | Record<string, unknown>)[] = [
   'not json {',
-  '[1,2]',
+  '"just a string"',
   { id: 1, nope: 1 },
   { id: 2, color: 'purple' },
   { id: 3, amount: 2_000_000 },
@@ -118,24 +118,27 @@ describe('Kafka-fed import (real broker)', () => {
     await createTopic(kafka.brokers, topic, 3);
     const s = await start();
     await schema(s);
-    await define(s, 'ev1', topic, { batchRecords: 700 });
+    await define(s, 'ev1', topic, { batchMessages: 700 });
     const N = 3000;
-    const values: (string | Record<string, unknown>)[] = [];
+    const values: (string | object)[] = [];
     for (let i = 0; i < N; i++) {
       values.push(goodRecord(i));
       if (i % 400 === 0) values.push(BAD[(i / 400) % BAD.length]);
     }
-    const bad = values.length - N;
+    let bad = values.length - N;
+    // A message may hold a JSON array of records: the bad one among them is dead-lettered alone.
+    values.push([goodRecord(N), { id: 1, nope: 2 }, goodRecord(N + 1)]);
+    bad++;
     await produce(kafka.brokers, topic, values, 3);
 
     await waitFor('ingest caught up', async () => {
       const g = await gauge(s, 'ev1');
-      return g.records + g.deadLettered === values.length && g.lag === 0;
+      return g.records + g.deadLettered === N + 2 + bad && g.lag === 0;
     });
     const g = await gauge(s, 'ev1');
-    expect(g).toMatchObject({ records: N, deadLettered: bad, lag: 0, paused: false, run: { state: 'running' } });
+    expect(g).toMatchObject({ records: N + 2, deadLettered: bad, lag: 0, paused: false, run: { state: 'running' } });
     expect(g.partitions.map((p) => p.partition)).toEqual([0, 1, 2]);
-    await expectImported(s, N);
+    await expectImported(s, N + 2);
 
     const dead = await consume(kafka.brokers, `${topic}.dlq`, bad);
     expect(dead).toHaveLength(bad);
@@ -148,10 +151,47 @@ describe('Kafka-fed import (real broker)', () => {
     expect(reasons.some((r) => r.startsWith('invalid JSON'))).toBe(true);
     expect(reasons.some((r) => r.includes('field not found: nope'))).toBe(true);
     expect(reasons.some((r) => r.includes('out of range'))).toBe(true);
+    const fromArray = dead.find((m) => m.headers?.['bl-record-index'] !== undefined);
+    expect(fromArray?.headers?.['bl-record-index']?.toString()).toBe('1');
+    expect(JSON.parse(fromArray?.value?.toString() ?? 'null')).toEqual({ id: 1, nope: 2 });
 
     const st = (await ok(s, 'GET', '/status')).json<{ ingests: { name: string; records: number }[] }>();
-    expect(st.ingests).toEqual([expect.objectContaining({ name: 'ev1', records: N, deadLettered: bad })]);
+    expect(st.ingests).toEqual([expect.objectContaining({ name: 'ev1', records: N + 2, deadLettered: bad })]);
     expect((await ok(s, 'GET', '/ingest')).json<{ ingests: unknown[] }>().ingests).toHaveLength(1);
+  });
+
+  it('maps string column and row keys, and int values, on a keyed index', async () => {
+    const topic = uniqueTopic('ingest-keys');
+    const s = await start();
+    await ok(s, 'POST', '/index/users', { options: { keys: true } });
+    await ok(s, 'POST', '/index/users/field/tags', { options: { keys: true } });
+    await ok(s, 'POST', '/index/users/field/score', { options: { type: 'int', min: 0, max: 100 } });
+    await ok(s, 'POST', '/index/users/field/vip', { options: { type: 'bool' } });
+    await ok(s, 'POST', '/ingest/users', {
+      topic,
+      index: 'users',
+      column: { key: 'user' },
+      fields: [
+        { name: 'tags', field: 'tags', mapping: 'value-to-row' },
+        { name: 'score', field: 'score', mapping: 'int' },
+        { name: 'vip', field: 'vip', mapping: 'mapping', valueMap: { yes: 1, no: 0 } },
+      ],
+    });
+    await produce(kafka.brokers, topic, [
+      { user: 'ann', tags: ['a', 'b'], score: 10, vip: 'yes' },
+      [{ user: 'bob', tags: 'b', score: 20 }, { user: 'cy', tags: [1], score: 5 }],
+      { user: 'dee', score: '30', vip: 'no' },
+      { user: 7, score: 1 },
+    ]);
+    await waitFor('3 good, 2 bad', async () => {
+      const g = await gauge(s, 'users');
+      return g.records === 3 && g.deadLettered === 2;
+    });
+    const q = async (pql: string): Promise<unknown> => (await ok(s, 'POST', '/index/users/query', pql)).json<{ results: unknown[] }>().results[0];
+    expect(await q('Row(tags="b")')).toMatchObject({ keys: ['ann', 'bob'] });
+    expect(await q('Sum(field=score)')).toEqual({ value: 60, count: 3 });
+    expect(await q('Row(vip=true)')).toMatchObject({ keys: ['ann'] });
+    expect(await q('Row(vip=false)')).toMatchObject({ keys: ['dee'] });
   });
 
   it('validates definitions, stops and starts, survives a restart exactly once, and deletes', async () => {

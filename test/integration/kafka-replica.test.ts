@@ -2,10 +2,13 @@
 // clears, imports, int values, keys) the replica holds the same state (stateDigest) and answers
 // the same queries; it refuses local writes with a 4xx naming the topic; a replica restarted
 // mid-stream (graceful here; SIGKILL in test/crash/kafka-replica-crash) resumes without gaps,
-// and a replica built from nothing replays the whole topic.
+// a replica built from nothing replays the whole topic, and one seeded with a snapshot of the
+// primary replays only what follows it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { EventLog, SnapshotStore } from '../../src/storage/index.js';
 import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
-import { removeDir, startServer, type TestServer } from '../helpers/server.js';
+import { removeDir, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { consume, http, kafkaClient, ok, produce, uniqueTopic, waitFor } from './kafka-support.js';
 import { bigImport, caughtUp, createSchema, sameAnswers, schemaChanges, writeRound } from './kafka-workload.js';
 
@@ -106,6 +109,45 @@ describe('Kafka mirror → replica (real broker)', () => {
     await schemaChanges(reopened);
     await caughtUp(reopened, replica);
     await sameAnswers(reopened, replica);
+  });
+
+  it('rebuilds a lost node from a snapshot of the primary plus the topic', async () => {
+    const topic = uniqueTopic('rebuild');
+    const primary = await start({ kafkaMirrorTopic: topic, snapshotEveryEvents: 30 });
+    await createSchema(primary);
+    await writeRound(primary, 0);
+    await writeRound(primary, 1);
+    const snapSeq = await primary.engine.snapshot();
+    await writeRound(primary, 2);
+    await schemaChanges(primary);
+
+    // Install that snapshot alone into a fresh directory, the log continuing after it.
+    const dir = tempDir('bitledger-rebuild-');
+    const snaps = await primary.engine.snapshots.read(snapSeq);
+    const logger = pino({ level: 'silent' });
+    await (await SnapshotStore.open(dir, logger)).write(snapSeq, [snaps]);
+    const log = await EventLog.open(dir, { fsync: 'always', logger });
+    await log.releaseUpTo(snapSeq);
+    await log.close();
+
+    const rebuilt = await start({ replicaOf: topic, dataDir: dir });
+    expect(rebuilt.engine.holder.appliedSeq).toBe(snapSeq);
+    await writeRound(primary, 3);
+    await caughtUp(primary, rebuilt);
+    await sameAnswers(primary, rebuilt);
+    // It replayed only the records after the snapshot.
+    expect((await ok(rebuilt, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBe(primary.engine.queue.durableSeq - snapSeq);
+  });
+
+  it('with --kafka-mirror-ack kafka, a write is answered only once Kafka holds it', async () => {
+    const primary = await start({ kafkaMirrorTopic: uniqueTopic('sync'), kafkaMirrorAck: 'kafka' });
+    await ok(primary, 'POST', '/index/s', {});
+    await ok(primary, 'POST', '/index/s/field/f', {});
+    for (let i = 0; i < 5; i++) {
+      await ok(primary, 'POST', '/index/s/query', `Set(${i}, f=1)`);
+      const g = (await ok(primary, 'GET', '/kafka/mirror')).json<{ ackedSeq: number; durableSeq: number }>();
+      expect(g.ackedSeq).toBe(g.durableSeq);
+    }
   });
 
   it('refuses to follow a topic without the bitledger headers, and keeps serving', async () => {

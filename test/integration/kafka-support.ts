@@ -64,13 +64,16 @@ export async function createTopic(brokers: string[], topic: string, numPartition
   }
 }
 
-/** Produces JSON (or raw string) values, spread round-robin over `partitions`, in sends of 5000. */
-export async function produce(brokers: string[], topic: string, values: (string | object)[], partitions = 1): Promise<void> {
+/**
+ * Produces JSON (or raw string) values in sends of 5000, spread round-robin over `partitions`,
+ * or all to `onlyPartition`.
+ */
+export async function produce(brokers: string[], topic: string, values: (string | object)[], partitions = 1, onlyPartition?: number): Promise<void> {
   const producer = kafkaClient(brokers).producer();
   await producer.connect();
   try {
     for (let i = 0; i < values.length; i += 5000) {
-      const messages = values.slice(i, i + 5000).map((v, j) => ({ partition: (i + j) % partitions, value: typeof v === 'string' ? v : JSON.stringify(v) }));
+      const messages = values.slice(i, i + 5000).map((v, j) => ({ partition: onlyPartition ?? (i + j) % partitions, value: typeof v === 'string' ? v : JSON.stringify(v) }));
       await producer.send({ topic, acks: -1, messages });
     }
   } finally {

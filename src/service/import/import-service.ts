@@ -71,6 +71,9 @@ export class ImportService {
     const exclusive = field.options.type === 'mutex' || field.options.type === 'bool';
     const [r, c] = exclusive && !req.clear ? lastPerColumn(rows, cols) : [rows, cols];
     // Exclusive fields are never time fields, so timestamps stay aligned with r and c.
+    // Columns written per shard, for existence: the union of the row bitmaps (computed in
+    // CRoaring) is far cheaper than rebuilding a bitmap from the column list.
+    const written = new Map<number, Bitmap[]>();
     for (const [view, sel] of viewSelections(field, req.timestamps, n)) {
       const vr = sel === undefined ? r : pick(r, sel);
       const vc = sel === undefined ? c : pick(c, sel);
@@ -78,9 +81,14 @@ export class ImportService {
         const b = bucketByRow(vr, vc, shard, idx);
         if (exclusive && !req.clear) emitExclusiveClears(field, view, shard, b, sink, index.name);
         sink.emit({ type: req.clear ? 'BitsCleared' : 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns });
+        written.set(shard, [...(written.get(shard) ?? []), ...b.columns]);
       }
     }
-    if (!req.clear) emitExistence(index, cols, sink);
+    if (!req.clear && index.existence) {
+      for (const [shard, bitmaps] of written) {
+        sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard, rows: [0], columns: [RoaringBitmap32.orMany(bitmaps)] });
+      }
+    }
   }
 
   decideValues(h: Holder, sink: EventSink, req: ValuesImport): void {

@@ -82,12 +82,36 @@ describe('time quantum', () => {
     );
   });
 
+  it('a list of spans gives exactly the unwindowed views that overlap one of them', () => {
+    const time = fc.integer({ min: Date.UTC(2015, 0, 1), max: Date.UTC(2019, 0, 1) }).map((t) => t - (t % 60_000));
+    const quantum = fc.constantFrom('Y', 'YM', 'YMD', 'YMDH', 'M', 'MD', 'MDH', 'D', 'DH', 'H');
+    const span = fc.tuple(time, fc.integer({ min: 0, max: 24 * 40 })).map(([from, h]) => ({ from, to: from + h * 3_600_000 }));
+    fc.assert(
+      fc.property(time, time, quantum, fc.array(span, { maxLength: 5 }), (a, b, q, spans) => {
+        const [start, end] = a <= b ? [a, b] : [b, a];
+        const e = q.startsWith('D') || q === 'H' || q === 'MDH' ? Math.min(end, start + 200 * 86_400_000) : end;
+        const overlaps = (v: string): boolean => {
+          const p = viewPeriod(v);
+          return p !== undefined && spans.some((s) => p.start < s.to && p.end > s.from);
+        };
+        expect(viewsByTimeRange(start, e, q, spans)).toEqual(viewsByTimeRange(start, e, q).filter(overlaps));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('a range from year 1 to the present skips the empty centuries quickly', () => {
     const within = { from: ts('2017-03-01T00:00'), to: ts('2017-03-01T02:00') };
     const started = performance.now();
     const views = viewsByTimeRange(ZERO_TIME, ts('2030-01-01T00:00'), 'H', within);
     expect(views).toEqual(['standard_2017030100', 'standard_2017030101']);
     expect(viewsByTimeRange(ZERO_TIME, ts('2030-01-01T00:00'), 'YMDH', within)).toEqual(['standard_2017']);
+    // Hourly data a decade apart: only the hours around the data are visited.
+    const spans = [
+      { from: ts('2001-06-01T10:00'), to: ts('2001-06-01T11:00') },
+      { from: ts('2011-06-01T10:00'), to: ts('2011-06-01T11:00') },
+    ];
+    expect(viewsByTimeRange(ZERO_TIME, ts('2030-01-01T00:00'), 'H', spans)).toEqual(['standard_2001060110', 'standard_2011060110']);
     expect(performance.now() - started).toBeLessThan(500);
   });
 });

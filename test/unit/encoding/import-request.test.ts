@@ -74,6 +74,17 @@ describe('decodeImportRequest', () => {
     expect(d.columnKeys).toEqual(['x']);
   });
 
+  it('decodes from an unaligned view into a larger buffer (pooled Node Buffers)', () => {
+    const ids = Array.from({ length: 100 }, (_, i) => i * 1000);
+    const inner = encodeImportRequest({ index: 'é', field: 'f', rowIds: ids, columnIds: ids, timestamps: ids.map(BigInt) });
+    const outer = new Uint8Array(inner.length + 7);
+    outer.set(inner, 3);
+    const d = decodeImportRequest(outer.subarray(3, 3 + inner.length));
+    expect(d.index).toBe('é');
+    expect(Array.from(d.columnIds)).toEqual(ids);
+    expect(Array.from(d.timestamps ?? [])).toEqual(ids.map(BigInt));
+  });
+
   it('reports no timestamps as null and an empty message as empty', () => {
     const d = decodeImportRequest(new Uint8Array(0));
     expect(d).toMatchObject({ index: '', field: '', shard: 0, timestamps: null, rowKeys: [], columnKeys: [] });

@@ -178,8 +178,10 @@ export class Oracle {
         if (sets.length === 0) return new Set();
         return sets.slice(1).reduce((acc, s) => combine(e.op, acc, s), sets[0]);
       }
-      case 'not':
-        return new Set([...this.exists].filter((c) => !this.eval(e.kid).has(c)));
+      case 'not': {
+        const kid = this.eval(e.kid);
+        return new Set([...this.exists].filter((c) => !kid.has(c)));
+      }
       case 'shift':
         return new Set([...this.eval(e.kid)].map((c) => c + e.n));
     }

@@ -99,6 +99,13 @@ describe('decodeRoaringPositions: Pilosa format', () => {
     expect(plain(decodeRoaringPositions(fromHex(observed)))).toEqual([[10, [1, 2]]]);
   });
 
+  it('decodes from an unaligned view into a larger buffer', () => {
+    const file = pilosaFile([{ key: 161, type: 2, values: range(0, 5000) }]);
+    const outer = new Uint8Array(file.length + 5);
+    outer.set(file, 1);
+    expect(plain(decodeRoaringPositions(outer.subarray(1, 1 + file.length)))).toEqual([[10, range(65536, 70536)]]);
+  });
+
   it('ignores the op log after the containers', () => {
     // remove-op for position 10·2^20+1, then garbage: neither is read.
     const withOps = fromHex(observed + '01 0100a00000000000 deadbeef ffff');
