@@ -48,10 +48,10 @@ export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger:
   }
   let replayed = 0;
   if (to >= from) {
-    for await (const rec of log.read(from, to)) {
-      apply(holder, decodeEvent(rec.type, rec.payload));
-      holder.appliedSeq = rec.seq;
-      replayed++;
+    for await (const batch of log.readBatches(from, to)) {
+      for (const rec of batch) apply(holder, decodeEvent(rec.type, rec.payload));
+      holder.appliedSeq = batch[batch.length - 1].seq;
+      replayed += batch.length;
     }
   }
   const report = { snapshotSeq: from - 1, replayed, fromSeq: from, toSeq: holder.appliedSeq, ms: Math.round(performance.now() - started) };

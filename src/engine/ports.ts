@@ -12,6 +12,7 @@ export interface LogStore extends LogAppender {
   readonly lastSeq: number;
   readonly firstSeq: number;
   read(fromSeq: number, toSeq?: number): AsyncIterable<LogRecord>;
+  readBatches(fromSeq: number, toSeq?: number): AsyncIterable<LogRecord[]>;
   releaseUpTo(seq: number): Promise<void>;
   getMeta(key: string): Promise<Uint8Array | undefined>;
 }

@@ -5,6 +5,7 @@ import type { AttrPatch, AttrValue, CacheType, FieldOptions, FieldType, IndexOpt
 import { RoaringBitmap32, type Bitmap } from '../state/fragment.js';
 import { AssertionError, assertNever } from '../util/assert.js';
 import { protoPath } from '../util/proto-path.js';
+import { decodeBitsPayload } from './bits-decode.js';
 import type { Event, EventType } from './types.js';
 
 export const LOG_FORMAT_VERSION = 1;
@@ -138,18 +139,8 @@ export function decodeEvent(type: number, payload: Uint8Array): Event {
       return { type: name, index: str(m.index), field: str(m.field) };
     }
     case 'BitsSet':
-    case 'BitsCleared': {
-      const m = obj(M.Bits, payload);
-      return {
-        type: name,
-        index: str(m.index),
-        field: str(m.field),
-        view: str(m.view),
-        shard: num(m.shard),
-        rows: nums(m.rows),
-        columns: bytesList(m.columns).map(deserializeBitmap),
-      };
-    }
+    case 'BitsCleared':
+      return { type: name, ...decodeBitsPayload(payload) };
     case 'RowCleared': {
       const m = obj(M.RowCleared, payload);
       return { type: name, index: str(m.index), field: str(m.field), row: num(m.row) };

@@ -159,7 +159,8 @@ function compileGroupBy(env: CompileEnv, call: Call): ReadPlan {
   for (const c of call.children) {
     if (c.name !== 'Rows') fail(`'${c.name}' is not a valid child query for GroupBy, must be 'Rows'`);
   }
-  const children = call.children.map((c) => compileRows(env, c));
+  // Children read the standard view only (as in Pilosa): a time range on them is ignored.
+  const children = call.children.map((c) => ({ ...compileRows(env, c), time: undefined }));
   // GroupBy(previous=[…]) pages like `previous` on each child (key-checked in key-check.ts).
   const prev = call.args.get('previous');
   if (prev?.kind === 'list') {

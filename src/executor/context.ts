@@ -33,7 +33,7 @@ export class ReadContext {
 
   /** The context an Options() child runs in. */
   withSettings(s: OptionSettings): ReadContext {
-    return new ReadContext(this.index, s.shards ?? this.shards, {
+    return new ReadContext(this.index, s.shards === undefined ? this.shards : normalizeShards(s.shards), {
       excludeColumns: s.excludeColumns ?? this.opts.excludeColumns,
       excludeRowAttrs: s.excludeRowAttrs ?? this.opts.excludeRowAttrs,
     }, this.now);
@@ -52,9 +52,14 @@ export class ReadContext {
 
 /** The request's shards, else the index's shards with data, else [0] (Pilosa). */
 export function shardsFor(index: Index, requested: readonly number[] | undefined): number[] {
-  if (requested !== undefined && requested.length > 0) return [...new Set(requested)].sort((a, b) => a - b);
+  if (requested !== undefined && requested.length > 0) return normalizeShards(requested);
   const s = index.shards();
   return s.length > 0 ? s : [0];
+}
+
+/** Ascending and unique: results list columns in shard order. */
+function normalizeShards(shards: readonly number[]): number[] {
+  return [...new Set(shards)].sort((a, b) => a - b);
 }
 
 export function existingTimeViews(field: Field, from: number, to: number): string[] {

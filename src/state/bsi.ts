@@ -35,28 +35,27 @@ export const maxMagnitude = (bitDepth: number): bigint => (1n << BigInt(bitDepth
 
 /**
  * Stores values for column offsets (the last one wins for a repeated offset). Rows 1…bitDepth+1
- * are rewritten for those columns, so stale high bits of an old, larger value never survive.
+ * are cleared for those columns first, so stale high bits of an old, larger value never survive;
+ * then each row gets its set bits in one addMany-style batch.
  */
 export function setValues(frag: Fragment, offsets: Uint32Array, values: BigInt64Array, base: bigint, bitDepth: number): void {
   const order = lastWins(offsets);
   const sets: number[][] = Array.from({ length: bitDepth + 2 }, () => []);
-  const clears: number[][] = Array.from({ length: bitDepth + 2 }, () => []);
   for (const i of order) {
     const off = offsets[i];
     const d = values[i] - base;
     const mag = d < 0n ? -d : d;
-    (d < 0n ? sets : clears)[BSI_SIGN_ROW].push(off);
+    if (d < 0n) sets[BSI_SIGN_ROW].push(off);
     // Split into two 32-bit halves: per-bit tests on numbers are far cheaper than on bigint.
-    const lo = Number(mag & 0xffffffffn);
-    const hi = Number(mag >> 32n);
-    for (let b = 0; b < bitDepth; b++) {
-      const bit = b < 32 ? (lo >>> b) & 1 : (hi >>> (b - 32)) & 1;
-      (bit === 1 ? sets : clears)[BSI_OFFSET_ROW + b].push(off);
-    }
+    let lo = Number(mag & 0xffffffffn);
+    let hi = Number(mag >> 32n);
+    for (let b = 0; lo !== 0; b++, lo >>>= 1) if ((lo & 1) === 1) sets[BSI_OFFSET_ROW + b].push(off);
+    for (let b = 32; hi !== 0; b++, hi >>>= 1) if ((hi & 1) === 1) sets[BSI_OFFSET_ROW + b].push(off);
   }
-  frag.addBits(BSI_EXISTS_ROW, RoaringBitmap32.from(order.map((i) => offsets[i])));
+  const all = RoaringBitmap32.from(order.map((i) => offsets[i]));
+  frag.addBits(BSI_EXISTS_ROW, all);
   for (let row = BSI_SIGN_ROW; row < bitDepth + 2; row++) {
-    if (clears[row].length > 0) frag.removeBits(row, RoaringBitmap32.from(clears[row]));
+    frag.removeBits(row, all);
     if (sets[row].length > 0) frag.addBits(row, RoaringBitmap32.from(sets[row]));
   }
 }

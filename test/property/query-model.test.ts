@@ -188,7 +188,7 @@ describe('query model (differential)', () => {
           }
         },
       ),
-      { numRuns: 500 },
+      { numRuns: 1000 },
     );
   });
 
@@ -208,7 +208,7 @@ describe('query model (differential)', () => {
           expect({ pql, got: r.results.map(toJson) }).toEqual({ pql, got: queries.map((q) => expected(model, q)) });
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 200 },
     );
   });
 });

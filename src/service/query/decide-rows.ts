@@ -19,10 +19,10 @@ export function decideClearRow(ctx: ReadContext, explicitShards: boolean, p: Pla
   const index = ctx.index.name;
   const field = p.field.name;
   if (!explicitShards) {
-    let any = false;
-    for (const view of p.field.views.values()) for (const frag of view.fragments.values()) any ||= frag.rows.has(row);
-    if (any) sink.emit({ type: 'RowCleared', index, field, row });
-    return any;
+    let found = false;
+    for (const view of p.field.views.values()) for (const frag of view.fragments.values()) found ||= frag.rows.has(row);
+    if (found) sink.emit({ type: 'RowCleared', index, field, row });
+    return found;
   }
   let changed = false;
   for (const [name, view] of p.field.views) {
@@ -36,23 +36,34 @@ export function decideClearRow(ctx: ReadContext, explicitShards: boolean, p: Pla
   return changed;
 }
 
-/** Replaces the row of the standard view, shard by shard, with the child's result. */
-export function decideStore(ctx: ReadContext, p: Plan<'store'>, sink: EventSink): boolean {
+/**
+ * Replaces the row of the standard view, shard by shard, with the child's result. Without
+ * explicit shards every shard with data takes part: one RowStored carries the whole new row.
+ * With explicit shards only those change, as BitsSet/BitsCleared deltas.
+ */
+export function decideStore(ctx: ReadContext, explicitShards: boolean, p: Plan<'store'>, sink: EventSink): boolean {
   const row = resolveRow(ctx.index, p.field, p.row);
   assert(row !== undefined, 'store: row key was not assigned');
   // Decide every shard before emitting: the child may read the row being replaced.
+  const next = new Map<number, Bitmap>();
   const deltas: { shard: number; add: Bitmap; remove: Bitmap }[] = [];
   for (const shard of ctx.shards) {
-    const next = bitmapAt(ctx, p.child, shard);
+    const bm = bitmapAt(ctx, p.child, shard);
+    if (!bm.isEmpty) next.set(shard, bm.clone());
     const prev = p.field.view(STANDARD_VIEW)?.fragment(shard)?.row(row);
-    const add = prev === undefined ? next.clone() : RoaringBitmap32.andNot(next, prev);
-    const remove = prev === undefined ? new RoaringBitmap32() : RoaringBitmap32.andNot(prev, next);
+    const add = prev === undefined ? bm.clone() : RoaringBitmap32.andNot(bm, prev);
+    const remove = prev === undefined ? new RoaringBitmap32() : RoaringBitmap32.andNot(prev, bm);
     if (!add.isEmpty || !remove.isEmpty) deltas.push({ shard, add, remove });
   }
-  const base = { index: ctx.index.name, field: p.field.name, view: STANDARD_VIEW, rows: [row] };
-  for (const d of deltas) {
-    if (!d.remove.isEmpty) sink.emit({ type: 'BitsCleared', ...base, shard: d.shard, columns: [d.remove] });
-    if (!d.add.isEmpty) sink.emit({ type: 'BitsSet', ...base, shard: d.shard, columns: [d.add] });
+  if (deltas.length === 0) return false;
+  const base = { index: ctx.index.name, field: p.field.name, view: STANDARD_VIEW };
+  if (!explicitShards) {
+    sink.emit({ type: 'RowStored', ...base, row, shards: [...next.keys()], columns: [...next.values()] });
+    return true;
   }
-  return deltas.length > 0;
+  for (const d of deltas) {
+    if (!d.remove.isEmpty) sink.emit({ type: 'BitsCleared', ...base, shard: d.shard, rows: [row], columns: [d.remove] });
+    if (!d.add.isEmpty) sink.emit({ type: 'BitsSet', ...base, shard: d.shard, rows: [row], columns: [d.add] });
+  }
+  return true;
 }

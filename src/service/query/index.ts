@@ -47,6 +47,7 @@ export function runQuery(
   query: Query,
   opts: QueryOptions,
   limits: QueryLimits,
+  /** ms since epoch; a time range without `to` ends at now + 1 day (tests pin it). */
   now: number = Date.now(),
 ): QueryResponse {
   const index = lookupIndex(holder, indexName);
@@ -90,7 +91,7 @@ function write(index: Index, ctx: ReadContext, explicitShards: boolean, p: Write
     case 'clearRow':
       return changed(decideClearRow(ctx, explicitShards, p, sink));
     case 'store':
-      return changed(decideStore(ctx, p, sink));
+      return changed(decideStore(ctx, explicitShards, p, sink));
     case 'rowAttrs':
       decideRowAttrs(index, p, sink);
       return { type: 'null' };

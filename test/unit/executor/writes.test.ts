@@ -148,3 +148,17 @@ describe('requests', () => {
     expect(results(s, 'i', 'Row(s=30) Set(4, s=30) Row(s=30) Clear(4, s=30) Count(Row(s=30))')).toEqual([row([]), true, row([4]), true, 0]);
   });
 });
+
+describe('Store events', () => {
+  it('one RowStored without explicit shards, deltas with them', () => {
+    const s = fixture();
+    let mark = s.events.length;
+    run(s, 'i', 'Store(Row(s=10), s=11)');
+    expect(s.since(mark).map((e) => e.type)).toEqual(['RowStored']);
+    expect(one(s, 'i', 'Row(s=11)')).toEqual(row([1, 2, 1048576]));
+    mark = s.events.length;
+    expect(results(s, 'i', 'Store(Row(s=12), s=11)', { shards: [0] })).toEqual([true]);
+    expect(s.since(mark).map((e) => e.type)).toEqual(['BitsCleared', 'BitsSet']);
+    expect(one(s, 'i', 'Row(s=11)')).toEqual(row([3, 1048576]));
+  });
+});

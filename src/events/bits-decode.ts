@@ -1,0 +1,60 @@
+// A hand-written decoder for the Bits message (BitsSet / BitsCleared), the bulk of any log:
+// replay speed is bounded by it, and protobufjs's generic decoder (objects, Longs, per-field
+// dispatch) cost more than the apply itself. Wire format per proto/log/events.proto.
+import { RoaringBitmap32, type Bitmap } from '../state/fragment.js';
+import { AssertionError } from '../util/assert.js';
+
+export interface BitsPayload {
+  index: string;
+  field: string;
+  view: string;
+  shard: number;
+  rows: number[];
+  columns: Bitmap[];
+}
+
+// Decoder state lives at module level: no closure or DataView allocated per record.
+let buf: Buffer = Buffer.alloc(0);
+let pos = 0;
+
+function varint(): number {
+  let result = 0;
+  let shift = 1;
+  for (;;) {
+    if (pos >= buf.length) throw new AssertionError('Bits payload truncated in a varint');
+    const byte = buf[pos++];
+    result += (byte & 0x7f) * shift;
+    if (byte < 0x80) return result;
+    shift *= 128;
+  }
+}
+
+export function decodeBitsPayload(payload: Uint8Array): BitsPayload {
+  buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  pos = 0;
+  const out: BitsPayload = { index: '', field: '', view: '', shard: 0, rows: [], columns: [] };
+  while (pos < buf.length) {
+    const tag = varint();
+    const fieldNo = tag >>> 3;
+    const wire = tag & 7;
+    if (wire === 2) {
+      const len = varint();
+      const end = pos + len;
+      if (end > buf.length) throw new AssertionError('Bits payload truncated in a field');
+      if (fieldNo === 1) out.index = buf.toString('utf8', pos, end);
+      else if (fieldNo === 2) out.field = buf.toString('utf8', pos, end);
+      else if (fieldNo === 3) out.view = buf.toString('utf8', pos, end);
+      else if (fieldNo === 5) for (let p = pos; p + 8 <= end; p += 8) out.rows.push(buf.readDoubleLE(p));
+      else if (fieldNo === 6) out.columns.push(RoaringBitmap32.deserialize(buf.subarray(pos, end), 'portable'));
+      pos = end;
+    } else if (wire === 0) {
+      const v = varint();
+      if (fieldNo === 4) out.shard = v;
+    } else if (wire === 1) {
+      if (fieldNo === 5) out.rows.push(buf.readDoubleLE(pos));
+      pos += 8;
+    } else if (wire === 5) pos += 4;
+    else throw new AssertionError(`Bits payload has unsupported wire type ${wire}`);
+  }
+  return out;
+}
