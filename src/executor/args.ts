@@ -1,16 +1,20 @@
 // Argument readers with Pilosa's error texts (v1.4.0 pql/ast.go UintArg/IntArg/FieldArg), and the
 // `executing: …` error factory. Go renders values with %v and types with %T; goValue/goType do
 // the same for our AST so messages read like Pilosa's.
-import { badRequest } from '../domain/errors.js';
+import { badRequest, notFound } from '../domain/errors.js';
 import { ZERO_TIME, parseTimestamp, timeFromUnixSeconds } from '../domain/time-quantum.js';
 import type { Call, Value } from '../pql/ast.js';
 
 /** Throws the request's error. Prefixes (`map reduce: `, …) are baked in by whoever builds it. */
 export type Fail = (msg: string) => never;
 
+/** An unknown field is a 404 (Pilosa answers 400 for every query error; we name it right). */
+const FIELD_NOT_FOUND = /^field (".*" )?not found$/;
+
 export function failWith(prefix: string): Fail {
   return (msg: string): never => {
-    throw badRequest(`executing: ${prefix}${msg}`);
+    const text = `executing: ${prefix}${msg}`;
+    throw FIELD_NOT_FOUND.test(msg) ? notFound(text) : badRequest(text);
   };
 }
 

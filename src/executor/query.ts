@@ -7,7 +7,7 @@
 // applied event) and, when a resume finds it changed, throws the partial work away and starts
 // over, so an answer always reflects one single state. After `maxRestarts` restarts it runs the
 // last attempt without yielding, so a steady stream of writes cannot starve it.
-import { badRequest } from '../domain/errors.js';
+import { badRequest, notFound } from '../domain/errors.js';
 import type { Holder } from '../state/holder.js';
 import type { Index } from '../state/index-state.js';
 import type { Query } from '../pql/ast.js';
@@ -29,7 +29,7 @@ export interface AsyncReadOptions {
 
 export function lookupIndex(holder: Holder, name: string): Index {
   const index = holder.index(name);
-  if (index === undefined) throw badRequest('executing: index not found');
+  if (index === undefined) throw notFound('executing: index not found');
   return index;
 }
 

@@ -173,16 +173,26 @@ export class EventLog {
         const entries = await it.nextv(READ_BATCH_RECORDS);
         if (entries.length === 0) break;
         const batch: LogRecord[] = new Array<LogRecord>(entries.length);
-        for (let i = 0; i < entries.length; i++) {
-          const [key, value] = entries[i];
+        let failure: Error | undefined;
+        let good = 0;
+        for (; good < entries.length; good++) {
+          const [key, value] = entries[good];
           const seq = logKeySeq(key);
-          if (seq !== expected) throw misplaced(expected, key, seq);
+          if (seq !== expected) {
+            failure = misplaced(expected, key, seq);
+            break;
+          }
           const record = openEnvelope(seq, value);
-          if (typeof record === 'string') throw new LogCorruptionError(seq, record);
-          batch[i] = record;
+          if (typeof record === 'string') {
+            failure = new LogCorruptionError(seq, record);
+            break;
+          }
+          batch[good] = record;
           expected++;
         }
-        yield batch;
+        // The good records before a bad one are still handed out, then the error.
+        if (good > 0) yield good === entries.length ? batch : batch.slice(0, good);
+        if (failure) throw failure;
       }
     } finally {
       await it.close();

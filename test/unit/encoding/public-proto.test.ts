@@ -155,6 +155,7 @@ describe('encodeQueryResponse', () => {
         const back = decodeQueryResponse(encodeQueryResponse({ results }));
         expect(back.results).toEqual(results);
       }),
+      { numRuns: Number(process.env.PROP_RUNS ?? 100) },
     );
   });
 });
