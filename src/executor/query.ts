@@ -51,7 +51,8 @@ export async function executeQueryAsync(
     const work = queryWork(holder, indexName, query, opts, now);
     if (attempt >= maxRestarts) return drainSync(work);
     const v0 = version();
-    const r = await drainAsync(work, o.sliceMs ?? 5, () => version() === v0);
+    // 1 ms slices: a small query arriving meanwhile waits at most about that long.
+    const r = await drainAsync(work, o.sliceMs ?? 1, () => version() === v0);
     if (r.done) return r.value;
   }
 }

@@ -102,11 +102,12 @@ export interface ValCount {
 
 /** Sum and count of the values of the columns in filter (all columns without one). */
 export function bsiSum(frag: Fragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount {
+  const sign = frag.row(BSI_SIGN_ROW);
+  if (sign === undefined || (filter !== undefined && !sign.intersects(filter))) return sumNonNegative(frag, filter, base, bitDepth);
   const exists = bsiExisting(frag, filter);
   const count = exists.size;
   if (count === 0) return { value: 0n, count: 0 };
   // Only the filtered columns' signs count (Pilosa 1.4 subtracts every negative of the shard).
-  const sign = rowOf(frag, BSI_SIGN_ROW);
   const neg = RoaringBitmap32.and(exists, sign);
   const pos = RoaringBitmap32.andNot(exists, sign);
   let sum = 0n;
@@ -115,6 +116,25 @@ export function bsiSum(frag: Fragment, filter: RO | undefined, base: bigint, bit
     if (r === undefined) continue;
     const diff = r.andCardinality(pos) - r.andCardinality(neg);
     if (diff !== 0) sum += BigInt(diff) << BigInt(b);
+  }
+  return { value: sum + BigInt(count) * base, count };
+}
+
+/**
+ * The common case, no negative magnitudes among the filtered columns: magnitude rows only hold
+ * columns that have a value, so cardinalities need no intermediate bitmap at all.
+ */
+function sumNonNegative(frag: Fragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount {
+  const exists = frag.row(BSI_EXISTS_ROW);
+  if (exists === undefined) return { value: 0n, count: 0 };
+  const count = filter === undefined ? exists.size : exists.andCardinality(filter);
+  if (count === 0) return { value: 0n, count: 0 };
+  let sum = 0n;
+  for (let b = 0; b < bitDepth; b++) {
+    const r = frag.row(BSI_OFFSET_ROW + b);
+    if (r === undefined) continue;
+    const n = filter === undefined ? r.size : r.andCardinality(filter);
+    if (n !== 0) sum += BigInt(n) << BigInt(b);
   }
   return { value: sum + BigInt(count) * base, count };
 }
