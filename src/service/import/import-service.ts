@@ -77,7 +77,9 @@ export class ImportService {
     for (const [view, sel] of viewSelections(field, req.timestamps, n)) {
       const vr = sel === undefined ? r : pick(r, sel);
       const vc = sel === undefined ? c : pick(c, sel);
-      for (const [shard, idx] of splitByShard(vc)) {
+      // A validated named shard holds every column: no need to scan for others.
+      const shards = req.shard !== undefined && !index.options.keys ? new Map([[req.shard, undefined]]) : splitByShard(vc);
+      for (const [shard, idx] of shards) {
         const b = bucketByRow(vr, vc, shard, idx);
         if (exclusive && !req.clear) emitExclusiveClears(field, view, shard, b, sink, index.name);
         sink.emit({ type: req.clear ? 'BitsCleared' : 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns });

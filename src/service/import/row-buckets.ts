@@ -33,7 +33,8 @@ export function bucketByRow(allRows: ArrayLike<number>, allCols: ArrayLike<numbe
     if (r > maxRow) maxRow = r;
   }
   const offsets = new Uint32Array(n);
-  if (runs <= 1 || (maxRow < DENSE_ROW_LIMIT && runs === distinctDense(rows, n, maxRow))) {
+  // Grouped means one run per distinct row; more runs than possible rows rules it out cheaply.
+  if (runs <= 1 || (maxRow < DENSE_ROW_LIMIT && runs <= maxRow + 1 && runs === distinctDense(rows, n, maxRow))) {
     for (let i = 0; i < n; i++) offsets[i] = cols[i] - base;
     return fromRuns(rows, offsets);
   }
