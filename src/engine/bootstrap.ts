@@ -49,7 +49,8 @@ export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger:
   let replayed = 0;
   if (to >= from) {
     for await (const batch of log.readBatches(from, to)) {
-      for (const rec of batch) apply(holder, decodeEvent(rec.type, rec.payload));
+      // Decoded and applied one at a time, so decoding may reuse scratch bitmaps.
+      for (const rec of batch) apply(holder, decodeEvent(rec.type, rec.payload, true));
       holder.appliedSeq = batch[batch.length - 1].seq;
       replayed += batch.length;
     }

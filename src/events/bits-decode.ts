@@ -29,7 +29,19 @@ function varint(): number {
   }
 }
 
-export function decodeBitsPayload(payload: Uint8Array): BitsPayload {
+/**
+ * Scratch bitmaps for replay: deserializing into a reused object avoids a native object (and its
+ * finalizer work) per record, which dominated replay of small events. Only the first few row
+ * bitmaps of an event reuse a slot, so the pool never pins the memory of a huge import.
+ */
+const SCRATCH_SLOTS = 64;
+const scratch: Bitmap[] = [];
+
+/**
+ * `reuse`: the returned bitmaps may be scratch objects overwritten by the next call, so the caller
+ * must consume the event before decoding another (apply() copies whatever it keeps).
+ */
+export function decodeBitsPayload(payload: Uint8Array, reuse = false): BitsPayload {
   buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   pos = 0;
   const out: BitsPayload = { index: '', field: '', view: '', shard: 0, rows: [], columns: [] };
@@ -45,7 +57,7 @@ export function decodeBitsPayload(payload: Uint8Array): BitsPayload {
       else if (fieldNo === 2) out.field = buf.toString('utf8', pos, end);
       else if (fieldNo === 3) out.view = buf.toString('utf8', pos, end);
       else if (fieldNo === 5) for (let p = pos; p + 8 <= end; p += 8) out.rows.push(buf.readDoubleLE(p));
-      else if (fieldNo === 6) out.columns.push(RoaringBitmap32.deserialize(buf.subarray(pos, end), 'portable'));
+      else if (fieldNo === 6) out.columns.push(bitmapAt(out.columns.length, buf.subarray(pos, end), reuse));
       pos = end;
     } else if (wire === 0) {
       const v = varint();
@@ -57,4 +69,11 @@ export function decodeBitsPayload(payload: Uint8Array): BitsPayload {
     else throw new AssertionError(`Bits payload has unsupported wire type ${wire}`);
   }
   return out;
+}
+
+function bitmapAt(slot: number, bytes: Buffer, reuse: boolean): Bitmap {
+  if (!reuse || slot >= SCRATCH_SLOTS) return RoaringBitmap32.deserialize(bytes, 'portable');
+  let b = scratch[slot];
+  if (b === undefined) scratch[slot] = b = new RoaringBitmap32();
+  return b.deserialize(bytes, 'portable');
 }

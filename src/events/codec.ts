@@ -118,7 +118,11 @@ function encodePayload(e: Event): Uint8Array {
   }
 }
 
-export function decodeEvent(type: number, payload: Uint8Array): Event {
+/**
+ * `reuseBitmaps` (replay only): Bits events may carry scratch bitmaps that the next decode
+ * overwrites, so each event must be applied before the next is decoded.
+ */
+export function decodeEvent(type: number, payload: Uint8Array, reuseBitmaps = false): Event {
   const name = TYPE_BY_CODE.get(type);
   if (name === undefined) throw new AssertionError(`unknown event type code ${type}`);
   switch (name) {
@@ -140,7 +144,7 @@ export function decodeEvent(type: number, payload: Uint8Array): Event {
     }
     case 'BitsSet':
     case 'BitsCleared':
-      return { type: name, ...decodeBitsPayload(payload) };
+      return { type: name, ...decodeBitsPayload(payload, reuseBitmaps) };
     case 'RowCleared': {
       const m = obj(M.RowCleared, payload);
       return { type: name, index: str(m.index), field: str(m.field), row: num(m.row) };

@@ -38,8 +38,15 @@ export const maxMagnitude = (bitDepth: number): bigint => (1n << BigInt(bitDepth
  * are cleared for those columns first, so stale high bits of an old, larger value never survive;
  * then each row gets its set bits in one addMany-style batch.
  */
+/** Below this many columns, per-bit edits beat building a bitmap per row (Set() calls, replay). */
+const SMALL_BATCH = 16;
+
 export function setValues(frag: Fragment, offsets: Uint32Array, values: BigInt64Array, base: bigint, bitDepth: number): void {
   const order = lastWins(offsets);
+  if (order.length <= SMALL_BATCH) {
+    for (const i of order) setOne(frag, offsets[i], values[i] - base, bitDepth);
+    return;
+  }
   const sets: number[][] = Array.from({ length: bitDepth + 2 }, () => []);
   for (const i of order) {
     const off = offsets[i];
@@ -52,11 +59,27 @@ export function setValues(frag: Fragment, offsets: Uint32Array, values: BigInt64
     for (let b = 0; lo !== 0; b++, lo >>>= 1) if ((lo & 1) === 1) sets[BSI_OFFSET_ROW + b].push(off);
     for (let b = 32; hi !== 0; b++, hi >>>= 1) if ((hi & 1) === 1) sets[BSI_OFFSET_ROW + b].push(off);
   }
-  const all = RoaringBitmap32.from(order.map((i) => offsets[i]));
+  // Typed arrays: CRoaring builds from them natively; from JS arrays it goes element by element.
+  const all = new RoaringBitmap32(Uint32Array.from(order, (i) => offsets[i]));
   frag.addBits(BSI_EXISTS_ROW, all);
   for (let row = BSI_SIGN_ROW; row < bitDepth + 2; row++) {
     frag.removeBits(row, all);
-    if (sets[row].length > 0) frag.addBits(row, RoaringBitmap32.from(sets[row]));
+    if (sets[row].length > 0) frag.addBits(row, new RoaringBitmap32(Uint32Array.from(sets[row])));
+  }
+}
+
+/** One column: exists, sign and every magnitude bit written (or cleared) in place. */
+function setOne(frag: Fragment, off: number, d: bigint, bitDepth: number): void {
+  frag.add(BSI_EXISTS_ROW, off);
+  if (d < 0n) frag.add(BSI_SIGN_ROW, off);
+  else frag.remove(BSI_SIGN_ROW, off);
+  const mag = d < 0n ? -d : d;
+  const lo = Number(mag & 0xffffffffn);
+  const hi = Number(mag >> 32n);
+  for (let b = 0; b < bitDepth; b++) {
+    const bit = b < 32 ? (lo >>> b) & 1 : (hi >>> (b - 32)) & 1;
+    if (bit === 1) frag.add(BSI_OFFSET_ROW + b, off);
+    else frag.remove(BSI_OFFSET_ROW + b, off);
   }
 }
 

@@ -3,30 +3,15 @@
 // cannot be mapped go to the dead-letter topic and are counted while the good records around them
 // are imported; definitions are validated, stored, stopped, started, inspected and deleted over
 // HTTP, and a restarted server resumes from the offsets in its own state without double counts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
-import { removeDir, startServer, type TestServer } from '../helpers/server.js';
-import { consume, createTopic, http, ok, produce, uniqueTopic, waitFor } from './kafka-support.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import { consume, createTopic, http, ok, produce, uniqueTopic, waitFor, kafkaServerPool } from './kafka-support.js';
 
-let kafka: KafkaHandle;
-const servers: TestServer[] = [];
-
-beforeAll(async () => {
-  kafka = await kafkaBrokersForTest();
-});
-
-afterAll(async () => {
-  for (const s of servers) {
-    await s.close().catch(() => undefined);
-    removeDir(s.dataDir);
-  }
-  await kafka?.release();
-});
+const pool = kafkaServerPool();
+const servers = pool.servers;
 
 async function start(dataDir?: string): Promise<TestServer> {
-  const s = await startServer({ kafkaBrokers: kafka.brokers, ...(dataDir !== undefined ? { dataDir } : {}) });
-  servers.push(s);
-  return s;
+  return pool.start(dataDir !== undefined ? { dataDir } : {});
 }
 
 interface IngestGauge {
@@ -115,7 +100,7 @@ async function expectImported(s: TestServer, n: number): Promise<void> {
 describe('Kafka-fed import (real broker)', () => {
   it('imports good records, dead-letters and counts bad ones without blocking their partition', async () => {
     const topic = uniqueTopic('ingest');
-    await createTopic(kafka.brokers, topic, 3);
+    await createTopic(pool.brokers, topic, 3);
     const s = await start();
     await schema(s);
     await define(s, 'ev1', topic, { batchMessages: 700 });
@@ -129,7 +114,7 @@ describe('Kafka-fed import (real broker)', () => {
     // A message may hold a JSON array of records: the bad one among them is dead-lettered alone.
     values.push([goodRecord(N), { id: 1, nope: 2 }, goodRecord(N + 1)]);
     bad++;
-    await produce(kafka.brokers, topic, values, 3);
+    await produce(pool.brokers, topic, values, 3);
 
     await waitFor('ingest caught up', async () => {
       const g = await gauge(s, 'ev1');
@@ -140,7 +125,7 @@ describe('Kafka-fed import (real broker)', () => {
     expect(g.partitions.map((p) => p.partition)).toEqual([0, 1, 2]);
     await expectImported(s, N + 2);
 
-    const dead = await consume(kafka.brokers, `${topic}.dlq`, bad);
+    const dead = await consume(pool.brokers, `${topic}.dlq`, bad);
     expect(dead).toHaveLength(bad);
     for (const m of dead) {
       expect(m.headers?.['bl-error']?.toString()).toBeTruthy();
@@ -177,7 +162,7 @@ describe('Kafka-fed import (real broker)', () => {
         { name: 'vip', field: 'vip', mapping: 'mapping', valueMap: { yes: 1, no: 0 } },
       ],
     });
-    await produce(kafka.brokers, topic, [
+    await produce(pool.brokers, topic, [
       { user: 'ann', tags: ['a', 'b'], score: 10, vip: 'yes' },
       [{ user: 'bob', tags: 'b', score: 20 }, { user: 'cy', tags: [1], score: 5 }],
       { user: 'dee', score: '30', vip: 'no' },
@@ -196,7 +181,7 @@ describe('Kafka-fed import (real broker)', () => {
 
   it('validates definitions, stops and starts, survives a restart exactly once, and deletes', async () => {
     const topic = uniqueTopic('ingest-life');
-    await createTopic(kafka.brokers, topic, 2);
+    await createTopic(pool.brokers, topic, 2);
     const s = await start();
     await schema(s);
     const base = { topic, index: 'ev', column: { field: 'id' } };
@@ -216,12 +201,12 @@ describe('Kafka-fed import (real broker)', () => {
     await define(s, 'life', topic);
     expect((await http(s, 'POST', '/ingest/life', { ...base, fields: [{ name: 'a', field: 'color', mapping: 'value-to-row' }] })).status).toBe(409);
     const all = Array.from({ length: 1200 }, (_, i) => goodRecord(i));
-    await produce(kafka.brokers, topic, all.slice(0, 400), 2);
+    await produce(pool.brokers, topic, all.slice(0, 400), 2);
     await waitFor('first 400', async () => (await gauge(s, 'life')).records === 400);
 
     // Stopped: nothing is consumed, and the stop is stored (it survives a restart).
     expect((await ok(s, 'POST', '/ingest/life/stop')).json<IngestGauge>().paused).toBe(true);
-    await produce(kafka.brokers, topic, all.slice(400, 800), 2);
+    await produce(pool.brokers, topic, all.slice(400, 800), 2);
     await new Promise((r) => setTimeout(r, 1500));
     expect(await gauge(s, 'life')).toMatchObject({ records: 400, paused: true, run: { state: 'stopped' } });
     expect((await gauge(s, 'life')).lag).toBe(400);
@@ -238,7 +223,7 @@ describe('Kafka-fed import (real broker)', () => {
     // Restarted while running: resumes from the stored offsets (the group never commits).
     await again.close();
     servers.splice(servers.indexOf(again), 1);
-    await produce(kafka.brokers, topic, all.slice(800), 2);
+    await produce(pool.brokers, topic, all.slice(800), 2);
     const third = await start(dataDir);
     await waitFor('all 1200', async () => (await gauge(third, 'life')).records === 1200);
     await new Promise((r) => setTimeout(r, 500));

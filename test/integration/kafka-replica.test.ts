@@ -4,34 +4,18 @@
 // mid-stream (graceful here; SIGKILL in test/crash/kafka-replica-crash) resumes without gaps,
 // a replica built from nothing replays the whole topic, and one seeded with a snapshot of the
 // primary replays only what follows it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config/config.js';
 import { pino } from 'pino';
 import { EventLog, SnapshotStore } from '../../src/storage/index.js';
-import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
-import { removeDir, startServer, tempDir, type TestServer } from '../helpers/server.js';
-import { consume, http, kafkaClient, ok, produce, uniqueTopic, waitFor } from './kafka-support.js';
+import { tempDir, type TestServer } from '../helpers/server.js';
+import { consume, http, kafkaClient, ok, produce, uniqueTopic, waitFor, kafkaServerPool } from './kafka-support.js';
 import { bigImport, caughtUp, createSchema, sameAnswers, schemaChanges, writeRound } from './kafka-workload.js';
 
-let kafka: KafkaHandle;
-const servers: TestServer[] = [];
+const pool = kafkaServerPool();
+const servers = pool.servers;
 
-beforeAll(async () => {
-  kafka = await kafkaBrokersForTest();
-});
-
-afterAll(async () => {
-  for (const s of servers) {
-    await s.close().catch(() => undefined);
-    removeDir(s.dataDir);
-  }
-  await kafka?.release();
-});
-
-async function start(overrides: Parameters<typeof startServer>[0]): Promise<TestServer> {
-  const s = await startServer({ kafkaBrokers: kafka.brokers, ...overrides });
-  servers.push(s);
-  return s;
-}
+const start = (overrides: Partial<Config>): Promise<TestServer> => pool.start(overrides);
 
 describe('Kafka mirror → replica (real broker)', () => {
   it('replicates a mixed workload exactly, refuses local writes, and resumes after a restart', async () => {
@@ -82,11 +66,11 @@ describe('Kafka mirror → replica (real broker)', () => {
     expect((await ok(again, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBeLessThan(primary.engine.queue.durableSeq);
 
     // The topic itself: every sequence present, in order; the big imports were sent in chunks.
-    const admin = kafkaClient(kafka.brokers).admin();
+    const admin = kafkaClient(pool.brokers).admin();
     await admin.connect();
     const [{ high }] = await admin.fetchTopicOffsets(topic);
     await admin.disconnect();
-    const msgs = await consume(kafka.brokers, topic, Number(high));
+    const msgs = await consume(pool.brokers, topic, Number(high));
     const seqs = msgs.map((m) => Number(m.headers?.['bl-seq']?.toString()));
     expect(new Set(seqs).size).toBe(primary.engine.queue.durableSeq);
     expect(seqs.slice(0, 3)).toEqual([1, 2, 3]);
@@ -152,7 +136,7 @@ describe('Kafka mirror → replica (real broker)', () => {
 
   it('refuses to follow a topic without the bitledger headers, and keeps serving', async () => {
     const topic = uniqueTopic('not-a-mirror');
-    await produce(kafka.brokers, topic, [{ hello: 'world' }]);
+    await produce(pool.brokers, topic, [{ hello: 'world' }]);
     const replica = await start({ replicaOf: topic });
     await waitFor('replica state failed', async () => (await ok(replica, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'failed', 20_000);
     const st = (await ok(replica, 'GET', '/kafka/replica')).json<{ lastError: string }>();

@@ -6,8 +6,45 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
+import { afterAll, beforeAll } from 'vitest';
 import type { Server } from '../../src/app.js';
-import { freePort, tempDir, removeDir } from '../helpers/server.js';
+import type { Config } from '../../src/config/config.js';
+import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
+import { freePort, tempDir, removeDir, startServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * The run's broker and the in-process servers a test file starts: registered in the file's
+ * beforeAll/afterAll, so every server is closed and its data directory removed.
+ */
+export function kafkaServerPool(): { readonly brokers: string[]; servers: TestServer[]; start(overrides?: Partial<Config>): Promise<TestServer> } {
+  let kafka: KafkaHandle | undefined;
+  const servers: TestServer[] = [];
+  beforeAll(async () => {
+    kafka = await kafkaBrokersForTest();
+  });
+  afterAll(async () => {
+    for (const s of servers) {
+      await s.close().catch(() => undefined);
+      removeDir(s.dataDir);
+    }
+    await kafka?.release();
+  });
+  const brokers = (): string[] => {
+    if (kafka === undefined) throw new Error('the Kafka broker is not acquired yet (use the pool inside tests)');
+    return kafka.brokers;
+  };
+  return {
+    get brokers() {
+      return brokers();
+    },
+    servers,
+    async start(overrides: Partial<Config> = {}) {
+      const s = await startServer({ kafkaBrokers: brokers(), ...overrides });
+      servers.push(s);
+      return s;
+    },
+  };
+}
 
 export interface Reply {
   status: number;
