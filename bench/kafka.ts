@@ -7,7 +7,8 @@ import type { Reporter } from './lib/report.js';
 type KafkaBench = (r: Reporter) => Promise<void>;
 
 export async function runKafkaHook(r: Reporter): Promise<void> {
-  if (!existsSync(new URL('./kafka-bench.ts', import.meta.url))) {
+  // Under tsx the source is .ts; after `npm run build` the bench runs from dist/ as .js.
+  if (!existsSync(new URL('./kafka-bench.ts', import.meta.url)) && !existsSync(new URL('./kafka-bench.js', import.meta.url))) {
     r.begin('kafka');
     r.note('skipped: bench/kafka-bench.ts is absent');
     return;

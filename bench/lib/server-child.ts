@@ -3,13 +3,14 @@
 // BENCH_CPU_PROF=DIR adds --cpu-prof to every child (profiles are written on clean exit, into
 // DIR/<label>-<time>/; the largest file there is the main thread).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repoPath } from '../../src/util/proto-path.js';
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+// The repository root, whether this file runs from bench/lib (tsx) or dist/bench/lib (compiled).
+export const REPO_ROOT = dirname(repoPath(import.meta.url, 'package.json'));
 
 export interface ChildServerOptions {
   /** Appears in the CPU profile's file name. */
@@ -77,7 +78,10 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
   const prof = process.env.BENCH_CPU_PROF;
   // One directory per server: node names each thread's profile itself (tsx's loader is a thread).
   const nodeArgs = prof ? ['--cpu-prof', '--cpu-prof-dir', join(resolve(prof), `${opts.label}-${Date.now()}`)] : [];
-  const args = [...nodeArgs, '--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', '--fsync', opts.fsync ?? 'always', ...(opts.extraArgs ?? [])];
+  // The server runs compiled when `npm run build` has produced dist/ (as `npm start` does):
+  // tsx's transform adds per-closure naming calls that cost real time on hot paths.
+  const entry = existsSync(join(REPO_ROOT, 'dist/src/main.js')) ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  const args = [...nodeArgs, ...entry, 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', '--fsync', opts.fsync ?? 'always', ...(opts.extraArgs ?? [])];
   const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (d: Buffer): void => {
