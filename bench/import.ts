@@ -4,7 +4,7 @@
 // in the same run. Pilosa 1.4 imported 1.8M bits/s on its benchmark. Each case gets a fresh server,
 // warmed up on another index first (its records are left out of every figure).
 // BENCH_IMPORT_ONLY=text runs only the cases whose label contains it.
-import { encodeImportRequest } from '../src/encoding/import-request.js';
+import { encodeImportRequest } from '../src/encoding/import-request-encode.js';
 import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
 import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
 import { SHARD_WIDTH } from '../src/domain/shard.js';

@@ -7,7 +7,7 @@
 // The broker: KAFKA_BROKERS when set, else testcontainers or the ops/kafka launcher (stopped at
 // the end). BENCH_KAFKA_RECORDS sets the number of records (default 200k, 10 bits each).
 import { Kafka, logLevel } from 'kafkajs';
-import { encodeImportRequest } from '../src/encoding/import-request.js';
+import { encodeImportRequest } from '../src/encoding/import-request-encode.js';
 import { acquireKafka } from '../test/helpers/kafka-broker.js';
 import { HttpClient } from './lib/http-client.js';
 import { createField, createIndex, importProtobuf, query } from './lib/pilosa.js';

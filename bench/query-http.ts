@@ -1,7 +1,7 @@
 // Issue 3, queries over HTTP against a server child: Count(Intersect) requests/s with 16
 // keep-alive clients at 16 shards / 10% density (Pilosa 1.4: 367 req/s, p50 2.45 ms), TopN,
 // GroupBy and Sum latencies, and a small query's latency while a 256-shard query runs.
-import { encodeImportValueRequest } from '../src/encoding/import-request.js';
+import { encodeImportValueRequest } from '../src/encoding/import-request-encode.js';
 import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
 import { SHARD_WIDTH } from '../src/domain/shard.js';
 import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';

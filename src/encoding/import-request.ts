@@ -38,7 +38,7 @@ const TWO_POW_32 = 4294967296;
 
 // int64 values are written as two 32-bit halves into a view over the BigInt64Array, which is only
 // right on little-endian hosts; elsewhere (none in practice) we build each bigint instead.
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+export const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 const malformed = (what: string): DomainError => badRequest(`unmarshaling import request: ${what}`);
 
@@ -342,30 +342,44 @@ function expect(wireType: number, want: number, name: string): void {
   if (wireType !== want) throw malformed(`wrong wireType ${wireType} for field ${name}`);
 }
 
+/** Index, Field and Shard: tags 1–3 in both import messages. */
+interface Header {
+  index: string;
+  field: string;
+  shard: number;
+}
+
+/** Reads a header field into h; false when the tag is not one of them. */
+function readHeader(h: Header, w: Wire, f: number, wt: number, text: Buffer): boolean {
+  switch (f) {
+    case 1:
+      expect(wt, LEN, 'Index');
+      h.index = w.string(text);
+      return true;
+    case 2:
+      expect(wt, LEN, 'Field');
+      h.field = w.string(text);
+      return true;
+    case 3:
+      expect(wt, VARINT, 'Shard');
+      h.shard = w.uint(w.end, 'shard');
+      return true;
+    default:
+      return false;
+  }
+}
+
 export function decodeImportRequest(buf: Uint8Array): ImportRequest {
   const text = textView(buf);
-  let index = '';
-  let field = '';
-  let shard = 0;
+  const h: Header = { index: '', field: '', shard: 0 };
   const rowIds = new IdColumn('row ID');
   const columnIds = new IdColumn('column ID');
   const timestamps = new Int64Column('timestamps');
   const rowKeys: string[] = [];
   const columnKeys: string[] = [];
   walk(buf, (w, f, wt) => {
+    if (readHeader(h, w, f, wt, text)) return;
     switch (f) {
-      case 1:
-        expect(wt, LEN, 'Index');
-        index = w.string(text);
-        return;
-      case 2:
-        expect(wt, LEN, 'Field');
-        field = w.string(text);
-        return;
-      case 3:
-        expect(wt, VARINT, 'Shard');
-        shard = w.uint(w.end, 'shard');
-        return;
       case 4:
         return rowIds.read(w, wt);
       case 5:
@@ -385,9 +399,7 @@ export function decodeImportRequest(buf: Uint8Array): ImportRequest {
     }
   });
   return {
-    index,
-    field,
-    shard,
+    ...h,
     rowIds: rowIds.result(),
     columnIds: columnIds.result(),
     timestamps: timestamps.seen ? timestamps.result() : null,
@@ -398,26 +410,13 @@ export function decodeImportRequest(buf: Uint8Array): ImportRequest {
 
 export function decodeImportValueRequest(buf: Uint8Array): ImportValueRequest {
   const text = textView(buf);
-  let index = '';
-  let field = '';
-  let shard = 0;
+  const h: Header = { index: '', field: '', shard: 0 };
   const columnIds = new IdColumn('column ID');
   const values = new Int64Column('values');
   const columnKeys: string[] = [];
   walk(buf, (w, f, wt) => {
+    if (readHeader(h, w, f, wt, text)) return;
     switch (f) {
-      case 1:
-        expect(wt, LEN, 'Index');
-        index = w.string(text);
-        return;
-      case 2:
-        expect(wt, LEN, 'Field');
-        field = w.string(text);
-        return;
-      case 3:
-        expect(wt, VARINT, 'Shard');
-        shard = w.uint(w.end, 'shard');
-        return;
       case 5:
         return columnIds.read(w, wt);
       case 6:
@@ -430,168 +429,5 @@ export function decodeImportValueRequest(buf: Uint8Array): ImportValueRequest {
         w.skip(wt, f);
     }
   });
-  return { index, field, shard, columnIds: columnIds.result(), values: values.result(), columnKeys };
-}
-
-// ---- Encoders (tests, benchmarks, and clients of other servers). Always packed. ----
-
-export interface ImportRequestInput {
-  index: string;
-  field: string;
-  shard?: number;
-  rowIds?: ArrayLike<number>;
-  columnIds?: ArrayLike<number>;
-  timestamps?: ArrayLike<bigint> | null;
-  rowKeys?: readonly string[];
-  columnKeys?: readonly string[];
-}
-
-export interface ImportValueRequestInput {
-  index: string;
-  field: string;
-  shard?: number;
-  columnIds?: ArrayLike<number>;
-  values?: ArrayLike<bigint>;
-  columnKeys?: readonly string[];
-}
-
-const utf8 = new TextEncoder();
-
-/** Builds a message from parts (each a complete field), so every size is known before copying. */
-class Parts {
-  private readonly parts: Uint8Array[] = [];
-  private size = 0;
-
-  push(part: Uint8Array): void {
-    this.parts.push(part);
-    this.size += part.length;
-  }
-
-  tagged(field: number, wireType: number, payload?: Uint8Array): void {
-    const head = new Uint8Array(20);
-    let p = writeVarint(head, 0, field * 8 + wireType);
-    if (payload !== undefined) p = writeVarint(head, p, payload.length);
-    this.push(head.subarray(0, p));
-    if (payload !== undefined) this.push(payload);
-  }
-
-  string(field: number, s: string, always = false): void {
-    if (s !== '' || always) this.tagged(field, LEN, utf8.encode(s));
-  }
-
-  uint(field: number, v: number): void {
-    if (v === 0) return;
-    this.tagged(field, VARINT);
-    const b = new Uint8Array(10);
-    this.push(b.subarray(0, writeVarint(b, 0, v)));
-  }
-
-  packed(field: number, payload: Uint8Array): void {
-    if (payload.length > 0) this.tagged(field, LEN, payload);
-  }
-
-  finish(): Uint8Array {
-    const out = new Uint8Array(this.size);
-    let p = 0;
-    for (const part of this.parts) {
-      out.set(part, p);
-      p += part.length;
-    }
-    return out;
-  }
-}
-
-function varintSize(v: number): number {
-  if (v < 0x80) return 1;
-  if (v < 0x4000) return 2;
-  if (v < 0x200000) return 3;
-  if (v < 0x10000000) return 4;
-  let n = 5;
-  for (v = Math.floor(v / 0x800000000); v > 0; v = Math.floor(v / 128)) n++;
-  return n;
-}
-
-/** Writes a non-negative safe integer as a varint; returns the new position. */
-function writeVarint(buf: Uint8Array, p: number, v: number): number {
-  while (v > 0x7fffffff) {
-    buf[p++] = (v % 128) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  while (v > 0x7f) {
-    buf[p++] = (v & 0x7f) | 0x80;
-    v >>>= 7;
-  }
-  buf[p++] = v;
-  return p;
-}
-
-/** Packed payload (no tag, no length) of uint64 values given as safe non-negative integers. */
-export function encodePackedUint64s(values: ArrayLike<number>): Uint8Array {
-  let size = 0;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (!(v >= 0 && v <= Number.MAX_SAFE_INTEGER && Number.isInteger(v))) {
-      assert(false, `uint64 value out of range: ${v}`);
-    }
-    size += varintSize(v);
-  }
-  const out = new Uint8Array(size);
-  let p = 0;
-  for (let i = 0; i < values.length; i++) p = writeVarint(out, p, values[i]);
-  return out;
-}
-
-/** Packed payload of int64 values (two's complement, so negatives take 10 bytes). */
-export function encodePackedInt64s(values: ArrayLike<bigint>): Uint8Array {
-  const halves = int64Halves(values);
-  const out = new Uint8Array((halves.length / 2) * 10);
-  let p = 0;
-  for (let i = 0; i < halves.length; i += 2) {
-    let lo = halves[i];
-    let hi = halves[i + 1];
-    while (hi !== 0 || lo > 0x7f) {
-      out[p++] = (lo & 0x7f) | 0x80;
-      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
-      hi >>>= 7;
-    }
-    out[p++] = lo;
-  }
-  return out.slice(0, p);
-}
-
-/** (lo, hi) uint32 pairs of each int64, without a bigint per value on little-endian hosts. */
-function int64Halves(values: ArrayLike<bigint>): Uint32Array {
-  const all = values instanceof BigInt64Array ? values : BigInt64Array.from(Array.from(values));
-  if (LITTLE_ENDIAN) return new Uint32Array(all.buffer, all.byteOffset, all.length * 2);
-  const halves = new Uint32Array(all.length * 2);
-  for (let i = 0; i < all.length; i++) {
-    const v = BigInt.asUintN(64, all[i]);
-    halves[2 * i] = Number(v & 0xffffffffn);
-    halves[2 * i + 1] = Number(v >> 32n);
-  }
-  return halves;
-}
-
-export function encodeImportRequest(req: ImportRequestInput): Uint8Array {
-  const m = new Parts();
-  m.string(1, req.index);
-  m.string(2, req.field);
-  m.uint(3, req.shard ?? 0);
-  m.packed(4, encodePackedUint64s(req.rowIds ?? []));
-  m.packed(5, encodePackedUint64s(req.columnIds ?? []));
-  m.packed(6, encodePackedInt64s(req.timestamps ?? []));
-  for (const k of req.rowKeys ?? []) m.string(7, k, true);
-  for (const k of req.columnKeys ?? []) m.string(8, k, true);
-  return m.finish();
-}
-
-export function encodeImportValueRequest(req: ImportValueRequestInput): Uint8Array {
-  const m = new Parts();
-  m.string(1, req.index);
-  m.string(2, req.field);
-  m.uint(3, req.shard ?? 0);
-  m.packed(5, encodePackedUint64s(req.columnIds ?? []));
-  m.packed(6, encodePackedInt64s(req.values ?? []));
-  for (const k of req.columnKeys ?? []) m.string(7, k, true);
-  return m.finish();
+  return { ...h, columnIds: columnIds.result(), values: values.result(), columnKeys };
 }

@@ -11,7 +11,7 @@ import { badRequest, DomainError } from '../domain/errors.js';
 import type { AttrMap, AttrValue } from '../domain/types.js';
 import type { ColumnAttrSet, FieldRow, PairResult, QueryResponse, QueryResult } from '../executor/result.js';
 import { assert, assertNever } from '../util/assert.js';
-import { encodePackedUint64s } from './import-request.js';
+import { encodePackedUint64s } from './import-request-encode.js';
 
 export interface QueryRequestMessage {
   query: string;

@@ -1,7 +1,7 @@
 // SIGKILL during a stream of concurrent imports: after restart every acknowledged import is
 // present in full and no unacknowledged one is present in part (one request = one atomic group).
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeImportRequest } from '../../src/encoding/import-request.js';
+import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
 import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
 
 const KILLS = 6;

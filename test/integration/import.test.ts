@@ -2,7 +2,7 @@
 // type, time views from timestamps, clear=true, keys, import-roaring, and each bad-input rule with
 // its message and unchanged state.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeImportRequest, encodeImportValueRequest, type ImportRequestInput, type ImportValueRequestInput } from '../../src/encoding/import-request.js';
+import { encodeImportRequest, encodeImportValueRequest, type ImportRequestInput, type ImportValueRequestInput } from '../../src/encoding/import-request-encode.js';
 import { encodeImportRoaringRequest } from '../../src/encoding/public-proto.js';
 import { encodePilosaRoaring } from '../../src/roaring/pilosa-roaring.js';
 import { RoaringBitmap32 } from '../../src/state/fragment.js';

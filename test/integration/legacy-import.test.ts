@@ -1,7 +1,7 @@
 // Legacy (0.5–0.10) bulk import routes: POST /import (frame and slice in the body) and
 // POST /import-value (the frame's int field as field 4), as 0.x client libraries send them.
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeImportRequest, encodeImportValueRequest } from '../../src/encoding/import-request.js';
+import { encodeImportRequest, encodeImportValueRequest } from '../../src/encoding/import-request-encode.js';
 import { removeDir, startServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer | undefined;

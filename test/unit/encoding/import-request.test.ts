@@ -4,13 +4,8 @@ import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/domain/errors.js';
 import { INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
-import {
-  decodeImportRequest,
-  decodeImportValueRequest,
-  encodeImportRequest,
-  encodeImportValueRequest,
-  encodePackedUint64s,
-} from '../../../src/encoding/import-request.js';
+import { decodeImportRequest, decodeImportValueRequest } from '../../../src/encoding/import-request.js';
+import { encodeImportRequest, encodeImportValueRequest, encodePackedUint64s } from '../../../src/encoding/import-request-encode.js';
 
 // An independent reference codec: protobufjs over the same .proto.
 const root = new protobuf.Root().loadSync(fileURLToPath(new URL('../../../proto/public.proto', import.meta.url)), {
