@@ -1,0 +1,44 @@
+// Configuration: defaults, a TOML or JSON file, BITLEDGER_* and PILOSA_* environment variables
+// and flags, in that order of precedence; bad values are refused with a clear message.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULTS, loadConfig, parseBind } from '../../../src/config/config.js';
+import { removeDir, tempDir } from '../../helpers/temp.js';
+
+let dir = '';
+afterEach(() => removeDir(dir));
+
+describe('config', () => {
+  it('defaults to 127.0.0.1:10101, ./data and fsync always', () => {
+    expect(loadConfig([], {})).toEqual(DEFAULTS);
+    expect(DEFAULTS).toMatchObject({ bind: '127.0.0.1:10101', dataDir: './data', fsync: 'always' });
+  });
+
+  it('layers file < environment < flags, and accepts Pilosa variable names', () => {
+    dir = tempDir();
+    const toml = join(dir, 'bitledger.toml');
+    writeFileSync(toml, 'bind = "127.0.0.1:2000"\ndata-dir = "/from/file"\nfsync = "interval"\nsnapshot-every-events = 10\n');
+    expect(loadConfig(['--config', toml], {})).toMatchObject({ bind: '127.0.0.1:2000', dataDir: '/from/file', fsync: 'interval', snapshotEveryEvents: 10 });
+    expect(loadConfig(['--config', toml], { PILOSA_BIND: '127.0.0.1:3000', PILOSA_DATA_DIR: '/pilosa' })).toMatchObject({ bind: '127.0.0.1:3000', dataDir: '/pilosa' });
+    expect(loadConfig(['--config', toml], { PILOSA_BIND: '127.0.0.1:3000', BITLEDGER_BIND: '127.0.0.1:4000' }).bind).toBe('127.0.0.1:4000');
+    expect(loadConfig(['--config', toml, '--bind', '127.0.0.1:5000', '--fsync=never'], { BITLEDGER_BIND: '127.0.0.1:4000' })).toMatchObject({ bind: '127.0.0.1:5000', fsync: 'never' });
+    const json = join(dir, 'bitledger.json');
+    writeFileSync(json, JSON.stringify({ 'kafka-brokers': ['a:1', 'b:2'], 'log-level': 'warn' }));
+    expect(loadConfig(['--config', json], {})).toMatchObject({ kafkaBrokers: ['a:1', 'b:2'], logLevel: 'warn' });
+  });
+
+  it('refuses unknown settings and bad values', () => {
+    expect(() => loadConfig(['--nope', '1'], {})).toThrow(ConfigError);
+    expect(() => loadConfig(['--fsync', 'sometimes'], {})).toThrow(/fsync must be always, interval or never/);
+    expect(() => loadConfig(['--snapshot-every-events', '-1'], {})).toThrow(/non-negative number/);
+    expect(() => loadConfig(['--bind'], {})).toThrow(/needs a value/);
+    expect(() => parseBind('nohost')).toThrow(/host:port/);
+  });
+
+  it('parses bind addresses like Pilosa (":port" is every interface)', () => {
+    expect(parseBind(':10101')).toEqual({ host: '0.0.0.0', port: 10101 });
+    expect(parseBind('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(parseBind('http://localhost:8080')).toEqual({ host: 'localhost', port: 8080 });
+  });
+});
