@@ -54,7 +54,7 @@ export class ReadContext {
 export function shardsFor(index: Index, requested: readonly number[] | undefined): number[] {
   if (requested !== undefined && requested.length > 0) return normalizeShards(requested);
   const s = index.shards();
-  return s.length > 0 ? s : [0];
+  return s.length > 0 ? [...s] : [0];
 }
 
 /** Ascending and unique: results list columns in shard order. */

@@ -9,6 +9,7 @@ import { bitDepthFor, clearValues, setValues } from './bsi.js';
 import { Field } from './field.js';
 import type { Holder } from './holder.js';
 import { Index } from './index-state.js';
+import { fragmentLayout } from './view.js';
 
 export function apply(holder: Holder, event: Event): void {
   switch (event.type) {
@@ -23,6 +24,7 @@ export function apply(holder: Holder, event: Event): void {
     }
     case 'IndexDeleted':
       assert(holder.indexes.delete(event.index), `apply: index ${event.index} missing`);
+      fragmentLayout.version++;
       return;
     case 'FieldCreated': {
       const index = indexOf(holder, event.index);
@@ -33,6 +35,7 @@ export function apply(holder: Holder, event: Event): void {
     case 'FieldDeleted': {
       const index = indexOf(holder, event.index);
       assert(index.fields.delete(event.field), `apply: field ${event.field} missing`);
+      fragmentLayout.version++;
       index.rowKeys.delete(event.field);
       // Deleting _exists turns existence tracking off for good (Pilosa 1.4 behaviour).
       if (event.field === EXISTS_FIELD) index.options.trackExistence = false;

@@ -2,6 +2,7 @@ import type { AttrMap, IndexOptions } from '../domain/types.js';
 import { EXISTS_FIELD } from '../domain/names.js';
 import type { Field } from './field.js';
 import { KeyTranslator } from './keys.js';
+import { fragmentLayout } from './view.js';
 
 /** An index: options, fields (including the hidden `_exists`), column attrs and key maps. */
 export class Index {
@@ -35,11 +36,16 @@ export class Index {
     return t;
   }
 
-  /** Shards holding any data in any field (Pilosa's "available shards"). */
-  shards(): number[] {
+  private shardCache: { version: number; shards: readonly number[] } | undefined;
+
+  /** Shards holding any data in any field (Pilosa's "available shards"), ascending. */
+  shards(): readonly number[] {
+    if (this.shardCache?.version === fragmentLayout.version) return this.shardCache.shards;
     const s = new Set<number>();
     for (const f of this.fields.values())
       for (const v of f.views.values()) for (const shard of v.fragments.keys()) s.add(shard);
-    return [...s].sort((a, b) => a - b);
+    const shards = [...s].sort((a, b) => a - b);
+    this.shardCache = { version: fragmentLayout.version, shards };
+    return shards;
   }
 }

@@ -1,5 +1,11 @@
 import { Fragment } from './fragment.js';
 
+/**
+ * Bumped whenever a fragment is created or fields/indexes are dropped: Index.shards() caches its
+ * answer against it, since queries ask for the available shards on every call.
+ */
+export const fragmentLayout = { version: 0 };
+
 /** A view of a field (`standard`, `standard_2019…`, `bsig_<f>`): its fragments by shard. */
 export class View {
   readonly fragments = new Map<number, Fragment>();
@@ -16,6 +22,7 @@ export class View {
     if (f === undefined) {
       f = new Fragment(shard);
       this.fragments.set(shard, f);
+      fragmentLayout.version++;
     }
     return f;
   }

@@ -58,7 +58,7 @@ export function runQuery(
   const steps: Step[] = query.calls.map((c: Call) =>
     isWriteCall(c) ? { kind: 'write', plan: compileWrite(env, c) } : { kind: 'read', plan: compileRead(env, c) },
   );
-  assignKeys(index, steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])), sink);
+  if (writes > 0) assignKeys(index, steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])), sink);
   const outputs: CallOutput[] = [];
   for (const step of steps) {
     const ctx = new ReadContext(index, shardsFor(index, opts.shards), opts, now);
