@@ -168,10 +168,15 @@ export class EventLog {
       fillCache: false, // a replay streams through once; keep the block cache for live reads
     });
     let expected = fromSeq;
+    // The next batch is requested before the current one is handed out, so LevelDB reads it on
+    // the thread pool while the caller decodes and applies this one.
+    let pending: Promise<[Buffer, Buffer][]> | undefined = it.nextv(READ_BATCH_RECORDS);
     try {
       for (;;) {
-        const entries = await it.nextv(READ_BATCH_RECORDS);
+        const entries: [Buffer, Buffer][] = await pending;
+        pending = undefined;
         if (entries.length === 0) break;
+        pending = it.nextv(READ_BATCH_RECORDS);
         const batch: LogRecord[] = new Array<LogRecord>(entries.length);
         let failure: Error | undefined;
         let good = 0;
@@ -195,6 +200,8 @@ export class EventLog {
         if (failure) throw failure;
       }
     } finally {
+      // A prefetch still in flight must settle before the iterator closes.
+      if (pending !== undefined) await pending.catch(() => undefined);
       await it.close();
     }
     if (expected <= end) throw new LogCorruptionError(expected, `records ${expected}..${end} are missing`);
