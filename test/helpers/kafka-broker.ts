@@ -17,7 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repoPath } from '../../src/util/proto-path.js';
 import { Kafka, logLevel } from 'kafkajs';
 // Types only: this module is also loaded by the globalSetup in vitest's main process, where
 // the runtime 'vitest' API is not meant to be used (see kafkaBrokersForTest).
@@ -39,7 +39,8 @@ export interface KafkaHandle {
 /** The image used by the testcontainers branch; same Kafka line as ops/kafka/pom.xml. */
 export const KAFKA_IMAGE = process.env.KAFKA_IMAGE ?? 'apache/kafka:4.4.0';
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+// Found by walking up to package.json, so it also works when compiled into dist/ (npm run bench).
+const REPO_ROOT = path.dirname(repoPath(import.meta.url, 'package.json'));
 const OPS_DIR = path.join(REPO_ROOT, 'ops', 'kafka');
 
 const FETCH_TIMEOUT_MS = 10 * 60_000;
