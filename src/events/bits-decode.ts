@@ -11,6 +11,7 @@ export interface BitsPayload {
   shard: number;
   rows: number[];
   columns: Bitmap[];
+  exists: boolean;
 }
 
 // Decoder state lives at module level: no closure or DataView allocated per record.
@@ -44,7 +45,7 @@ const scratch: Bitmap[] = [];
 export function decodeBitsPayload(payload: Uint8Array, reuse = false): BitsPayload {
   buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   pos = 0;
-  const out: BitsPayload = { index: '', field: '', view: '', shard: 0, rows: [], columns: [] };
+  const out: BitsPayload = { index: '', field: '', view: '', shard: 0, rows: [], columns: [], exists: false };
   while (pos < buf.length) {
     const tag = varint();
     const fieldNo = tag >>> 3;
@@ -62,6 +63,7 @@ export function decodeBitsPayload(payload: Uint8Array, reuse = false): BitsPaylo
     } else if (wire === 0) {
       const v = varint();
       if (fieldNo === 4) out.shard = v;
+      else if (fieldNo === 7) out.exists = v !== 0;
     } else if (wire === 1) {
       if (fieldNo === 5) out.rows.push(buf.readDoubleLE(pos));
       pos += 8;

@@ -81,6 +81,7 @@ function encodePayload(e: Event): Uint8Array {
         shard: e.shard,
         rows: e.rows,
         columns: e.columns.map(serializeBitmap),
+        exists: e.type === 'BitsSet' && e.exists === true,
       }).finish();
     case 'RowCleared':
       return M.RowCleared.encode({ index: e.index, field: e.field, row: e.row }).finish();
@@ -142,9 +143,14 @@ export function decodeEvent(type: number, payload: Uint8Array, reuseBitmaps = fa
       const m = obj(M.FieldDeleted, payload);
       return { type: name, index: str(m.index), field: str(m.field) };
     }
-    case 'BitsSet':
-    case 'BitsCleared':
-      return { type: name, ...decodeBitsPayload(payload, reuseBitmaps) };
+    case 'BitsSet': {
+      const { exists, ...bits } = decodeBitsPayload(payload, reuseBitmaps);
+      return exists ? { type: name, ...bits, exists } : { type: name, ...bits };
+    }
+    case 'BitsCleared': {
+      const { exists: _exists, ...bits } = decodeBitsPayload(payload, reuseBitmaps);
+      return { type: name, ...bits };
+    }
     case 'RowCleared': {
       const m = obj(M.RowCleared, payload);
       return { type: name, index: str(m.index), field: str(m.field), row: num(m.row) };

@@ -9,7 +9,11 @@ export type Event =
   | { type: 'FieldCreated'; index: string; field: string; options: FieldOptions }
   | { type: 'FieldDeleted'; index: string; field: string }
   /** Bulk or single bit sets in one (field, view, shard): one bitmap of column offsets per row. */
-  | { type: 'BitsSet'; index: string; field: string; view: string; shard: number; rows: number[]; columns: Bitmap[] }
+  /**
+   * `exists`: the columns also enter the index's existence field (row 0 of `_exists`), so an
+   * import does not log every column a second time (half the log bytes of a one-row import).
+   */
+  | { type: 'BitsSet'; index: string; field: string; view: string; shard: number; rows: number[]; columns: Bitmap[]; exists?: boolean }
   | { type: 'BitsCleared'; index: string; field: string; view: string; shard: number; rows: number[]; columns: Bitmap[] }
   /** ClearRow: the row removed from every view and shard of the field. */
   | { type: 'RowCleared'; index: string; field: string; row: number }

@@ -1,7 +1,7 @@
 // apply(): the only function that changes state. Used by live writes, crash recovery, snapshot
 // replay, point-in-time restore and replicas alike. No clock, no I/O, no validation: every event
 // was decided against the state it is applied to, so a mismatch is a broken invariant.
-import { EXISTS_FIELD, bsiViewName } from '../domain/names.js';
+import { EXISTS_FIELD, STANDARD_VIEW, bsiViewName } from '../domain/names.js';
 import { defaultFieldOptions } from '../domain/types.js';
 import { assert, assertNever } from '../util/assert.js';
 import type { Event } from '../events/types.js';
@@ -44,6 +44,11 @@ export function apply(holder: Holder, event: Event): void {
     case 'BitsSet': {
       const frag = fieldOf(holder, event.index, event.field).viewForWrite(event.view).fragmentForWrite(event.shard);
       for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);
+      const existence = event.exists === true ? indexOf(holder, event.index).existence : undefined;
+      if (existence !== undefined) {
+        const ef = existence.viewForWrite(STANDARD_VIEW).fragmentForWrite(event.shard);
+        for (const columns of event.columns) ef.addBits(0, columns);
+      }
       return;
     }
     case 'BitsCleared': {

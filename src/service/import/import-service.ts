@@ -71,9 +71,9 @@ export class ImportService {
     const exclusive = field.options.type === 'mutex' || field.options.type === 'bool';
     const [r, c] = exclusive && !req.clear ? lastPerColumn(rows, cols) : [rows, cols];
     // Exclusive fields are never time fields, so timestamps stay aligned with r and c.
-    // Columns written per shard, for existence: the union of the row bitmaps (computed in
-    // CRoaring) is far cheaper than rebuilding a bitmap from the column list.
-    const written = new Map<number, Bitmap[]>();
+    // Existence rides on the BitsSet events themselves (apply ORs their columns into _exists),
+    // so the log does not carry every imported column twice.
+    const exists = !req.clear && index.existence !== undefined;
     for (const [view, sel] of viewSelections(field, req.timestamps, n)) {
       const vr = sel === undefined ? r : pick(r, sel);
       const vc = sel === undefined ? c : pick(c, sel);
@@ -82,13 +82,8 @@ export class ImportService {
       for (const [shard, idx] of shards) {
         const b = bucketByRow(vr, vc, shard, idx);
         if (exclusive && !req.clear) emitExclusiveClears(field, view, shard, b, sink, index.name);
-        sink.emit({ type: req.clear ? 'BitsCleared' : 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns });
-        written.set(shard, [...(written.get(shard) ?? []), ...b.columns]);
-      }
-    }
-    if (!req.clear && index.existence) {
-      for (const [shard, bitmaps] of written) {
-        sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard, rows: [0], columns: [RoaringBitmap32.orMany(bitmaps)] });
+        if (req.clear) sink.emit({ type: 'BitsCleared', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns });
+        else sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns, ...(exists ? { exists } : {}) });
       }
     }
   }
