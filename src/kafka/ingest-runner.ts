@@ -17,6 +17,7 @@ import { ensureTopic, errorText } from './client.js';
 import { ConsumerLoop } from './consumer-loop.js';
 import { ImportBuilder, resolveTargets } from './ingest-mapper.js';
 import type { IngestSpec } from './ingest-spec.js';
+import { RateMeter } from './rate-meter.js';
 
 export interface IngestPartitionStatus {
   partition: number;
@@ -63,7 +64,7 @@ export class IngestRunner {
   private lastError: string | undefined;
   private readonly highWatermarks = new Map<number, bigint>();
   private readonly stats = { imported: 0, deadLettered: 0, transientErrors: 0 };
-  private rate = { since: 0, records: 0, perSec: 0 };
+  private readonly rate = new RateMeter();
   private deadLetterTopicReady = false;
 
   constructor(
@@ -207,7 +208,7 @@ export class IngestRunner {
     }
     this.stats.imported += good - refused;
     this.stats.deadLettered += bad.length + refused;
-    this.meter(good + bad.length);
+    this.rate.add(good + bad.length);
     return next;
   }
 
@@ -293,14 +294,5 @@ export class IngestRunner {
     this.loop = undefined;
     // Not awaited: we are inside the consumer's own batch handler.
     setImmediate(() => void loop?.stop());
-  }
-
-  private meter(n: number): void {
-    const now = performance.now();
-    if (now - this.rate.since > 1_000) {
-      if (this.rate.since > 0) this.rate.perSec = Math.round((this.rate.records * 1000) / (now - this.rate.since));
-      this.rate = { since: now, records: 0, perSec: this.rate.perSec };
-    }
-    this.rate.records += n;
   }
 }

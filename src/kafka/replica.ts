@@ -16,6 +16,7 @@ import { decodeEvent } from '../events/codec.js';
 import { errorText } from './client.js';
 import { ConsumerLoop } from './consumer-loop.js';
 import { MirrorAssembler, MirrorFormatError, type MirrorRecord } from './mirror-format.js';
+import { RateMeter } from './rate-meter.js';
 
 const META_KEY = 'kafka-replica';
 /** Records per engine.write: bounds one LevelDB batch and the time between heartbeats. */
@@ -58,7 +59,7 @@ export class Replica {
   private topicSeq = 0;
   private appliedRecords = 0;
   private lastAppliedAt: Date | undefined;
-  private rate = { since: 0, records: 0, perSec: 0 };
+  private readonly rate = new RateMeter();
 
   private constructor(
     private readonly engine: Engine,
@@ -186,16 +187,7 @@ export class Replica {
     this.next = BigInt(last.lastOffset) + 1n;
     this.appliedRecords += records.length;
     this.lastAppliedAt = new Date();
-    this.meter(records.length);
-  }
-
-  private meter(n: number): void {
-    const now = performance.now();
-    if (now - this.rate.since > 1_000) {
-      if (this.rate.since > 0) this.rate.perSec = Math.round((this.rate.records * 1000) / (now - this.rate.since));
-      this.rate = { since: now, records: 0, perSec: this.rate.perSec };
-    }
-    this.rate.records += n;
+    this.rate.add(records.length);
   }
 
   private fail(err: unknown): void {

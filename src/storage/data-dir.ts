@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
-import { writeFileAtomic } from './durable-fs.js';
+import { writeAll, writeFileAtomic } from './durable-fs.js';
 import { DataDirInUseError } from './errors.js';
 
 /** Keys and values are raw bytes everywhere: no encoding layer between us and LevelDB. */
@@ -36,7 +36,7 @@ export async function nodeId(dir: string): Promise<string> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const id = randomUUID();
-  await writeFileAtomic(dir, path, Buffer.from(`${id}\n`));
+  await writeFileAtomic(dir, path, (fh) => writeAll(fh, Buffer.from(`${id}\n`)));
   return id;
 }
 

@@ -22,12 +22,15 @@ export async function writeAll(fh: FileHandle, buf: Uint8Array, position?: numbe
   }
 }
 
-/** Replace `path` with `data` atomically: tmp file, fsync, rename, fsync of the directory. */
-export async function writeFileAtomic(dir: string, path: string, data: Uint8Array): Promise<void> {
-  const tmp = `${path}.tmp`;
+/**
+ * Replaces `path` atomically: `write` fills a tmp file, which is fsynced, renamed over `path`,
+ * and the directory fsynced. On failure the tmp file is removed and nothing is replaced.
+ */
+export async function writeFileAtomic<T>(dir: string, path: string, write: (fh: FileHandle) => Promise<T>, tmp = `${path}.tmp`): Promise<T> {
   const fh = await open(tmp, 'w');
+  let result: T;
   try {
-    await writeAll(fh, data);
+    result = await write(fh);
     await fh.sync();
   } catch (err) {
     await fh.close();
@@ -37,4 +40,5 @@ export async function writeFileAtomic(dir: string, path: string, data: Uint8Arra
   await fh.close();
   await rename(tmp, path);
   await fsyncDir(dir);
+  return result;
 }

@@ -4,14 +4,14 @@
 //   'BLSNAP01' | seq u64 LE | body length u64 LE | body | CRC32C(body) u32 LE
 // The CRC is a trailer so the body can be streamed without knowing it in advance; the length
 // is patched in place before the fsync.
-import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
+import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { assert } from '../util/assert.js';
 import { crc32c } from './checksum.js';
 import { SNAPSHOTS_SUBDIR } from './data-dir.js';
-import { fsyncDir, writeAll } from './durable-fs.js';
+import { fsyncDir, writeAll, writeFileAtomic } from './durable-fs.js';
 import { SnapshotCorruptError } from './errors.js';
 
 const MAGIC = Buffer.from('BLSNAP01', 'latin1');
@@ -47,19 +47,7 @@ export class SnapshotStore {
   async write(seq: number, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<{ bytes: number }> {
     assert(Number.isSafeInteger(seq) && seq >= 0, `snapshot seq ${seq} is not a sequence`);
     const tmp = join(this.dir, fileName(seq, 'tmp'));
-    const fh = await open(tmp, 'w');
-    let body: number;
-    try {
-      body = await writeBody(fh, seq, chunks);
-      await fh.sync();
-    } catch (err) {
-      await fh.close();
-      await unlink(tmp).catch(() => undefined);
-      throw err;
-    }
-    await fh.close();
-    await rename(tmp, join(this.dir, fileName(seq, 'snap')));
-    await fsyncDir(this.dir);
+    const body = await writeFileAtomic(this.dir, join(this.dir, fileName(seq, 'snap')), (fh) => writeBody(fh, seq, chunks), tmp);
     this.logger.info({ seq, bytes: body }, 'snapshot written');
     return { bytes: HEADER_BYTES + body + TRAILER_BYTES };
   }
