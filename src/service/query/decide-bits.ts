@@ -23,20 +23,24 @@ function assignedCol(index: Index, p: { col: Plan<'set'>['col'] }): number {
   return col;
 }
 
+/** Whether the column still needs its bit in `_exists` (existence tracked and not yet set). */
+function needsExists(index: Index, col: number): boolean {
+  const ex = index.existence;
+  return ex !== undefined && ex.view(STANDARD_VIEW)?.fragment(shardOf(col))?.has(0, offsetOf(col)) !== true;
+}
+
 /** Sets the column's bit in `_exists` when the index tracks existence. */
 function markExists(index: Index, col: number, sink: EventSink): void {
-  const ex = index.existence;
-  if (ex === undefined) return;
-  const [shard, off] = [shardOf(col), offsetOf(col)];
-  if (ex.view(STANDARD_VIEW)?.fragment(shard)?.has(0, off) === true) return;
-  sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard, rows: [0], columns: [one(off)] });
+  if (!needsExists(index, col)) return;
+  sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard: shardOf(col), rows: [0], columns: [one(offsetOf(col))] });
 }
 
 export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolean {
   const col = assignedCol(index, p);
   const row = resolveRow(index, p.field, p.row);
   assert(row !== undefined, 'set: row key was not assigned');
-  markExists(index, col, sink);
+  // The existence bit rides on the field's BitsSet when there is one: one log record per Set().
+  let exists = needsExists(index, col);
   const { field } = p;
   const [shard, off] = [shardOf(col), offsetOf(col)];
   let changed = false;
@@ -52,9 +56,11 @@ export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolea
   }
   for (const view of setViews(field, p.timestamp)) {
     if (field.view(view)?.fragment(shard)?.has(row, off) === true) continue;
-    sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: [row], columns: [one(off)] });
+    sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: [row], columns: [one(off)], ...(exists ? { exists } : {}) });
+    exists = false;
     changed = true;
   }
+  if (exists) markExists(index, col, sink);
   return changed;
 }
 

@@ -14,19 +14,25 @@ describe('Set', () => {
     expect(results(s, 'i', 'Set(9, t=1) Set(9, t=1, 2019-02-03T04:05) Set(9, t=1, 2019-02-03T04:05)')).toEqual([true, true, false]);
   });
 
-  it('writes the existence bit first, and time views per quantum unit', () => {
+  it('marks existence on the first field event (one record per Set), and time views per quantum unit', () => {
     const s = fixture();
     const mark = s.events.length;
     run(s, 'i', 'Set(9, t=5, 2019-02-03T04:05)');
     const ev = s.since(mark);
-    expect(ev.map((e) => (e.type === 'BitsSet' ? `${e.field}/${e.view}/${e.shard}/${e.rows.join()}/${e.columns.map((c) => c.toArray().join()).join()}` : e.type))).toEqual([
-      '_exists/standard/0/0/9',
-      't/standard/0/5/9',
+    const label = (e: (typeof ev)[number]): string =>
+      e.type === 'BitsSet' ? `${e.field}/${e.view}/${e.shard}/${e.rows.join()}/${e.columns.map((c) => c.toArray().join()).join()}${e.exists ? ' +exists' : ''}` : e.type;
+    expect(ev.map(label)).toEqual([
+      't/standard/0/5/9 +exists',
       't/standard_2019/0/5/9',
       't/standard_201902/0/5/9',
       't/standard_20190203/0/5/9',
       't/standard_2019020304/0/5/9',
     ]);
+    expect(s.holder.index('i')!.existence!.view('standard')!.fragment(0)!.has(0, 9)).toBe(true);
+    // A second Set of the same bit changes nothing and logs nothing.
+    const again = s.events.length;
+    run(s, 'i', 'Set(9, t=5)');
+    expect(s.since(again)).toEqual([]);
   });
 
   it('a time field without a standard view sets nothing without a timestamp', () => {
