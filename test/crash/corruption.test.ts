@@ -7,6 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { RoaringBitmap32 } from '../../src/state/fragment.js';
 import { stateDigest } from '../../src/state/digest.js';
 import { openLevelDb } from '../../src/storage/index.js';
+import { pino } from 'pino';
+import { truncateLog } from '../../src/cli/maintenance.js';
+import { DEFAULTS } from '../../src/config/config.js';
 import { removeDir, startServer, type TestServer } from '../helpers/server.js';
 
 async function seed(server: TestServer, sets: number, firstCol = 0): Promise<void> {
@@ -82,6 +85,13 @@ describe('corruption', () => {
     await expect(startServer({ dataDir: server.dataDir })).rejects.toThrow(new RegExp(`sequence ${seq}\\b[^]*(backup|truncate)`));
     // The damage was not "repaired" away: a second start refuses too.
     await expect(startServer({ dataDir: server.dataDir })).rejects.toThrow(/corrupt/);
+    // The repair the message names works: drop from the bad record on, and the server starts.
+    const lines: string[] = [];
+    await truncateLog({ ...DEFAULTS, dataDir: server.dataDir }, seq - 1, pino({ level: 'silent' }), (l) => lines.push(l));
+    expect(lines.join('\n')).toMatch(/dropped \d+ records after sequence/);
+    const repaired = await startServer({ dataDir: server.dataDir });
+    expect(repaired.engine.holder.appliedSeq).toBe(seq - 1);
+    await repaired.close();
     removeDir(server.dataDir);
   });
 
