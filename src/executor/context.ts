@@ -13,8 +13,9 @@ export interface ResultOptions {
 }
 
 export class ReadContext {
-  readonly shardSet: ReadonlySet<number>;
-  private readonly viewMemo = new Map<object, string[]>();
+  /** Only for an explicit shard list: with all available shards, no other shard has data anyway. */
+  private readonly shardSet: ReadonlySet<number> | undefined;
+  private viewMemo: Map<object, string[]> | undefined;
 
   constructor(
     readonly index: Index,
@@ -22,25 +23,30 @@ export class ReadContext {
     readonly opts: ResultOptions,
     /** ms since epoch; `to` defaults to now + 1 day */
     readonly now: number,
+    /** false when `shards` are all the index's available shards (the common case, checked free) */
+    restricted = true,
   ) {
-    this.shardSet = new Set(shards);
+    this.shardSet = restricted ? new Set(shards) : undefined;
   }
 
   fragment(field: Field, view: string, shard: number): Fragment | undefined {
-    if (!this.shardSet.has(shard)) return undefined;
+    if (this.shardSet !== undefined && !this.shardSet.has(shard)) return undefined;
     return field.view(view)?.fragment(shard);
   }
 
   /** The context an Options() child runs in. */
   withSettings(s: OptionSettings): ReadContext {
-    return new ReadContext(this.index, s.shards === undefined ? this.shards : normalizeShards(s.shards), {
+    const opts = {
       excludeColumns: s.excludeColumns ?? this.opts.excludeColumns,
       excludeRowAttrs: s.excludeRowAttrs ?? this.opts.excludeRowAttrs,
-    }, this.now);
+    };
+    if (s.shards === undefined) return new ReadContext(this.index, this.shards, opts, this.now, this.shardSet !== undefined);
+    return new ReadContext(this.index, normalizeShards(s.shards), opts, this.now);
   }
 
   /** Existing time views of `field` covering [from, to) (§3.6), computed once per plan node. */
   timeViews(owner: object, field: Field, from: number, to: number): string[] {
+    this.viewMemo ??= new Map();
     let views = this.viewMemo.get(owner);
     if (views === undefined) {
       views = existingTimeViews(field, from, to);

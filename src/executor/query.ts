@@ -63,7 +63,7 @@ function* queryWork(holder: Holder, indexName: string, query: Query, opts: Query
   const plans = query.calls.map((c) => compileRead({ index, now }, c));
   const outputs: CallOutput[] = [];
   for (const plan of plans) {
-    const ctx = new ReadContext(index, shardsFor(index, opts.shards), opts, now);
+    const ctx = new ReadContext(index, shardsFor(index, opts.shards), opts, now, opts.shards !== undefined && opts.shards.length > 0);
     outputs.push(yield* executeRead(ctx, plan));
   }
   return respond(index, outputs, opts.columnAttrs);

@@ -61,7 +61,7 @@ export function runQuery(
   if (writes > 0) assignKeys(index, steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])), sink);
   const outputs: CallOutput[] = [];
   for (const step of steps) {
-    const ctx = new ReadContext(index, shardsFor(index, opts.shards), opts, now);
+    const ctx = new ReadContext(index, shardsFor(index, opts.shards), opts, now, opts.shards !== undefined && opts.shards.length > 0);
     const explicit = opts.shards !== undefined && opts.shards.length > 0;
     outputs.push(step.kind === 'read' ? drainSync(executeRead(ctx, step.plan)) : { result: write(index, ctx, explicit, step.plan, sink) });
   }
