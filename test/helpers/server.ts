@@ -1,7 +1,7 @@
 // Real servers for tests: in-process (fastify inject or a real socket) over a real LevelDB in a
 // temp directory, or a child process that crash tests can SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { tempDir } from './temp.js';
+import { removeDir, tempDir } from './temp.js';
 import { pino } from 'pino';
 import { createServer, type Server } from '../../src/app.js';
 import { DEFAULTS, type Config } from '../../src/config/config.js';
@@ -20,6 +20,13 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
   const server = await createServer(cfg, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), (err) => fatal.push(err));
   await server.app.ready();
   return Object.assign(server, { dataDir, fatal });
+}
+
+/** Closes a test server and removes its data directory; nothing to do for undefined. */
+export async function stopServer(server: TestServer | undefined): Promise<void> {
+  if (server === undefined) return;
+  await server.close();
+  removeDir(server.dataDir);
 }
 
 /** A server in its own process, started the way the README starts it. */

@@ -2,15 +2,12 @@
 // and GET /export, over inject() against a real server and LevelDB; keys survive a restart.
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeTranslateKeysResponse, encodeTranslateKeysRequest } from '../../src/encoding/public-proto.js';
-import { removeDir, startServer, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer, stopServer } from '../helpers/server.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
-  if (server) {
-    await server.close();
-    removeDir(server.dataDir);
-    server = undefined;
-  }
+  await stopServer(server);
+  server = undefined;
 });
 
 type Method = 'GET' | 'POST' | 'DELETE';

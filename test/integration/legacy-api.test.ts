@@ -2,15 +2,12 @@
 // time quanta, frame int fields, 0.x index options, /hosts, /slices/max, /fragment/nodes, and
 // legacy PQL round trips — with the legacy metadata surviving a restart from log and snapshot.
 import { afterEach, describe, expect, it } from 'vitest';
-import { removeDir, startServer, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer, stopServer } from '../helpers/server.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
-  if (server) {
-    await server.close();
-    removeDir(server.dataDir);
-    server = undefined;
-  }
+  await stopServer(server);
+  server = undefined;
 });
 
 type Method = 'GET' | 'POST' | 'DELETE' | 'PATCH';

@@ -2,15 +2,12 @@
 // POST /import-value (the frame's int field as field 4), as 0.x client libraries send them.
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeImportRequest, encodeImportValueRequest } from '../../src/encoding/import-request-encode.js';
-import { removeDir, startServer, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer, stopServer } from '../helpers/server.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
-  if (server) {
-    await server.close();
-    removeDir(server.dataDir);
-    server = undefined;
-  }
+  await stopServer(server);
+  server = undefined;
 });
 
 const PROTO = { 'content-type': 'application/x-protobuf', accept: 'application/x-protobuf' };

@@ -1,15 +1,12 @@
 // Legacy input definitions (0.5–0.9, reference §6.5) over inject() against a real server: define
 // (creating frames), read, delete, ingest with every action, validation messages, durability.
 import { afterEach, describe, expect, it } from 'vitest';
-import { removeDir, startServer, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer, stopServer } from '../helpers/server.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
-  if (server) {
-    await server.close();
-    removeDir(server.dataDir);
-    server = undefined;
-  }
+  await stopServer(server);
+  server = undefined;
 });
 
 type Method = 'GET' | 'POST' | 'DELETE';

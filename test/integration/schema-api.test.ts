@@ -1,15 +1,12 @@
 // Every admin endpoint of the current API with its exact JSON shape, per field type, over
 // fastify inject() against a real LevelDB; and the same schema after a restart.
 import { afterEach, describe, expect, it } from 'vitest';
-import { removeDir, startServer, type TestServer } from '../helpers/server.js';
+import { removeDir, startServer, type TestServer, stopServer } from '../helpers/server.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
-  if (server) {
-    await server.close();
-    removeDir(server.dataDir);
-    server = undefined;
-  }
+  await stopServer(server);
+  server = undefined;
 });
 
 async function call(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
