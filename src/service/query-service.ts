@@ -5,12 +5,11 @@ import type { Engine } from '../engine/engine.js';
 import type { QueryOptions, QueryResponse } from '../executor/result.js';
 import { LIMITS } from '../config/limits.js';
 import { PqlParseError, parse } from '../pql/index.js';
-import type { Call, Query } from '../pql/ast.js';
+import type { Query } from '../pql/ast.js';
 import { runQuery, runQueryAsync } from './query/index.js';
+import { isWriteCall } from './query/write-plan.js';
 import { rewriteLegacyQuery } from './legacy/legacy-query.js';
 import { hasLegacyCall } from '../pql/legacy.js';
-
-const WRITE_CALLS = new Set(['Set', 'Clear', 'ClearRow', 'Store', 'SetRowAttrs', 'SetColumnAttrs', 'SetBit', 'ClearBit', 'SetFieldValue']);
 
 export class QueryService {
   constructor(private readonly engine: Engine) {}
@@ -22,7 +21,8 @@ export class QueryService {
     const legacy = hasLegacyCall(parsed);
     const query = rewriteLegacyQuery(this.engine.holder, index, parsed);
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
-    const response = query.calls.some(hasWrite)
+    // After the legacy rewrite, writes are the current write calls (also under Options()).
+    const response = query.calls.some(isWriteCall)
       ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
       : await this.engine.readAsync((h) => runQueryAsync(h, index, query, opts, limits));
     return { response, legacy };
@@ -36,9 +36,4 @@ export function parseQuery(text: string): Query {
     if (err instanceof PqlParseError) throw badRequest(`parsing: ${err.message}`);
     throw err;
   }
-}
-
-function hasWrite(call: Call): boolean {
-  if (WRITE_CALLS.has(call.name)) return true;
-  return call.children.some(hasWrite);
 }

@@ -66,7 +66,7 @@ export class ImportService {
     checkColumns(index, req.columnIds, req.columnKeys, req.shard);
 
     // Validation is over: from here on every step succeeds.
-    const rows = field.options.keys ? assignKeys(index.rowKeysFor(field.name), req.rowKeys, sink, index.name, field.name) : req.rowIds;
+    const rows = field.options.keys ? assignKeys(index.rowKeys.get(field.name), req.rowKeys, sink, index.name, field.name) : req.rowIds;
     const cols = index.options.keys ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '') : req.columnIds;
     const exclusive = field.options.type === 'mutex' || field.options.type === 'bool';
     const [r, c] = exclusive && !req.clear ? lastPerColumn(rows, cols) : [rows, cols];
