@@ -6,6 +6,7 @@ import { DomainError } from '../../../src/domain/errors.js';
 import { INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
 import { decodeImportRequest, decodeImportValueRequest } from '../../../src/encoding/import-request.js';
 import { encodeImportRequest, encodeImportValueRequest, encodePackedUint64s } from '../../../src/encoding/import-request-encode.js';
+import { expectBadRequest } from '../../helpers/errors.js';
 
 // An independent reference codec: protobufjs over the same .proto.
 const root = new protobuf.Root().loadSync(fileURLToPath(new URL('../../../proto/public.proto', import.meta.url)), {
@@ -32,17 +33,6 @@ const packed = (field: number, vs: bigint[]): number[] => len(field, vs.flatMap(
 const unpacked = (field: number, vs: bigint[]): number[] => vs.flatMap((v) => [...key(field, 0), ...varint(v)]);
 const bytes = (...parts: number[][]): Uint8Array => Uint8Array.from(parts.flat());
 
-function expectBadRequest(f: () => unknown, pattern: RegExp | string): void {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(DomainError);
-    expect((e as DomainError).code).toBe('bad_request');
-    expect((e as DomainError).message).toMatch(pattern);
-    return;
-  }
-  throw new Error('expected a bad_request DomainError');
-}
 
 const ids = (xs: Float64Array): number[] => Array.from(xs);
 

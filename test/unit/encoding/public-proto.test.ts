@@ -2,7 +2,6 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../../src/domain/errors.js';
 import { INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
 import {
   decodeImportResponse,
@@ -19,6 +18,7 @@ import {
   encodeTranslateKeysResponse,
 } from '../../../src/encoding/public-proto.js';
 import type { QueryResponse, QueryResult } from '../../../src/executor/result.js';
+import { expectBadRequest } from '../../helpers/errors.js';
 
 // Reference encoder: protobufjs reflection over the same .proto. It too writes fields in number
 // order and omits proto3 defaults, like Go, so equal bytes mean Pilosa-compatible framing.
@@ -31,17 +31,6 @@ const PbQueryRequest = root.lookupType('internal.QueryRequest');
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const fromHex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s.replace(/\s/g, ''), 'hex'));
 
-function expectBadRequest(f: () => unknown, pattern: RegExp): void {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(DomainError);
-    expect((e as DomainError).code).toBe('bad_request');
-    expect((e as DomainError).message).toMatch(pattern);
-    return;
-  }
-  throw new Error('expected a bad_request DomainError');
-}
 
 describe('encodeQueryResponse', () => {
   it('matches the bytes observed from Pilosa 1.4 (reference §2)', () => {

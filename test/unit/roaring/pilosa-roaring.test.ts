@@ -3,6 +3,7 @@ import roaring from 'roaring';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/domain/errors.js';
 import { decodeRoaringPositions, encodePilosaRoaring, type Bitmap } from '../../../src/roaring/pilosa-roaring.js';
+import { expectBadRequest } from '../../helpers/errors.js';
 
 const { RoaringBitmap32 } = roaring;
 const SHARD_WIDTH = 2 ** 20;
@@ -77,17 +78,10 @@ function pilosaFile(specs: Spec[], opts: { version?: number; tail?: number[] } =
   return out;
 }
 
-function expectBadRequest(f: () => unknown, pattern: RegExp): void {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(DomainError);
-    expect((e as DomainError).code).toBe('bad_request');
-    expect((e as DomainError).message).toMatch(/^unmarshaling roaring data: /);
-    expect((e as DomainError).message).toMatch(pattern);
-    return;
-  }
-  throw new Error('expected a bad_request DomainError');
+/** A bad_request whose message carries the roaring decoder's prefix and matches `pattern`. */
+function expectRoaringError(f: () => unknown, pattern: RegExp): void {
+  expectBadRequest(f, /^unmarshaling roaring data: /);
+  expectBadRequest(f, pattern);
 }
 
 const range = (a: number, b: number): number[] => Array.from({ length: b - a }, (_, i) => a + i);
@@ -146,38 +140,38 @@ describe('decodeRoaringPositions: Pilosa format', () => {
 
   it('rejects malformed files with a message', () => {
     const ok = pilosaFile([{ key: 160, type: 1, values: [1, 2] }]);
-    expectBadRequest(() => decodeRoaringPositions(fromHex('3c')), /truncated/);
-    expectBadRequest(() => decodeRoaringPositions(fromHex('0000 0000 0000 0000')), /unknown roaring cookie 0/);
-    expectBadRequest(() => decodeRoaringPositions(pilosaFile([], { version: 1 })), /wrong roaring version/);
-    expectBadRequest(() => decodeRoaringPositions(fromHex('3c30 0000 0200 0000')), /truncated in container headers/);
+    expectRoaringError(() => decodeRoaringPositions(fromHex('3c')), /truncated/);
+    expectRoaringError(() => decodeRoaringPositions(fromHex('0000 0000 0000 0000')), /unknown roaring cookie 0/);
+    expectRoaringError(() => decodeRoaringPositions(pilosaFile([], { version: 1 })), /wrong roaring version/);
+    expectRoaringError(() => decodeRoaringPositions(fromHex('3c30 0000 0200 0000')), /truncated in container headers/);
     for (let cut = 1; cut < ok.length; cut++) {
       expect(() => decodeRoaringPositions(ok.subarray(0, cut)), `cut ${cut}`).toThrow(DomainError);
     }
     const badOffset = ok.slice();
     new DataView(badOffset.buffer).setUint32(20, 1000, true);
-    expectBadRequest(() => decodeRoaringPositions(badOffset), /offset out of bounds: off=1000/);
+    expectRoaringError(() => decodeRoaringPositions(badOffset), /offset out of bounds: off=1000/);
     const badType = ok.slice();
     badType[16] = 9;
-    expectBadRequest(() => decodeRoaringPositions(badType), /unknown container type 9/);
-    expectBadRequest(
+    expectRoaringError(() => decodeRoaringPositions(badType), /unknown container type 9/);
+    expectRoaringError(
       () => decodeRoaringPositions(pilosaFile([{ key: 2 ** 48, type: 1, values: [1] }])),
       /container key 281474976710656 out of range/,
     );
-    expectBadRequest(
+    expectRoaringError(
       () => decodeRoaringPositions(pilosaFile([{ key: 5, type: 1, values: [1] }, { key: 5, type: 1, values: [2] }])),
       /not strictly increasing/,
     );
-    expectBadRequest(() => decodeRoaringPositions(pilosaFile([{ key: 0, type: 1, values: [3, 2] }])), /array container 0/);
-    expectBadRequest(
+    expectRoaringError(() => decodeRoaringPositions(pilosaFile([{ key: 0, type: 1, values: [3, 2] }])), /array container 0/);
+    expectRoaringError(
       () => decodeRoaringPositions(pilosaFile([{ key: 0, type: 2, values: [1, 2], card: 3 }])),
       /holds 2 values but its header says 3/,
     );
-    expectBadRequest(
+    expectRoaringError(
       () => decodeRoaringPositions(pilosaFile([{ key: 0, type: 3, values: [0, 5, 5, 6] }])),
       /overlapping run \[5, 6\]/,
     );
-    expectBadRequest(() => decodeRoaringPositions(pilosaFile([{ key: 0, type: 3, values: [5, 4] }])), /bad or overlapping/);
-    expectBadRequest(
+    expectRoaringError(() => decodeRoaringPositions(pilosaFile([{ key: 0, type: 3, values: [5, 4] }])), /bad or overlapping/);
+    expectRoaringError(
       () => decodeRoaringPositions(pilosaFile([{ key: 0, type: 3, values: [0, 5], card: 2 }])),
       /holds 6 values but its header says 2/,
     );
