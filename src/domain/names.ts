@@ -14,4 +14,5 @@ export function validateName(name: string): void {
 /** The hidden field that records every column ever written (existence tracking). */
 export const EXISTS_FIELD = '_exists';
 export const STANDARD_VIEW = 'standard';
-export const bsiViewName = (field: string): string => `bsig_${field}`;
+export const BSI_VIEW_PREFIX = 'bsig_';
+export const bsiViewName = (field: string): string => `${BSI_VIEW_PREFIX}${field}`;

@@ -4,6 +4,7 @@ import { decodeEvent } from '../events/codec.js';
 import { apply } from '../state/apply.js';
 import { Holder } from '../state/holder.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
+import { ReplayCoalescer } from './replay-coalescer.js';
 import { decodeSnapshot } from './snapshot-codec.js';
 
 export class StartupError extends Error {
@@ -48,12 +49,17 @@ export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger:
   }
   let replayed = 0;
   if (to >= from) {
+    // The holder is private until bootstrap returns, so pending merged records may span batches.
+    const coalescer = new ReplayCoalescer(holder);
+    let last = holder.appliedSeq;
     for await (const batch of log.readBatches(from, to)) {
-      // Decoded and applied one at a time, so decoding may reuse scratch bitmaps.
-      for (const rec of batch) apply(holder, decodeEvent(rec.type, rec.payload, true));
-      holder.appliedSeq = batch[batch.length - 1].seq;
+      // Decoded and taken one at a time, so decoding may reuse scratch bitmaps.
+      for (const rec of batch) coalescer.add(decodeEvent(rec.type, rec.payload, true));
+      last = batch[batch.length - 1].seq;
       replayed += batch.length;
     }
+    coalescer.flush();
+    holder.appliedSeq = last;
   }
   const report = { snapshotSeq: from - 1, replayed, fromSeq: from, toSeq: holder.appliedSeq, ms: Math.round(performance.now() - started) };
   logger.info(report, `replayed ${replayed} events (seq ${from}..${holder.appliedSeq}) on snapshot ${from - 1} in ${report.ms} ms`);

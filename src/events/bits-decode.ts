@@ -1,8 +1,9 @@
 // A hand-written decoder for the Bits message (BitsSet / BitsCleared), the bulk of any log:
 // replay speed is bounded by it, and protobufjs's generic decoder (objects, Longs, per-field
 // dispatch) cost more than the apply itself. Wire format per proto/log/events.proto.
-import { RoaringBitmap32, type Bitmap } from '../state/fragment.js';
+import { RoaringBitmap32, type Bitmap, type ColumnOffsets } from '../state/fragment.js';
 import { AssertionError } from '../util/assert.js';
+import { NameCache } from './name-cache.js';
 
 export interface BitsPayload {
   index: string;
@@ -10,7 +11,7 @@ export interface BitsPayload {
   view: string;
   shard: number;
   rows: number[];
-  columns: Bitmap[];
+  columns: ColumnOffsets[];
   exists: boolean;
 }
 
@@ -30,6 +31,8 @@ function varint(): number {
   }
 }
 
+const NAMES = [new NameCache(), new NameCache(), new NameCache()] as const;
+
 /**
  * Scratch bitmaps for replay: deserializing into a reused object avoids a native object (and its
  * finalizer work) per record, which dominated replay of small events. Only the first few row
@@ -39,13 +42,22 @@ const SCRATCH_SLOTS = 64;
 const scratch: Bitmap[] = [];
 
 /**
- * `reuse`: the returned bitmaps may be scratch objects overwritten by the next call, so the caller
- * must consume the event before decoding another (apply() copies whatever it keeps).
+ * `reuse`: the returned bitmaps and offset arrays may be scratch objects overwritten by the next
+ * call, so the caller must consume the event before decoding another (apply() copies whatever it
+ * keeps).
  */
 export function decodeBitsPayload(payload: Uint8Array, reuse = false): BitsPayload {
   buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   pos = 0;
   const out: BitsPayload = { index: '', field: '', view: '', shard: 0, rows: [], columns: [], exists: false };
+  // Sparse rows (fields 8 and 9) may come in either order: collected, then split per row.
+  const counts: number[] = [];
+  let nOffsets = 0;
+  let offsets: Uint32Array = reuse ? scratchOffsets : new Uint32Array(0);
+  const pushOffset = (v: number): void => {
+    if (nOffsets === offsets.length) offsets = grow(offsets, reuse);
+    offsets[nOffsets++] = v;
+  };
   while (pos < buf.length) {
     const tag = varint();
     const fieldNo = tag >>> 3;
@@ -54,23 +66,52 @@ export function decodeBitsPayload(payload: Uint8Array, reuse = false): BitsPaylo
       const len = varint();
       const end = pos + len;
       if (end > buf.length) throw new AssertionError('Bits payload truncated in a field');
-      if (fieldNo === 1) out.index = buf.toString('utf8', pos, end);
-      else if (fieldNo === 2) out.field = buf.toString('utf8', pos, end);
-      else if (fieldNo === 3) out.view = buf.toString('utf8', pos, end);
+      if (fieldNo === 1) out.index = NAMES[0].get(buf, pos, end);
+      else if (fieldNo === 2) out.field = NAMES[1].get(buf, pos, end);
+      else if (fieldNo === 3) out.view = NAMES[2].get(buf, pos, end);
       else if (fieldNo === 5) for (let p = pos; p + 8 <= end; p += 8) out.rows.push(buf.readDoubleLE(p));
       else if (fieldNo === 6) out.columns.push(bitmapAt(out.columns.length, buf.subarray(pos, end), reuse));
+      else if (fieldNo === 8) while (pos < end) counts.push(varint());
+      else if (fieldNo === 9) while (pos < end) pushOffset(varint());
+      if (pos > end) throw new AssertionError('Bits payload has a varint crossing its packed field');
       pos = end;
     } else if (wire === 0) {
       const v = varint();
       if (fieldNo === 4) out.shard = v;
       else if (fieldNo === 7) out.exists = v !== 0;
+      else if (fieldNo === 8) counts.push(v);
+      else if (fieldNo === 9) pushOffset(v);
     } else if (wire === 1) {
       if (fieldNo === 5) out.rows.push(buf.readDoubleLE(pos));
       pos += 8;
     } else if (wire === 5) pos += 4;
     else throw new AssertionError(`Bits payload has unsupported wire type ${wire}`);
   }
+  if (counts.length > 0) splitSparse(out, counts, offsets, nOffsets);
+  if (reuse) scratchOffsets = offsets;
   return out;
+}
+
+/** Scratch for sparse offsets on replay (grown, never shrunk: sparse events are small). */
+let scratchOffsets: Uint32Array = new Uint32Array(256);
+
+function grow(a: Uint32Array, reuse: boolean): Uint32Array {
+  const next = new Uint32Array(Math.max(16, a.length * 2));
+  next.set(a);
+  if (reuse) scratchOffsets = next;
+  return next;
+}
+
+function splitSparse(out: BitsPayload, counts: number[], offsets: Uint32Array, n: number): void {
+  if (out.columns.length > 0) throw new AssertionError('Bits payload mixes roaring and sparse rows');
+  if (counts.length !== out.rows.length) throw new AssertionError(`Bits payload has ${counts.length} sparse counts for ${out.rows.length} rows`);
+  let at = 0;
+  for (const c of counts) {
+    if (at + c > n) throw new AssertionError('Bits payload has fewer sparse offsets than its counts');
+    out.columns.push(offsets.subarray(at, at + c));
+    at += c;
+  }
+  if (at !== n) throw new AssertionError('Bits payload has more sparse offsets than its counts');
 }
 
 function bitmapAt(slot: number, bytes: Buffer, reuse: boolean): Bitmap {

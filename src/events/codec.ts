@@ -6,6 +6,8 @@ import { RoaringBitmap32, type Bitmap } from '../state/fragment.js';
 import { AssertionError, assertNever } from '../util/assert.js';
 import { protoPath } from '../util/proto-path.js';
 import { decodeBitsPayload } from './bits-decode.js';
+import { encodeBitsPayload } from './bits-encode.js';
+import { decodeValuesPayload } from './values-decode.js';
 import type { Event, EventType } from './types.js';
 
 export const LOG_FORMAT_VERSION = 1;
@@ -39,7 +41,6 @@ const M = {
   IndexDeleted: T('IndexDeleted'),
   FieldCreated: T('FieldCreated'),
   FieldDeleted: T('FieldDeleted'),
-  Bits: T('Bits'),
   RowCleared: T('RowCleared'),
   RowStored: T('RowStored'),
   Values: T('Values'),
@@ -74,15 +75,7 @@ function encodePayload(e: Event): Uint8Array {
       return M.FieldDeleted.encode({ index: e.index, field: e.field }).finish();
     case 'BitsSet':
     case 'BitsCleared':
-      return M.Bits.encode({
-        index: e.index,
-        field: e.field,
-        view: e.view,
-        shard: e.shard,
-        rows: e.rows,
-        columns: e.columns.map(serializeBitmap),
-        exists: e.type === 'BitsSet' && e.exists === true,
-      }).finish();
+      return encodeBitsPayload(e, e.type === 'BitsSet' && e.exists === true);
     case 'RowCleared':
       return M.RowCleared.encode({ index: e.index, field: e.field, row: e.row }).finish();
     case 'RowStored':
@@ -120,10 +113,10 @@ function encodePayload(e: Event): Uint8Array {
 }
 
 /**
- * `reuseBitmaps` (replay only): Bits events may carry scratch bitmaps that the next decode
+ * `reuse` (replay only): Bits and Values events may carry scratch arrays that the next decode
  * overwrites, so each event must be applied before the next is decoded.
  */
-export function decodeEvent(type: number, payload: Uint8Array, reuseBitmaps = false): Event {
+export function decodeEvent(type: number, payload: Uint8Array, reuse = false): Event {
   const name = TYPE_BY_CODE.get(type);
   if (name === undefined) throw new AssertionError(`unknown event type code ${type}`);
   switch (name) {
@@ -143,13 +136,12 @@ export function decodeEvent(type: number, payload: Uint8Array, reuseBitmaps = fa
       const m = obj(M.FieldDeleted, payload);
       return { type: name, index: str(m.index), field: str(m.field) };
     }
-    case 'BitsSet': {
-      const { exists, ...bits } = decodeBitsPayload(payload, reuseBitmaps);
-      return exists ? { type: name, ...bits, exists } : { type: name, ...bits };
-    }
+    case 'BitsSet':
     case 'BitsCleared': {
-      const { exists: _exists, ...bits } = decodeBitsPayload(payload, reuseBitmaps);
-      return { type: name, ...bits };
+      // Built field by field: object spread here cost ~0.5 µs per record on replay.
+      const b = decodeBitsPayload(payload, reuse);
+      if (name === 'BitsSet' && b.exists) return { type: name, index: b.index, field: b.field, view: b.view, shard: b.shard, rows: b.rows, columns: b.columns, exists: true };
+      return { type: name, index: b.index, field: b.field, view: b.view, shard: b.shard, rows: b.rows, columns: b.columns };
     }
     case 'RowCleared': {
       const m = obj(M.RowCleared, payload);
@@ -168,12 +160,12 @@ export function decodeEvent(type: number, payload: Uint8Array, reuseBitmaps = fa
       };
     }
     case 'ValuesSet': {
-      const m = obj(M.Values, payload);
-      return { type: name, index: str(m.index), field: str(m.field), shard: num(m.shard), columns: u32s(m.columns), values: i64s(m.values) };
+      const m = decodeValuesPayload(payload, reuse);
+      return { type: name, index: m.index, field: m.field, shard: m.shard, columns: m.columns, values: m.values };
     }
     case 'ValuesCleared': {
-      const m = obj(M.Values, payload);
-      return { type: name, index: str(m.index), field: str(m.field), shard: num(m.shard), columns: u32s(m.columns) };
+      const m = decodeValuesPayload(payload, reuse);
+      return { type: name, index: m.index, field: m.field, shard: m.shard, columns: m.columns };
     }
     case 'KeysAssigned': {
       const m = obj(M.KeysAssigned, payload);
@@ -271,16 +263,3 @@ function bytesOf(a: Uint32Array | BigInt64Array): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 
-/** Copies into an aligned buffer: protobuf byte fields are views at arbitrary offsets. */
-function u32s(v: unknown): Uint32Array {
-  const b = v instanceof Uint8Array ? v : new Uint8Array(0);
-  const out = new Uint32Array(b.byteLength >>> 2);
-  new Uint8Array(out.buffer).set(b.subarray(0, out.byteLength));
-  return out;
-}
-function i64s(v: unknown): BigInt64Array {
-  const b = v instanceof Uint8Array ? v : new Uint8Array(0);
-  const out = new BigInt64Array(b.byteLength >>> 3);
-  new Uint8Array(out.buffer).set(b.subarray(0, out.byteLength));
-  return out;
-}

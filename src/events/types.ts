@@ -1,20 +1,20 @@
 // The event union: past-tense facts, each carrying everything apply() needs (assigned IDs,
 // resolved views and shards). apply() has no clock, no randomness and no validation.
 import type { AttrPatch, FieldOptions, IndexOptions } from '../domain/types.js';
-import type { Bitmap } from '../state/fragment.js';
+import type { Bitmap, ColumnOffsets } from '../state/fragment.js';
 
 export type Event =
   | { type: 'IndexCreated'; index: string; options: IndexOptions }
   | { type: 'IndexDeleted'; index: string }
   | { type: 'FieldCreated'; index: string; field: string; options: FieldOptions }
   | { type: 'FieldDeleted'; index: string; field: string }
-  /** Bulk or single bit sets in one (field, view, shard): one bitmap of column offsets per row. */
   /**
+   * Bulk or single bit sets in one (field, view, shard): the column offsets of each row.
    * `exists`: the columns also enter the index's existence field (row 0 of `_exists`), so an
    * import does not log every column a second time (half the log bytes of a one-row import).
    */
-  | { type: 'BitsSet'; index: string; field: string; view: string; shard: number; rows: number[]; columns: Bitmap[]; exists?: boolean }
-  | { type: 'BitsCleared'; index: string; field: string; view: string; shard: number; rows: number[]; columns: Bitmap[] }
+  | { type: 'BitsSet'; index: string; field: string; view: string; shard: number; rows: number[]; columns: ColumnOffsets[]; exists?: boolean }
+  | { type: 'BitsCleared'; index: string; field: string; view: string; shard: number; rows: number[]; columns: ColumnOffsets[] }
   /** ClearRow: the row removed from every view and shard of the field. */
   | { type: 'RowCleared'; index: string; field: string; row: number }
   /** Store: the row of `view` replaced wholesale; shards not listed end up empty for that row. */

@@ -5,6 +5,18 @@ export type Bitmap = InstanceType<typeof RoaringBitmap32>;
 export { RoaringBitmap32 };
 
 /**
+ * The column offsets of one row in a bit delta: a bitmap (imports, many bits) or an ascending
+ * Uint32Array (Set/Clear of a few bits, where creating and serializing a native bitmap per
+ * request cost more than the whole apply).
+ */
+export type ColumnOffsets = Bitmap | Uint32Array;
+
+/** Up to this many offsets, one native add/delete per offset beats a bulk call's setup. */
+const PER_BIT_LIMIT = 8;
+/** Up to this many, addMany; beyond it a bitmap and one union (measured: equal near 1,000). */
+const BULK_LIMIT = 256;
+
+/**
  * One (index, field, view, shard): a RoaringBitmap32 per row holding column offsets
  * (column % 2^20). Empty rows are dropped so `rows.size` and iteration mean "rows with bits".
  * Only state/apply.ts may call the mutating methods.
@@ -28,34 +40,46 @@ export class Fragment {
     return [...this.rows.keys()].sort((a, b) => a - b);
   }
 
-  addBits(row: number, offsets: Bitmap): void {
+  /** `offsets` is copied: callers (replay) may reuse it. */
+  addBits(row: number, offsets: ColumnOffsets): void {
     const r = this.rows.get(row);
-    if (r === undefined) {
+    if (offsets instanceof Uint32Array) {
+      if (r === undefined) {
+        if (offsets.length > 0) this.rows.set(row, new RoaringBitmap32(offsets));
+      } else if (offsets.length <= PER_BIT_LIMIT) for (let i = 0; i < offsets.length; i++) r.tryAdd(offsets[i]);
+      else if (offsets.length <= BULK_LIMIT) r.addMany(offsets);
+      // addMany inserts one value at a time (a memmove each in an array container); a bitmap
+      // built from many offsets joins the row by container-level unions instead.
+      else r.orInPlace(new RoaringBitmap32(offsets));
+    } else if (r === undefined) {
       if (!offsets.isEmpty) this.rows.set(row, offsets.clone());
     } else r.orInPlace(offsets);
   }
 
-  removeBits(row: number, offsets: Bitmap): void {
+  removeBits(row: number, offsets: ColumnOffsets): void {
     const r = this.rows.get(row);
     if (r === undefined) return;
-    r.andNotInPlace(offsets);
+    if (offsets instanceof Uint32Array) {
+      if (offsets.length <= PER_BIT_LIMIT) for (let i = 0; i < offsets.length; i++) r.remove(offsets[i]);
+      else r.andNotInPlace(new RoaringBitmap32(offsets));
+    } else r.andNotInPlace(offsets);
     if (r.isEmpty) this.rows.delete(row);
   }
 
-  add(row: number, offset: number): void {
+  /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
+  add(row: number, offset: number): boolean {
     let r = this.rows.get(row);
     if (r === undefined) {
       r = new RoaringBitmap32();
       this.rows.set(row, r);
     }
-    r.add(offset);
+    return r.tryAdd(offset);
   }
 
   remove(row: number, offset: number): void {
     const r = this.rows.get(row);
-    if (r === undefined) return;
-    r.delete(offset);
-    if (r.isEmpty) this.rows.delete(row);
+    // isEmpty is a native call too: only worth asking when a bit actually went.
+    if (r !== undefined && r.delete(offset) && r.isEmpty) this.rows.delete(row);
   }
 
   /** Replace a row wholesale (Store). An empty bitmap deletes the row. */

@@ -5,6 +5,7 @@
 // explicitly rather than globbed so the list is the same under tsx and compiled output.
 import type { Logger } from 'pino';
 import m0001 from '../../migrations/0001-initial.js';
+import m0002 from '../../migrations/0002-sparse-bits.js';
 import { assert } from '../util/assert.js';
 import type { LevelDb } from './data-dir.js';
 import { FormatTooNewError } from './errors.js';
@@ -17,7 +18,7 @@ export interface Migration {
   up(db: LevelDb): Promise<void>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001];
+export const MIGRATIONS: readonly Migration[] = [m0001, m0002];
 
 const FORMAT_KEY = metaKey(FORMAT_VERSION_META);
 

@@ -8,14 +8,14 @@ import type { EventSink } from '../../events/types.js';
 import { resolveCol, resolveRow } from '../../executor/index.js';
 import { bsiValue } from '../../state/bsi.js';
 import type { Field } from '../../state/field.js';
-import { type Bitmap, RoaringBitmap32 } from '../../state/fragment.js';
 import type { Index } from '../../state/index-state.js';
 import { assert } from '../../util/assert.js';
 import type { WritePlan } from './write-plan.js';
 
 type Plan<K extends WritePlan['kind']> = Extract<WritePlan, { kind: K }>;
 
-const one = (offset: number): Bitmap => RoaringBitmap32.of(offset);
+// One offset as a plain array: no native bitmap per Set() (see ColumnOffsets).
+const one = (offset: number): Uint32Array => Uint32Array.of(offset);
 
 function assignedCol(index: Index, p: { col: Plan<'set'>['col'] }): number {
   const col = resolveCol(index, p.col);

@@ -20,7 +20,7 @@ describe('Set', () => {
     run(s, 'i', 'Set(9, t=5, 2019-02-03T04:05)');
     const ev = s.since(mark);
     const label = (e: (typeof ev)[number]): string =>
-      e.type === 'BitsSet' ? `${e.field}/${e.view}/${e.shard}/${e.rows.join()}/${e.columns.map((c) => c.toArray().join()).join()}${e.exists ? ' +exists' : ''}` : e.type;
+      e.type === 'BitsSet' ? `${e.field}/${e.view}/${e.shard}/${e.rows.join()}/${e.columns.map((c) => Array.from(c).join()).join()}${e.exists ? ' +exists' : ''}` : e.type;
     expect(ev.map(label)).toEqual([
       't/standard/0/5/9 +exists',
       't/standard_2019/0/5/9',

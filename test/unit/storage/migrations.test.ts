@@ -24,17 +24,24 @@ afterEach(async () => {
   await cleanup();
 });
 
+const N = MIGRATIONS.length;
+
 describe('format migrations', () => {
+  it('knows format 2 (sparse Bits offsets), so older builds refuse a directory that may hold them', () => {
+    expect(N).toBeGreaterThanOrEqual(2);
+    expect(MIGRATIONS[1].description).toMatch(/sparse/);
+  });
+
   it('stamps a fresh store with the newest version', async () => {
     expect(await formatVersion(db)).toBe(0);
-    expect(await runMigrations(db, captureLogger().logger)).toEqual({ from: 0, to: MIGRATIONS.length });
-    expect(await formatVersion(db)).toBe(1);
+    expect(await runMigrations(db, captureLogger().logger)).toEqual({ from: 0, to: N });
+    expect(await formatVersion(db)).toBe(N);
   });
 
   it('does nothing on an already-current store', async () => {
     await runMigrations(db, captureLogger().logger);
     const { logger, lines } = captureLogger();
-    expect(await runMigrations(db, logger)).toEqual({ from: 1, to: 1 });
+    expect(await runMigrations(db, logger)).toEqual({ from: N, to: N });
     expect(lines).toEqual([]);
   });
 
@@ -49,30 +56,30 @@ describe('format migrations', () => {
         await d.put(Buffer.from(`Mstep-${version}`), Buffer.from([version]), { sync: true });
       },
     });
-    const list = [...MIGRATIONS, step(2), step(3)];
-    expect(await runMigrations(db, captureLogger().logger, list)).toEqual({ from: 1, to: 3 });
-    expect(ran).toEqual([2, 3]);
-    expect(await formatVersion(db)).toBe(3);
+    const list = [...MIGRATIONS, step(N + 1), step(N + 2)];
+    expect(await runMigrations(db, captureLogger().logger, list)).toEqual({ from: N, to: N + 2 });
+    expect(ran).toEqual([N + 1, N + 2]);
+    expect(await formatVersion(db)).toBe(N + 2);
   });
 
   it('stops at the failed step, keeping the versions that completed', async () => {
-    const broken: Migration = { version: 2, description: 'breaks', up: async () => Promise.reject(new Error('boom')) };
+    const broken: Migration = { version: N + 1, description: 'breaks', up: async () => Promise.reject(new Error('boom')) };
     await expect(runMigrations(db, captureLogger().logger, [...MIGRATIONS, broken])).rejects.toThrow('boom');
-    expect(await formatVersion(db)).toBe(1);
+    expect(await formatVersion(db)).toBe(N);
   });
 
   it('refuses a store written by a newer build', async () => {
-    const future: Migration = { version: 2, description: 'future', up: async () => {} };
+    const future: Migration = { version: N + 1, description: 'future', up: async () => {} };
     await runMigrations(db, captureLogger().logger, [...MIGRATIONS, future]);
     await expect(runMigrations(db, captureLogger().logger)).rejects.toThrow(FormatTooNewError);
     await db.close();
     const err = await EventLog.open(dir, { fsync: 'always', logger: captureLogger().logger }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FormatTooNewError);
-    expect((err as Error).message).toMatch(/format version 2, but this build supports up to 1/);
+    expect((err as Error).message).toMatch(new RegExp(`format version ${N + 1}, but this build supports up to ${N}`));
   });
 
   it('rejects a migration list with gaps', async () => {
-    const skip: Migration = { version: 3, description: 'gap', up: async () => {} };
-    await expect(runMigrations(db, captureLogger().logger, [...MIGRATIONS, skip])).rejects.toThrow(/expected 2/);
+    const skip: Migration = { version: N + 2, description: 'gap', up: async () => {} };
+    await expect(runMigrations(db, captureLogger().logger, [...MIGRATIONS, skip])).rejects.toThrow(`expected ${N + 1}`);
   });
 });
