@@ -3,6 +3,7 @@
 // dispatch) cost more than the apply itself. Wire format per proto/log/events.proto.
 import { RoaringBitmap32, type Bitmap, type ColumnOffsets } from '../state/fragment.js';
 import { AssertionError } from '../util/assert.js';
+import { PayloadReader } from './payload-reader.js';
 import { NameCache } from './name-cache.js';
 
 export interface BitsPayload {
@@ -15,21 +16,7 @@ export interface BitsPayload {
   exists: boolean;
 }
 
-// Decoder state lives at module level: no closure or DataView allocated per record.
-let buf: Buffer = Buffer.alloc(0);
-let pos = 0;
-
-function varint(): number {
-  let result = 0;
-  let shift = 1;
-  for (;;) {
-    if (pos >= buf.length) throw new AssertionError('Bits payload truncated in a varint');
-    const byte = buf[pos++];
-    result += (byte & 0x7f) * shift;
-    if (byte < 0x80) return result;
-    shift *= 128;
-  }
-}
+const r = new PayloadReader('Bits');
 
 const NAMES = [new NameCache(), new NameCache(), new NameCache()] as const;
 
@@ -47,8 +34,8 @@ const scratch: Bitmap[] = [];
  * keeps).
  */
 export function decodeBitsPayload(payload: Uint8Array, reuse = false): BitsPayload {
-  buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  pos = 0;
+  r.reset(payload);
+  const buf = r.buf;
   const out: BitsPayload = { index: '', field: '', view: '', shard: 0, rows: [], columns: [], exists: false };
   // Sparse rows (fields 8 and 9) may come in either order: collected, then split per row.
   const counts: number[] = [];
@@ -58,33 +45,31 @@ export function decodeBitsPayload(payload: Uint8Array, reuse = false): BitsPaylo
     if (nOffsets === offsets.length) offsets = grow(offsets, reuse);
     offsets[nOffsets++] = v;
   };
-  while (pos < buf.length) {
-    const tag = varint();
+  while (!r.done) {
+    const tag = r.varint();
     const fieldNo = tag >>> 3;
     const wire = tag & 7;
     if (wire === 2) {
-      const len = varint();
-      const end = pos + len;
-      if (end > buf.length) throw new AssertionError('Bits payload truncated in a field');
-      if (fieldNo === 1) out.index = NAMES[0].get(buf, pos, end);
-      else if (fieldNo === 2) out.field = NAMES[1].get(buf, pos, end);
-      else if (fieldNo === 3) out.view = NAMES[2].get(buf, pos, end);
-      else if (fieldNo === 5) for (let p = pos; p + 8 <= end; p += 8) out.rows.push(buf.readDoubleLE(p));
-      else if (fieldNo === 6) out.columns.push(bitmapAt(out.columns.length, buf.subarray(pos, end), reuse));
-      else if (fieldNo === 8) while (pos < end) counts.push(varint());
-      else if (fieldNo === 9) while (pos < end) pushOffset(varint());
-      if (pos > end) throw new AssertionError('Bits payload has a varint crossing its packed field');
-      pos = end;
+      const end = r.fieldEnd();
+      if (fieldNo === 1) out.index = NAMES[0].get(buf, r.pos, end);
+      else if (fieldNo === 2) out.field = NAMES[1].get(buf, r.pos, end);
+      else if (fieldNo === 3) out.view = NAMES[2].get(buf, r.pos, end);
+      else if (fieldNo === 5) for (let p = r.pos; p + 8 <= end; p += 8) out.rows.push(buf.readDoubleLE(p));
+      else if (fieldNo === 6) out.columns.push(bitmapAt(out.columns.length, buf.subarray(r.pos, end), reuse));
+      else if (fieldNo === 8) while (r.pos < end) counts.push(r.varint());
+      else if (fieldNo === 9) while (r.pos < end) pushOffset(r.varint());
+      if (r.pos > end) throw new AssertionError('Bits payload has a varint crossing its packed field');
+      r.pos = end;
     } else if (wire === 0) {
-      const v = varint();
+      const v = r.varint();
       if (fieldNo === 4) out.shard = v;
       else if (fieldNo === 7) out.exists = v !== 0;
       else if (fieldNo === 8) counts.push(v);
       else if (fieldNo === 9) pushOffset(v);
     } else if (wire === 1) {
-      if (fieldNo === 5) out.rows.push(buf.readDoubleLE(pos));
-      pos += 8;
-    } else if (wire === 5) pos += 4;
+      if (fieldNo === 5) out.rows.push(buf.readDoubleLE(r.pos));
+      r.pos += 8;
+    } else if (wire === 5) r.pos += 4;
     else throw new AssertionError(`Bits payload has unsupported wire type ${wire}`);
   }
   if (counts.length > 0) splitSparse(out, counts, offsets, nOffsets);

@@ -2,6 +2,7 @@
 // counterpart of bits-decode.ts: protobufjs's generic decode plus the copies into aligned typed
 // arrays cost more than applying a small record. Wire format per proto/log/events.proto.
 import { AssertionError } from '../util/assert.js';
+import { PayloadReader } from './payload-reader.js';
 import { NameCache } from './name-cache.js';
 
 export interface ValuesPayload {
@@ -14,21 +15,7 @@ export interface ValuesPayload {
 
 const NAMES = [new NameCache(), new NameCache()] as const;
 
-// Decoder state at module level: no closure allocated per record.
-let buf: Buffer = Buffer.alloc(0);
-let pos = 0;
-
-function varint(): number {
-  let result = 0;
-  let shift = 1;
-  for (;;) {
-    if (pos >= buf.length) throw new AssertionError('Values payload truncated in a varint');
-    const byte = buf[pos++];
-    result += (byte & 0x7f) * shift;
-    if (byte < 0x80) return result;
-    shift *= 128;
-  }
-}
+const r = new PayloadReader('Values');
 
 /** Replay scratch (`reuse`): grown, never shrunk; only small records are merged from it. */
 let scratchColumns = new Uint32Array(64);
@@ -39,28 +26,26 @@ let scratchValues = new BigInt64Array(64);
  * record before decoding the next).
  */
 export function decodeValuesPayload(payload: Uint8Array, reuse = false): ValuesPayload {
-  buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  pos = 0;
+  r.reset(payload);
+  const buf = r.buf;
   const out: ValuesPayload = { index: '', field: '', shard: 0, columns: EMPTY_COLUMNS, values: EMPTY_VALUES };
-  while (pos < buf.length) {
-    const tag = varint();
+  while (!r.done) {
+    const tag = r.varint();
     const fieldNo = tag >>> 3;
     const wire = tag & 7;
     if (wire === 2) {
-      const len = varint();
-      const end = pos + len;
-      if (end > buf.length) throw new AssertionError('Values payload truncated in a field');
-      if (fieldNo === 1) out.index = NAMES[0].get(buf, pos, end);
-      else if (fieldNo === 2) out.field = NAMES[1].get(buf, pos, end);
+      const end = r.fieldEnd();
+      if (fieldNo === 1) out.index = NAMES[0].get(buf, r.pos, end);
+      else if (fieldNo === 2) out.field = NAMES[1].get(buf, r.pos, end);
       // Copied: the bytes sit at arbitrary offsets, typed arrays need aligned memory.
-      else if (fieldNo === 4) out.columns = copyColumns(len >>> 2, reuse);
-      else if (fieldNo === 5) out.values = copyValues(len >>> 3, reuse);
-      pos = end;
+      else if (fieldNo === 4) out.columns = copyColumns((end - r.pos) >>> 2, reuse);
+      else if (fieldNo === 5) out.values = copyValues((end - r.pos) >>> 3, reuse);
+      r.pos = end;
     } else if (wire === 0) {
-      const v = varint();
+      const v = r.varint();
       if (fieldNo === 3) out.shard = v;
-    } else if (wire === 1) pos += 8;
-    else if (wire === 5) pos += 4;
+    } else if (wire === 1) r.pos += 8;
+    else if (wire === 5) r.pos += 4;
     else throw new AssertionError(`Values payload has unsupported wire type ${wire}`);
   }
   return out;
@@ -72,13 +57,13 @@ const EMPTY_VALUES = new BigInt64Array(0);
 function copyColumns(n: number, reuse: boolean): Uint32Array {
   if (reuse && n > scratchColumns.length) scratchColumns = new Uint32Array(Math.max(n, 2 * scratchColumns.length));
   const out = reuse ? scratchColumns.subarray(0, n) : new Uint32Array(n);
-  new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(buf.subarray(pos, pos + out.byteLength));
+  new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(r.buf.subarray(r.pos, r.pos + out.byteLength));
   return out;
 }
 
 function copyValues(n: number, reuse: boolean): BigInt64Array {
   if (reuse && n > scratchValues.length) scratchValues = new BigInt64Array(Math.max(n, 2 * scratchValues.length));
   const out = reuse ? scratchValues.subarray(0, n) : new BigInt64Array(n);
-  new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(buf.subarray(pos, pos + out.byteLength));
+  new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(r.buf.subarray(r.pos, r.pos + out.byteLength));
   return out;
 }
