@@ -57,8 +57,9 @@ export function runQuery(
   for (const c of query.calls) if (isWriteCall(c)) writes++;
   if (limits.maxWritesPerRequest > 0 && writes > limits.maxWritesPerRequest) throw badRequest('executing: too many write commands');
   checkKeys(index, query.calls);
-  const env = { index, clock: new QueryClock(now) };
-  if (writes === 0) return runReadsSync(compileReads(index, query.calls, opts, env.clock));
+  const clock = new QueryClock(now);
+  if (writes === 0) return runReadsSync(compileReads(index, query.calls, opts, clock));
+  const env = { index, clock };
   const steps: Step[] = query.calls.map((c: Call) =>
     isWriteCall(c) ? { kind: 'write', plan: compileWrite(env, c) } : { kind: 'read', plan: compileRead(env, c) },
   );
