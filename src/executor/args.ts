@@ -90,8 +90,11 @@ export function smallUintArg(call: Call, key: string, f: Fail): number | undefin
 }
 
 export function toSafe(v: bigint, what: string, f: Fail): number {
-  if (v > MAX_ID) return f(`${what} value ${v} is larger than the supported maximum ${MAX_ID}`);
-  return Number(v);
+  // Cheaper than comparing bigints, and exact: Number() rounds monotonically and 2^53 is a
+  // double, so n exceeds MAX_SAFE_INTEGER exactly when v exceeds MAX_ID.
+  const n = Number(v);
+  if (n > Number.MAX_SAFE_INTEGER) return f(`${what} value ${v} is larger than the supported maximum ${MAX_ID}`);
+  return n;
 }
 
 export function intArg(call: Call, key: string, f: Fail): bigint | undefined {

@@ -13,6 +13,18 @@ import { resolveRow } from './refs.js';
 export type RO = ReadonlyRoaringBitmap32;
 export const EMPTY: RO = new RoaringBitmap32().freeze();
 
+// Module-level so that counting allocates no closures per shard.
+type Op = (a: RO, b: RO) => RO;
+type Card = (a: RO, b: RO) => number;
+const AND: Op = (a, b) => RoaringBitmap32.and(a, b);
+const OR: Op = (a, b) => RoaringBitmap32.or(a, b);
+const AND_NOT: Op = (a, b) => RoaringBitmap32.andNot(a, b);
+const XOR: Op = (a, b) => RoaringBitmap32.xor(a, b);
+const AND_CARD: Card = (a, b) => a.andCardinality(b);
+const OR_CARD: Card = (a, b) => a.orCardinality(b);
+const AND_NOT_CARD: Card = (a, b) => a.andNotCardinality(b);
+const XOR_CARD: Card = (a, b) => a.xorCardinality(b);
+
 /** Highest shard whose columns are still exact JS numbers. */
 export const MAX_SHARD = Math.floor(Number.MAX_SAFE_INTEGER / SHARD_WIDTH);
 
@@ -43,9 +55,9 @@ export function bitmapAt(ctx: ReadContext, p: BitmapPlan, shard: number): RO {
     case 'xor':
       return p.children.length === 0 ? EMPTY : RoaringBitmap32.xorMany(p.children.map((c) => bitmapAt(ctx, c, shard)));
     case 'intersect':
-      return fold(ctx, p.children, shard, (a, b) => RoaringBitmap32.and(a, b));
+      return fold(ctx, p.children, shard, AND);
     case 'difference':
-      return fold(ctx, p.children, shard, (a, b) => RoaringBitmap32.andNot(a, b));
+      return fold(ctx, p.children, shard, AND_NOT);
     case 'not':
       return RoaringBitmap32.andNot(existence(ctx, shard), bitmapAt(ctx, p.child, shard));
     case 'shift':
@@ -54,7 +66,7 @@ export function bitmapAt(ctx: ReadContext, p: BitmapPlan, shard: number): RO {
 }
 
 /** Intersect and Difference: once the accumulator is empty it stays empty. */
-function fold(ctx: ReadContext, children: BitmapPlan[], shard: number, op: (a: RO, b: RO) => RO): RO {
+function fold(ctx: ReadContext, children: BitmapPlan[], shard: number, op: Op): RO {
   let acc = bitmapAt(ctx, children[0], shard);
   for (let i = 1; i < children.length && !acc.isEmpty; i++) acc = op(acc, bitmapAt(ctx, children[i], shard));
   return acc;
@@ -91,7 +103,7 @@ export function outShards(ctx: ReadContext, p: BitmapPlan): readonly number[] {
     case 'union':
     case 'xor':
     case 'intersect':
-      return p.children.length === 0 ? ctx.shards : merge(p.children.map((c) => outShards(ctx, c)), ctx.shards);
+      return merged(ctx, p.children);
     case 'difference':
       return outShards(ctx, p.children[0]);
     case 'shift': {
@@ -107,22 +119,25 @@ export function outShards(ctx: ReadContext, p: BitmapPlan): readonly number[] {
   }
 }
 
-function merge(lists: readonly (readonly number[])[], common: readonly number[]): readonly number[] {
-  if (lists.every((l) => l === common)) return common;
-  return [...new Set(lists.flat())].sort((a, b) => a - b);
+/** The union of the children's shards: without a Shift below, the context's (no allocation). */
+function merged(ctx: ReadContext, children: readonly BitmapPlan[]): readonly number[] {
+  let same = true;
+  for (const c of children) if (outShards(ctx, c) !== ctx.shards) same = false;
+  if (same) return ctx.shards;
+  return [...new Set(children.flatMap((c) => outShards(ctx, c)))].sort((a, b) => a - b);
 }
 
 /** |plan| in one shard, without materialising the last combination step. */
 export function countAt(ctx: ReadContext, p: BitmapPlan, shard: number): number {
   switch (p.kind) {
     case 'intersect':
-      return lastStep(ctx, p.children, shard, (a, b) => RoaringBitmap32.and(a, b), (a, b) => a.andCardinality(b));
+      return lastStep(ctx, p.children, shard, AND, AND_CARD);
     case 'union':
-      return lastStep(ctx, p.children, shard, (a, b) => RoaringBitmap32.or(a, b), (a, b) => a.orCardinality(b));
+      return lastStep(ctx, p.children, shard, OR, OR_CARD);
     case 'difference':
-      return lastStep(ctx, p.children, shard, (a, b) => RoaringBitmap32.andNot(a, b), (a, b) => a.andNotCardinality(b));
+      return lastStep(ctx, p.children, shard, AND_NOT, AND_NOT_CARD);
     case 'xor':
-      return lastStep(ctx, p.children, shard, (a, b) => RoaringBitmap32.xor(a, b), (a, b) => a.xorCardinality(b));
+      return lastStep(ctx, p.children, shard, XOR, XOR_CARD);
     case 'not':
       return existence(ctx, shard).andNotCardinality(bitmapAt(ctx, p.child, shard));
     default:
@@ -130,7 +145,7 @@ export function countAt(ctx: ReadContext, p: BitmapPlan, shard: number): number 
   }
 }
 
-function lastStep(ctx: ReadContext, children: BitmapPlan[], shard: number, op: (a: RO, b: RO) => RO, card: (a: RO, b: RO) => number): number {
+function lastStep(ctx: ReadContext, children: BitmapPlan[], shard: number, op: Op, card: Card): number {
   if (children.length === 0) return 0;
   let acc = bitmapAt(ctx, children[0], shard);
   for (let i = 1; i < children.length - 1; i++) acc = op(acc, bitmapAt(ctx, children[i], shard));

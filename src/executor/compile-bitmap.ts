@@ -6,30 +6,30 @@ import type { Call, Value } from '../pql/ast.js';
 import type { BsiPredicate } from '../state/bsi.js';
 import type { Index } from '../state/index-state.js';
 import { type Fail, MAX_ID, fieldArg, intArg, timeArg } from './args.js';
+import type { QueryClock } from './clock.js';
 import type { BitmapPlan, Ref } from './plan.js';
 import { rowRef } from './refs.js';
 
 export interface CompileEnv {
   index: Index;
-  now: number;
+  clock: QueryClock;
 }
 
 export function compileBitmap(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
-  const kids = (): BitmapPlan[] => call.children.map((c) => compileBitmap(env, c, f));
   switch (call.name) {
     case 'Row':
     case 'Range':
       return compileRow(env, call, f);
     case 'Union':
-      return { kind: 'union', children: kids() };
+      return { kind: 'union', children: kids(env, call, f) };
     case 'Xor':
-      return { kind: 'xor', children: kids() };
+      return { kind: 'xor', children: kids(env, call, f) };
     case 'Intersect':
       if (call.children.length === 0) f('empty Intersect query is currently not supported');
-      return { kind: 'intersect', children: kids() };
+      return { kind: 'intersect', children: kids(env, call, f) };
     case 'Difference':
       if (call.children.length === 0) f('empty Difference query is currently not supported');
-      return { kind: 'difference', children: kids() };
+      return { kind: 'difference', children: kids(env, call, f) };
     case 'Not':
       if (call.children.length === 0) f('Not() requires an input row');
       if (call.children.length > 1) f('Not() only accepts a single row input');
@@ -49,6 +49,12 @@ export function compileBitmap(env: CompileEnv, call: Call, f: Fail): BitmapPlan 
   }
 }
 
+function kids(env: CompileEnv, call: Call, f: Fail): BitmapPlan[] {
+  const out: BitmapPlan[] = new Array<BitmapPlan>(call.children.length);
+  for (let i = 0; i < out.length; i++) out[i] = compileBitmap(env, call.children[i], f);
+  return out;
+}
+
 /** Whether a call is a Row/Range with a condition (BSI) argument. */
 export function hasCondition(call: Call): boolean {
   for (const v of call.args.values()) if (v.kind === 'condition') return true;
@@ -61,13 +67,15 @@ function compileRow(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
   if (name === undefined) return f('Row() argument required: field');
   const field = env.index.field(name);
   if (field === undefined) return f('field not found');
-  const row: Ref = rowRef(field, call.args.get(name) as Value, name, (m) => f(`Row() error with arg for row: ${m}`));
+  const row: Ref = rowRef(field, call.args.get(name) as Value, name, f, 'Row() error with arg for row: ');
+  // Row(f=1): with the field as its only argument, there is no from/to to look up.
+  if (call.name === 'Row' && call.args.size === 1) return { kind: 'row', field, row };
   const from = timeArg(call, 'from', f);
   const to = timeArg(call, 'to', f);
   if (call.name === 'Row' && from === undefined && to === undefined) return { kind: 'row', field, row };
   // A field without a quantum (every non-time field) has no time views: nothing matches.
   if (field.options.timeQuantum === '') return { kind: 'empty' };
-  return { kind: 'timeRow', field, row, from: from ?? ZERO_TIME, to: to ?? addDays(env.now, 1) };
+  return { kind: 'timeRow', field, row, from: from ?? ZERO_TIME, to: to ?? addDays(env.clock.now(), 1) };
 }
 
 function compileCondition(env: CompileEnv, call: Call, f: Fail): BitmapPlan {

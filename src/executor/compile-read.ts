@@ -22,6 +22,8 @@ import { type CompileEnv, compileBitmap, hasCondition } from './compile-bitmap.j
 import type { BitmapPlan, OptionSettings, ReadPlan, RowsSpec, TopNPlan } from './plan.js';
 import { colRef, rowRef } from './refs.js';
 
+const MAP_REDUCE = failWith('map reduce: ');
+
 export function compileRead(env: CompileEnv, call: Call): ReadPlan {
   switch (call.name) {
     case 'Count':
@@ -47,7 +49,7 @@ export function compileRead(env: CompileEnv, call: Call): ReadPlan {
     }
     default: {
       if (WRITE_CALLS.has(call.name)) throw badRequest(`executing: ${call.name}() is not allowed in a read-only query`);
-      const plan = compileBitmap(env, call, failWith('map reduce: '));
+      const plan = compileBitmap(env, call, MAP_REDUCE);
       // A plain Row() returns its row's attributes (Pilosa: only "Row", never conditions/Range).
       if (call.name === 'Row' && !hasCondition(call) && (plan.kind === 'row' || plan.kind === 'timeRow')) {
         return { kind: 'bitmap', plan, attrs: { field: plan.field, row: plan.row } };

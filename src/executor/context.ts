@@ -21,8 +21,6 @@ export class ReadContext {
     readonly index: Index,
     readonly shards: readonly number[],
     readonly opts: ResultOptions,
-    /** ms since epoch; `to` defaults to now + 1 day */
-    readonly now: number,
     /** false when `shards` are all the index's available shards (the common case, checked free) */
     restricted = true,
   ) {
@@ -40,8 +38,8 @@ export class ReadContext {
       excludeColumns: s.excludeColumns ?? this.opts.excludeColumns,
       excludeRowAttrs: s.excludeRowAttrs ?? this.opts.excludeRowAttrs,
     };
-    if (s.shards === undefined) return new ReadContext(this.index, this.shards, opts, this.now, this.shardSet !== undefined);
-    return new ReadContext(this.index, normalizeShards(s.shards), opts, this.now);
+    if (s.shards === undefined) return new ReadContext(this.index, this.shards, opts, this.shardSet !== undefined);
+    return new ReadContext(this.index, normalizeShards(s.shards), opts);
   }
 
   /** Existing time views of `field` covering [from, to) (§3.6), computed once per plan node. */
@@ -56,11 +54,22 @@ export class ReadContext {
   }
 }
 
-/** The request's shards, else the index's shards with data, else [0] (Pilosa). */
-export function shardsFor(index: Index, requested: readonly number[] | undefined): number[] {
+/** The context a query's calls run in: the request's shards and result options. */
+export function queryContext(index: Index, opts: ResultOptions & { shards?: readonly number[] }): ReadContext {
+  const explicit = opts.shards !== undefined && opts.shards.length > 0;
+  return new ReadContext(index, shardsFor(index, opts.shards), opts, explicit);
+}
+
+const NO_SHARDS: readonly number[] = [0];
+
+/**
+ * The request's shards, else the index's shards with data, else [0] (Pilosa). The index's list
+ * is shared, not copied: it is replaced, never mutated, when the layout changes.
+ */
+export function shardsFor(index: Index, requested: readonly number[] | undefined): readonly number[] {
   if (requested !== undefined && requested.length > 0) return normalizeShards(requested);
   const s = index.shards();
-  return s.length > 0 ? [...s] : [0];
+  return s.length > 0 ? s : NO_SHARDS;
 }
 
 /** Ascending and unique: results list columns in shard order. */

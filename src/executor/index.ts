@@ -16,19 +16,15 @@
 // - TopN caches are derived and in memory (cache.ts); exact right after recalculateCaches().
 export { compileRead, compileOptions } from './compile-read.js';
 export { compileBitmap, type CompileEnv } from './compile-bitmap.js';
+export { QueryClock } from './clock.js';
 export { checkKeys } from './key-check.js';
 export { bitmapAt, outShards, type RO } from './bitmap-eval.js';
-export { ReadContext, shardsFor } from './context.js';
-export { executeRead, rowResult, type CallOutput, type Work } from './run.js';
-export {
-  executeQuery,
-  executeQueryAsync,
-  lookupIndex,
-  respond,
-  columnAttrSets,
-  drainSync,
-  type AsyncReadOptions,
-} from './query.js';
+export { ReadContext, queryContext, shardsFor } from './context.js';
+export { drainSync, executeRead, executeReadSync, rowResult, type CallOutput, type Work } from './run.js';
+export { executeQuery, lookupIndex } from './query.js';
+export { executeQueryAsync, type AsyncReadOptions } from './query-async.js';
+export { compileReads, runReadsSync } from './reads.js';
+export { respond, columnAttrSets } from './respond.js';
 export { recalculateCaches } from './cache.js';
 export { fieldArg, fail, failWith, goType, goValue, WRITE_CALLS, type Fail } from './args.js';
 export { colRef, rowRef, resolveCol, resolveRow, isKeyedField } from './refs.js';

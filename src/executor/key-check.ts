@@ -11,6 +11,14 @@ export function checkKeys(index: Index, calls: readonly Call[]): void {
 }
 
 function checkCall(index: Index, call: Call): void {
+  // Every check reads an argument: calls without any (Count, Intersect, …) only lead to children.
+  const hasArgs = call.args.size > 0;
+  if (hasArgs) checkOwnArgs(index, call);
+  for (const child of call.children) checkCall(index, child);
+  if (hasArgs) for (const v of call.args.values()) if (v.kind === 'call') checkCall(index, v.call);
+}
+
+function checkOwnArgs(index: Index, call: Call): void {
   switch (call.name) {
     case 'Set':
     case 'Clear':
@@ -39,8 +47,6 @@ function checkCall(index: Index, call: Call): void {
       checkGroupByPrevious(index, call);
       break;
   }
-  for (const child of call.children) checkCall(index, child);
-  for (const v of call.args.values()) if (v.kind === 'call') checkCall(index, v.call);
 }
 
 function checkCol(index: Index, v: Value | undefined): void {

@@ -12,11 +12,24 @@ export function isKeyedField(field: Field): boolean {
   return field.options.keys && field.options.type !== 'int' && field.options.type !== 'bool';
 }
 
-/** A row value: bool literals on bool fields, keys on keyed fields, otherwise a uint ID. */
-export function rowRef(field: Field, v: Value, argName: string, f: Fail): Ref {
+/**
+ * A row value: bool literals on bool fields, keys on keyed fields, otherwise a uint ID. Errors
+ * read `prefix` + message: cheaper than a wrapping Fail, which would be allocated on every call.
+ */
+export function rowRef(field: Field, v: Value, argName: string, f: Fail, prefix = ''): Ref {
   if (field.options.type === 'bool' && v.kind === 'bool') return { kind: 'id', id: v.value ? 1 : 0 };
   if (v.kind === 'string' && isKeyedField(field)) return { kind: 'key', key: v.value };
-  return { kind: 'id', id: toSafe(uintValue(v, argName, f), argName, f) };
+  return { kind: 'id', id: uintId(v, argName, f, prefix) };
+}
+
+/** uintValue then toSafe, with the prefixed Fail built only when one of them fails. */
+function uintId(v: Value, argName: string, f: Fail, prefix: string): number {
+  if (v.kind === 'int' && v.value >= 0n) {
+    const n = Number(v.value);
+    if (n <= Number.MAX_SAFE_INTEGER) return n;
+  }
+  const fp: Fail = (m) => f(prefix + m);
+  return toSafe(uintValue(v, argName, fp), argName, fp);
 }
 
 export function colRef(index: Index, v: Value, argName: string, f: Fail): Ref {

@@ -23,6 +23,22 @@ export interface CallOutput {
   columnAttrs?: boolean;
 }
 
+/** executeRead straight through; a Count skips the generator (the commonest small query). */
+export function executeReadSync(ctx: ReadContext, plan: ReadPlan): CallOutput {
+  if (plan.kind !== 'count') return drainSync(executeRead(ctx, plan));
+  const shards = outShards(ctx, plan.child);
+  let n = 0;
+  for (let i = 0; i < shards.length; i++) n += countAt(ctx, plan.child, shards[i]);
+  return { result: { type: 'count', n } };
+}
+
+export function drainSync<T>(work: Work<T>): T {
+  for (;;) {
+    const r = work.next();
+    if (r.done === true) return r.value;
+  }
+}
+
 export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput> {
   switch (plan.kind) {
     case 'bitmap': {
@@ -35,10 +51,12 @@ export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput>
       return { result: rowResult(ctx, columns, attrs), columns };
     }
     case 'count': {
+      // Yields between shards, not after the last: a one-shard count never suspends.
+      const shards = outShards(ctx, plan.child);
       let n = 0;
-      for (const s of outShards(ctx, plan.child)) {
-        n += countAt(ctx, plan.child, s);
-        yield;
+      for (let i = 0; i < shards.length; i++) {
+        if (i > 0) yield;
+        n += countAt(ctx, plan.child, shards[i]);
       }
       return { result: { type: 'count', n } };
     }

@@ -18,6 +18,7 @@ import {
   scanWhile,
   timestampAt,
 } from './chars.js';
+import { canonicalCallName } from './call-names.js';
 import { PqlParseError } from './parse-error.js';
 import { unquoteGo } from './unquote.js';
 
@@ -90,7 +91,7 @@ class Parser {
     const start = this.pos;
     if (!isLetter(this.peek())) throw this.expected('a call name');
     this.pos = scanWhile(this.text, start + 1, isIdentChar);
-    const name = this.text.slice(start, this.pos);
+    const name = canonicalCallName(this.text.slice(start, this.pos));
     // No space between name and '(' (as in Pilosa): `f=Row (x)` must not read as a call.
     if (this.peek() !== OPEN) throw this.expected(`'(' after '${name}'`);
     if (depth > MAX_DEPTH) throw this.syntax(start, `calls are nested more than ${MAX_DEPTH} deep`);

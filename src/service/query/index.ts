@@ -12,15 +12,17 @@ import type { EventSink } from '../../events/types.js';
 import {
   type AsyncReadOptions,
   type CallOutput,
-  ReadContext,
+  QueryClock,
+  type ReadContext,
   checkKeys,
   compileRead,
-  drainSync,
+  compileReads,
   executeQueryAsync,
-  executeRead,
+  executeReadSync,
   lookupIndex,
+  queryContext,
   respond,
-  shardsFor,
+  runReadsSync,
 } from '../../executor/index.js';
 import type { QueryOptions, QueryResponse, QueryResult } from '../../executor/result.js';
 import type { Call, Query } from '../../pql/ast.js';
@@ -48,22 +50,26 @@ export function runQuery(
   opts: QueryOptions,
   limits: QueryLimits,
   /** ms since epoch; a time range without `to` ends at now + 1 day (tests pin it). */
-  now: number = Date.now(),
+  now?: number,
 ): QueryResponse {
   const index = lookupIndex(holder, indexName);
-  const writes = query.calls.filter(isWriteCall).length;
+  let writes = 0;
+  for (const c of query.calls) if (isWriteCall(c)) writes++;
   if (limits.maxWritesPerRequest > 0 && writes > limits.maxWritesPerRequest) throw badRequest('executing: too many write commands');
   checkKeys(index, query.calls);
-  const env = { index, now };
+  const clock = new QueryClock(now);
+  if (writes === 0) return runReadsSync(compileReads(index, query.calls, opts, clock));
+  const env = { index, clock };
   const steps: Step[] = query.calls.map((c: Call) =>
     isWriteCall(c) ? { kind: 'write', plan: compileWrite(env, c) } : { kind: 'read', plan: compileRead(env, c) },
   );
-  if (writes > 0) assignKeys(index, steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])), sink);
+  assignKeys(index, steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])), sink);
+  const explicit = opts.shards !== undefined && opts.shards.length > 0;
   const outputs: CallOutput[] = [];
   for (const step of steps) {
-    const ctx = new ReadContext(index, shardsFor(index, opts.shards), opts, now, opts.shards !== undefined && opts.shards.length > 0);
-    const explicit = opts.shards !== undefined && opts.shards.length > 0;
-    outputs.push(step.kind === 'read' ? drainSync(executeRead(ctx, step.plan)) : { result: write(index, ctx, explicit, step.plan, sink) });
+    // Per step: an earlier write may have added shards.
+    const ctx = queryContext(index, opts);
+    outputs.push(step.kind === 'read' ? executeReadSync(ctx, step.plan) : { result: write(index, ctx, explicit, step.plan, sink) });
   }
   return respond(index, outputs, opts.columnAttrs);
 }

@@ -1,0 +1,95 @@
+// executeQueryAsync: a read-only query sliced, yielding to the event loop between slices.
+//
+// Consistency: the state may change while it waits (other requests' writes). It records the
+// state version (holder.appliedSeq, which the engine bumps on every applied event) and, when a
+// resume finds it changed, throws the partial work away and starts over, so an answer always
+// reflects one single state. After `maxRestarts` restarts it runs the last attempt without
+// yielding, so a steady stream of writes cannot starve it.
+import type { Query } from '../pql/ast.js';
+import type { Holder } from '../state/holder.js';
+import { QueryClock } from './clock.js';
+import { prepareReads } from './query.js';
+import { type Reads, readsWork, runReadsSync, unsliced } from './reads.js';
+import type { QueryOptions, QueryResponse } from './result.js';
+import type { Work } from './run.js';
+
+export interface AsyncReadOptions {
+  /** ms since epoch (defaults to Date.now()): `to` of a time range defaults to now + 1 day. */
+  now?: number;
+  /** Longest stretch of work between two yields to the event loop. */
+  sliceMs?: number;
+  /** State version; defaults to holder.appliedSeq. */
+  version?: () => number;
+  maxRestarts?: number;
+}
+
+/**
+ * Not an async function: a query that finishes within its first slice (most do) answers with an
+ * already-resolved promise, without the extra hops of awaiting an inner async function. Errors
+ * still come back as a rejected promise.
+ */
+export function executeQueryAsync(
+  holder: Holder,
+  indexName: string,
+  query: Query,
+  opts: QueryOptions,
+  o: AsyncReadOptions = {},
+): Promise<QueryResponse> {
+  try {
+    const clock = new QueryClock(o.now);
+    const reads = prepareReads(holder, indexName, query, opts, clock);
+    const maxRestarts = o.maxRestarts ?? 3;
+    if (maxRestarts <= 0 || unsliced(reads)) return Promise.resolve(runReadsSync(reads));
+    const version = o.version ?? ((): number => holder.appliedSeq);
+    const v0 = version();
+    // 1 ms slices: a small query arriving meanwhile waits at most about that long.
+    const sliceMs = o.sliceMs ?? 1;
+    const work = readsWork(reads);
+    // The first slice runs now, as it would at the start of an async function.
+    const r = drainSlice(work, sliceMs);
+    if (r.done === true) return Promise.resolve(r.value);
+    const prepare = (): Reads => prepareReads(holder, indexName, query, opts, clock);
+    return continueAsync(prepare, { sliceMs, version, maxRestarts }, work, v0);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** The rest of executeQueryAsync once its first slice ran out: yield, check, resume or restart. */
+async function continueAsync(
+  prepare: () => Reads,
+  o: Required<Omit<AsyncReadOptions, 'now'>>,
+  work: Work<QueryResponse>,
+  v0: number,
+): Promise<QueryResponse> {
+  for (let attempt = 0; ; ) {
+    const r = await drainAsync(work, o.sliceMs, () => o.version() === v0);
+    if (r.done) return r.value;
+    attempt++;
+    const reads = prepare();
+    if (attempt >= o.maxRestarts) return runReadsSync(reads);
+    v0 = o.version();
+    work = readsWork(reads);
+    const first = drainSlice(work, o.sliceMs);
+    if (first.done === true) return first.value;
+  }
+}
+
+/** Runs work for about sliceMs from now; done: false when it is suspended at a shard boundary. */
+function drainSlice<T>(work: Work<T>, sliceMs: number): IteratorResult<void, T> {
+  const sliceStart = performance.now();
+  for (;;) {
+    const r = work.next();
+    if (r.done === true || performance.now() - sliceStart >= sliceMs) return r;
+  }
+}
+
+/** Yields to the event loop, then runs slices; gives up (done: false) when `valid` turns false. */
+async function drainAsync<T>(work: Work<T>, sliceMs: number, valid: () => boolean): Promise<{ done: true; value: T } | { done: false }> {
+  for (;;) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (!valid()) return { done: false };
+    const r = drainSlice(work, sliceMs);
+    if (r.done === true) return { done: true, value: r.value };
+  }
+}

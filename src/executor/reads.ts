@@ -1,0 +1,52 @@
+// A read-only query once validated and compiled, and the two ways to run it: straight through,
+// or as a generator that yields between calls and (inside each call) between shards.
+import type { Call } from '../pql/ast.js';
+import type { Index } from '../state/index-state.js';
+import type { QueryClock } from './clock.js';
+import { compileRead } from './compile-read.js';
+import { type ReadContext, queryContext } from './context.js';
+import type { ReadPlan } from './plan.js';
+import { respond } from './respond.js';
+import type { QueryOptions, QueryResponse } from './result.js';
+import { type CallOutput, type Work, executeRead, executeReadSync } from './run.js';
+
+export interface Reads {
+  index: Index;
+  plans: ReadPlan[];
+  /** Read-only: every call sees the same state, so one context serves them all. */
+  ctx: ReadContext;
+  columnAttrs: boolean;
+}
+
+/** Compiles (= validates) every call before any runs; keys are checked by the caller. */
+export function compileReads(index: Index, calls: readonly Call[], opts: QueryOptions, clock: QueryClock): Reads {
+  const env = { index, clock };
+  const plans = new Array<ReadPlan>(calls.length);
+  for (let i = 0; i < calls.length; i++) plans[i] = compileRead(env, calls[i]);
+  return { index, plans, ctx: queryContext(index, opts), columnAttrs: opts.columnAttrs };
+}
+
+export function runReadsSync(r: Reads): QueryResponse {
+  const outputs = new Array<CallOutput>(r.plans.length);
+  for (let i = 0; i < outputs.length; i++) outputs[i] = executeReadSync(r.ctx, r.plans[i]);
+  return respond(r.index, outputs, r.columnAttrs);
+}
+
+export function* readsWork(r: Reads): Work<QueryResponse> {
+  const outputs: CallOutput[] = [];
+  for (let i = 0; i < r.plans.length; i++) {
+    if (i > 0) yield;
+    outputs.push(yield* executeRead(r.ctx, r.plans[i]));
+  }
+  return respond(r.index, outputs, r.columnAttrs);
+}
+
+/**
+ * Work yields only at shard boundaries: one Count or bitmap call over one shard has none (a
+ * Shift, at most one), so slicing it would only add the generators' cost.
+ */
+export function unsliced(r: Reads): boolean {
+  if (r.plans.length !== 1 || r.ctx.shards.length !== 1) return false;
+  const kind = r.plans[0].kind;
+  return kind === 'count' || kind === 'bitmap';
+}

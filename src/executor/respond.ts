@@ -1,0 +1,31 @@
+// The response of a query: its calls' results, plus the attributes of the columns of row
+// results when columnAttrs is on (by the request options or by an Options() call).
+import type { Index } from '../state/index-state.js';
+import type { ColumnAttrSet, QueryResponse, QueryResult } from './result.js';
+import type { CallOutput } from './run.js';
+
+/** Results plus columnAttrs when requested (by the options or by Options()) and non-empty. */
+export function respond(index: Index, outputs: readonly CallOutput[], columnAttrs: boolean): QueryResponse {
+  const results: QueryResult[] = new Array<QueryResult>(outputs.length);
+  let attrsOn = columnAttrs;
+  for (let i = 0; i < outputs.length; i++) {
+    results[i] = outputs[i].result;
+    if (outputs[i].columnAttrs === true) attrsOn = true;
+  }
+  if (!attrsOn) return { results };
+  const sets = columnAttrSets(index, outputs.map((o) => o.columns ?? []));
+  return sets.length > 0 ? { results, columnAttrs: sets } : { results };
+}
+
+/** Attributes of the columns of all row results, by ascending ID (keys on a keyed index). */
+export function columnAttrSets(index: Index, columnLists: readonly number[][]): ColumnAttrSet[] {
+  if (index.columnAttrs.size === 0) return [];
+  const ids = new Set<number>();
+  for (const list of columnLists) for (const c of list) if (index.columnAttrs.has(c)) ids.add(c);
+  return [...ids]
+    .sort((a, b) => a - b)
+    .map((id) => {
+      const attrs = { ...index.columnAttrs.get(id) };
+      return index.options.keys ? { key: index.columnKeys.key(id) ?? '', attrs } : { id, attrs };
+    });
+}
