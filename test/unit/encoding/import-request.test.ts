@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/domain/errors.js';
+import type { IdArray } from '../../../src/domain/id-array.js';
 import { INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
 import { decodeImportRequest, decodeImportValueRequest } from '../../../src/encoding/import-request.js';
 import { encodeImportRequest, encodeImportValueRequest, encodePackedUint64s } from '../../../src/encoding/import-request-encode.js';
@@ -34,7 +35,7 @@ const unpacked = (field: number, vs: bigint[]): number[] => vs.flatMap((v) => [.
 const bytes = (...parts: number[][]): Uint8Array => Uint8Array.from(parts.flat());
 
 
-const ids = (xs: Float64Array): number[] => Array.from(xs);
+const ids = (xs: IdArray): number[] => Array.from(xs);
 
 describe('decodeImportRequest', () => {
   it('decodes what protobufjs encodes (packed, proto3 default)', () => {
