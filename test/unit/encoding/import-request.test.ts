@@ -133,6 +133,33 @@ describe('decodeImportRequest', () => {
     expect(ids(decodeImportRequest(bytes(packed(5, [2n ** 53n - 1n]))).columnIds)).toEqual([Number.MAX_SAFE_INTEGER]);
   });
 
+  it('keeps IDs in a Uint32Array while they fit, and widens to Float64Array from the first that does not', () => {
+    const small = Array.from({ length: 40 }, (_, i) => BigInt(i * 9_973));
+    // 2^32 − 1 and 2^31 + 5 take five bytes and still fit; so does a non-canonical 0 (six bytes).
+    const fits = [...small, 2n ** 32n - 1n, 2n ** 31n + 5n, ...small];
+    const narrow = decodeImportRequest(bytes(packed(5, fits), [...key(4, 2), 6, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]));
+    expect(narrow.columnIds).toBeInstanceOf(Uint32Array);
+    expect(ids(narrow.columnIds)).toEqual(fits.map(Number));
+    expect(ids(narrow.rowIds)).toEqual([0]);
+    // 2^32 and 2^53 − 1 in the middle of a long packed chunk (fast-path region) and at its end.
+    for (const wide of [2n ** 32n, 2n ** 53n - 1n]) {
+      const vs = [...small, wide, ...small, wide];
+      const d = decodeImportRequest(bytes(packed(4, vs.slice(0, 30)), packed(4, vs.slice(30)), unpacked(5, [wide]), unpacked(5, [1n])));
+      expect(d.rowIds).toBeInstanceOf(Float64Array);
+      expect(ids(d.rowIds)).toEqual(vs.map(Number));
+      expect(ids(d.columnIds)).toEqual([Number(wide), 1]);
+    }
+    // Beyond 2^53 − 1 after the column was widened: still the error naming the value.
+    expectBadRequest(() => decodeImportRequest(bytes(packed(5, [...small, 2n ** 40n, ...small, 2n ** 53n, ...small]))), /column ID 9007199254740992 is above 2\^53-1/);
+  });
+
+  it('decodes long packed fields across the fast loop chunk boundary', () => {
+    const vs = Array.from({ length: 60_000 }, (_, i) => BigInt((i * 7919) % 3_000_000_000));
+    const d = decodeImportRequest(bytes(packed(5, vs)));
+    expect(d.columnIds).toBeInstanceOf(Uint32Array);
+    expect(ids(d.columnIds)).toEqual(vs.map(Number));
+  });
+
   it('rejects malformed input with unmarshaling errors', () => {
     const bad = (buf: Uint8Array): void => expectBadRequest(() => decodeImportRequest(buf), /^unmarshaling import request: /);
     bad(bytes([0x2a, 0x05, 0x01])); // packed length beyond the end
