@@ -2,10 +2,12 @@
 // per row, without a per-bit object. Pairs already grouped by row (runs) become one bitmap per run
 // (built from its serialized form when the run's columns ascend, the common sorted case);
 // otherwise a counting sort by row scatters offsets into one Uint32Array (typed-array counters
-// when row IDs are small, which they are in practice; a Map only for sparse huge row IDs).
+// when row IDs are small, which they are in practice, then each row sorted; a Map only for sparse
+// huge row IDs).
 import { SHARD_WIDTH } from '../../domain/shard.js';
 import type { IdArray } from '../../domain/id-array.js';
 import { bitmapFromAscending } from '../../roaring/ascending-bitmap.js';
+import { sortSegment } from './column-radix.js';
 import { RoaringBitmap32, type Bitmap } from '../../state/fragment.js';
 
 export interface RowBitmaps {
@@ -27,8 +29,7 @@ export function bucketByRow(allRows: IdArray, allCols: IdArray, shard: number, s
   const n = rows.length;
   let maxRow = 0;
   for (let i = 0; i < n; i++) if (rows[i] > maxRow) maxRow = rows[i];
-  const offsets = new Uint32Array(n);
-  return maxRow < DENSE_ROW_LIMIT ? denseSort(rows, cols, base, maxRow, offsets) : mapSort(rows, cols, base, offsets);
+  return maxRow < DENSE_ROW_LIMIT ? denseSort(rows, cols, base, maxRow) : mapSort(rows, cols, base, new Uint32Array(n));
 }
 
 function gather(a: IdArray, sel: Uint32Array): Float64Array {
@@ -47,18 +48,26 @@ const MAX_RUNS_PER_ITEM = 1 / 8;
 function runStarts(rows: IdArray): Uint32Array | undefined {
   const n = rows.length;
   const limit = Math.max(16, Math.ceil(n * MAX_RUNS_PER_ITEM));
-  const starts = new Uint32Array(Math.min(n, limit) + 1);
+  // Grown by doubling: sorted requests have a few hundred runs, not n / 8.
+  let starts: Uint32Array = new Uint32Array(Math.min(limit, 256) + 1);
   let runs = 0;
   let prev = -1;
   for (let i = 0; i < n; i++) {
     if (rows[i] !== prev) {
       if (runs === limit) return undefined;
+      if (runs + 1 === starts.length) starts = grow(starts, Math.min(limit, 2 * runs) + 1);
       starts[runs++] = i;
       prev = rows[i];
     }
   }
   starts[runs] = n;
   return starts.subarray(0, runs + 1);
+}
+
+function grow(a: Uint32Array, size: number): Uint32Array {
+  const out = new Uint32Array(size);
+  out.set(a);
+  return out;
 }
 
 /** Whether no row has two runs (then each run is the whole row). */
@@ -104,8 +113,9 @@ function fromOffsets(cols: IdArray, start: number, end: number, base: number): B
   return new RoaringBitmap32(offsets);
 }
 
-function denseSort(rows: IdArray, cols: IdArray, base: number, maxRow: number, offsets: Uint32Array): RowBitmaps {
-  const n = offsets.length;
+/** Counting sort by row (row IDs below DENSE_ROW_LIMIT), then each row's offsets sorted. */
+function denseSort(rows: IdArray, cols: IdArray, base: number, maxRow: number): RowBitmaps {
+  const n = rows.length;
   const pos = new Uint32Array(maxRow + 2);
   for (let i = 0; i < n; i++) pos[rows[i] + 1]++;
   const out: RowBitmaps = { rows: [], columns: [] };
@@ -115,10 +125,15 @@ function denseSort(rows: IdArray, cols: IdArray, base: number, maxRow: number, o
     pos[r + 1] += pos[r];
   }
   const ends = pos.slice(); // ends[r + 1] after scatter = end of row r
-  for (let i = 0; i < n; i++) {
-    offsets[pos[rows[i]]++] = cols[i] - base;
+  const offsets = new Uint32Array(n);
+  for (let i = 0; i < n; i++) offsets[pos[rows[i]]++] = cols[i] - base;
+  for (const r of out.rows) {
+    const s = ends[r];
+    const e = ends[r + 1];
+    sortSegment(offsets, s, e);
+    // Repeated pairs make bitmapFromAscending decline; the constructor takes those.
+    out.columns.push(bitmapFromAscending(offsets, s, e, 0) ?? new RoaringBitmap32(offsets.subarray(s, e)));
   }
-  for (const r of out.rows) out.columns.push(new RoaringBitmap32(offsets.subarray(ends[r], ends[r + 1])));
   return out;
 }
 

@@ -57,4 +57,26 @@ describe('bucketByRow', () => {
     const got = asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 0));
     expect(got).toEqual(naive(rows, cols, 0));
   });
+
+  it('handles sorted requests with more runs than the first run table holds', () => {
+    const rows: number[] = [];
+    const cols: number[] = [];
+    for (let r = 0; r < 1500; r++) for (let k = 0; k < 10; k++) (rows.push(r * 3), cols.push(r + k * 1000));
+    const got = asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 0));
+    expect(got.size).toBe(1500);
+    expect(got).toEqual(naive(rows, cols, 0));
+  });
+
+  it('buckets a shuffled request with long rows and repeated pairs (sorted per row)', () => {
+    const pairs: [number, number][] = [];
+    for (let r = 0; r < 30; r++) for (let k = 0; k < 2000; k++) pairs.push([r * 5, 3 * 1048576 + ((k * 7919 + r) % 1048576)]);
+    pairs.push(pairs[10], pairs[4000]);
+    for (let i = pairs.length - 1; i > 0; i--) {
+      const j = (i * 2654435761) % (i + 1);
+      [pairs[i], pairs[j]] = [pairs[j], pairs[i]];
+    }
+    const rows = pairs.map((p) => p[0]);
+    const cols = pairs.map((p) => p[1]);
+    expect(asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 3))).toEqual(naive(rows, cols, 3));
+  });
 });
