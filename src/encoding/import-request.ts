@@ -3,13 +3,14 @@
 // Repeated scalars are accepted packed or unpacked and in any number of chunks, as proto3 requires.
 import { badRequest, type DomainError } from '../domain/errors.js';
 import { assert } from '../util/assert.js';
+import type { IdArray } from '../domain/id-array.js';
 
 export interface ImportRequest {
   index: string;
   field: string;
   shard: number;
-  rowIds: Float64Array;
-  columnIds: Float64Array;
+  rowIds: IdArray;
+  columnIds: IdArray;
   /** Unix nanoseconds per bit, 0 = none; null when the request carried no timestamps. */
   timestamps: BigInt64Array | null;
   rowKeys: string[];
@@ -20,7 +21,7 @@ export interface ImportValueRequest {
   index: string;
   field: string;
   shard: number;
-  columnIds: Float64Array;
+  columnIds: IdArray;
   values: BigInt64Array;
   columnKeys: string[];
 }
@@ -154,60 +155,126 @@ class Wire {
   }
 }
 
-/** Growable Float64Array of uint64 IDs (exact size when the field comes as one packed chunk). */
+/**
+ * Growable column of uint64 IDs (exact size when the field comes as one packed chunk): a
+ * Uint32Array until the first ID ≥ 2^32, a Float64Array from then on (see IdArray).
+ */
 class IdColumn {
-  arr = new Float64Array(0);
+  arr: IdArray = new Uint32Array(0);
   n = 0;
   constructor(readonly what: string) {}
 
   private reserve(extra: number): void {
     const need = this.n + extra;
     if (need <= this.arr.length) return;
-    const next = new Float64Array(this.arr.length === 0 ? need : Math.max(need, this.arr.length * 2));
+    const size = this.arr.length === 0 ? need : Math.max(need, this.arr.length * 2);
+    const next = this.arr instanceof Uint32Array ? new Uint32Array(size) : new Float64Array(size);
     next.set(this.arr.subarray(0, this.n));
     this.arr = next;
+  }
+
+  /** Appends one ID decoded by the careful reader, widening the column when it needs 33+ bits. */
+  private push(v: number): void {
+    if (v > 0xffffffff && this.arr instanceof Uint32Array) this.arr = Float64Array.from(this.arr);
+    this.arr[this.n++] = v;
   }
 
   read(w: Wire, wireType: number): void {
     if (wireType === VARINT) {
       this.reserve(this.n === this.arr.length ? Math.max(1024, this.n) : 1);
-      this.arr[this.n++] = w.uint(w.end, this.what);
+      this.push(w.uint(w.end, this.what));
       return;
     }
     if (wireType !== LEN) throw malformed(`wrong wireType ${wireType} for ${this.what}s`);
     const end = w.lengthEnd();
     this.reserve(countVarints(w.buf, w.pos, end));
-    const buf = w.buf;
-    const arr = this.arr;
-    let n = this.n;
-    let p = w.pos;
-    // Fast path while a whole varint (≤ 10 bytes) must fit: no bounds checks, int32 locals
-    // only. Varints past 28 bits (IDs ≥ 2^28) take the careful reader, which also rejects > 2^53−1.
-    while (end - p >= 10) {
-      let v = 0;
-      let shift = 0;
-      let b = 0;
-      do {
-        b = buf[p++];
-        v |= (b & 0x7f) << shift;
-        shift += 7;
-      } while (b >= 0x80 && shift < 28);
-      if (b < 0x80) {
-        arr[n++] = v;
-      } else {
-        w.pos = p - 4;
-        arr[n++] = w.uint(end, this.what);
-        p = w.pos;
-      }
+    // The fast loops stop before a varint they do not take (and ≤ 10 bytes before the end, so
+    // they need no bounds checks); the careful reader takes that one, which also rejects IDs
+    // above 2^53−1 with the error naming them.
+    while (w.pos < end) {
+      const arr = this.arr;
+      if (arr instanceof Uint32Array) this.n = readNarrow(w, end, arr, this.n);
+      else this.n = readWide(w, end, arr, this.n);
+      if (w.pos < end) this.push(w.uint(end, this.what));
     }
-    w.pos = p;
-    while (w.pos < end) arr[n++] = w.uint(end, this.what);
-    this.n = n;
   }
 
-  result(): Float64Array {
+  result(): IdArray {
     return this.n === this.arr.length ? this.arr : this.arr.slice(0, this.n);
   }
+}
+
+/**
+ * Bytes a fast loop decodes per call. Bounded so that big bodies make many short calls: V8 then
+ * optimizes the loops as whole functions with the feedback of every branch, instead of entering
+ * them on-stack (OSR) from the first call, where a branch not yet seen (the first 3-byte varint
+ * after a million 1-byte row IDs) deoptimizes the rest of the call back into the interpreter.
+ */
+const FAST_CHUNK_BYTES = 1 << 16;
+
+/** Unrolled decode of varints below 2^32 into a Uint32Array; returns the new count. */
+function readNarrow(w: Wire, end: number, arr: Uint32Array, n: number): number {
+  const buf = w.buf;
+  const stop = Math.min(end - 10, w.pos + FAST_CHUNK_BYTES);
+  let p = w.pos;
+  while (p < stop) {
+    let b = buf[p++];
+    let v = b & 0x7f;
+    if (b >= 0x80) {
+      b = buf[p++];
+      v |= (b & 0x7f) << 7;
+      if (b >= 0x80) {
+        b = buf[p++];
+        v |= (b & 0x7f) << 14;
+        if (b >= 0x80) {
+          b = buf[p++];
+          v |= (b & 0x7f) << 21;
+          if (b >= 0x80) {
+            b = buf[p++];
+            // A fifth byte above 0x0f means 2^32 or more (or a longer varint).
+            if (b > 0x0f) {
+              p -= 5;
+              break;
+            }
+            v |= b << 28; // may turn v negative; the Uint32Array store wraps it back
+          }
+        }
+      }
+    }
+    arr[n++] = v;
+  }
+  w.pos = p;
+  return n;
+}
+
+/** Unrolled decode of varints below 2^28 into a Float64Array (the column already widened). */
+function readWide(w: Wire, end: number, arr: Float64Array, n: number): number {
+  const buf = w.buf;
+  const stop = Math.min(end - 10, w.pos + FAST_CHUNK_BYTES);
+  let p = w.pos;
+  while (p < stop) {
+    let b = buf[p++];
+    let v = b & 0x7f;
+    if (b >= 0x80) {
+      b = buf[p++];
+      v |= (b & 0x7f) << 7;
+      if (b >= 0x80) {
+        b = buf[p++];
+        v |= (b & 0x7f) << 14;
+        if (b >= 0x80) {
+          b = buf[p++];
+          v |= (b & 0x7f) << 21;
+          if (b >= 0x80) {
+            p -= 4;
+            break;
+          }
+        }
+      }
+    }
+    arr[n++] = v;
+  }
+  w.pos = p;
+  return n;
 }
 
 /** Growable BigInt64Array of int64 values, filled through a 32-bit view (no bigint per value). */

@@ -3,6 +3,7 @@
 // all in one engine.write, so one request is one atomic event group in the log.
 import { badRequest, notFound } from '../../domain/errors.js';
 import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
+import type { IdArray } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
 import { viewsForTimestamp } from '../../domain/time-quantum.js';
 import type { Engine } from '../../engine/engine.js';
@@ -132,14 +133,15 @@ function checkLengths(req: BitsImport): number {
   return rows;
 }
 
-function checkIds(ids: Float64Array, what: string): void {
+function checkIds(ids: IdArray, what: string): void {
+  if (ids instanceof Uint32Array) return; // every uint32 is a valid ID
   for (let i = 0; i < ids.length; i++) {
     const v = ids[i];
     if (!Number.isSafeInteger(v) || v < 0) throw badRequest(`${what} ID ${v} of item ${i} is not an unsigned integer below 2^53`);
   }
 }
 
-function checkColumns(index: Index, ids: Float64Array, keys: string[], shard: number | undefined): void {
+function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number | undefined): void {
   if (index.options.keys) {
     if (ids.length > 0) throw badRequest('column ids cannot be used because index uses string keys');
     return;
@@ -155,7 +157,7 @@ function checkColumns(index: Index, ids: Float64Array, keys: string[], shard: nu
 }
 
 /** Mutex and bool: the last pair for a column wins (Pilosa's bulkImportMutex). */
-function lastPerColumn(rows: Float64Array, cols: Float64Array): [Float64Array, Float64Array] {
+function lastPerColumn(rows: IdArray, cols: IdArray): [IdArray, IdArray] {
   const last = new Map<number, number>();
   for (let i = 0; i < cols.length; i++) last.set(cols[i], rows[i]);
   if (last.size === cols.length) return [rows, cols];
@@ -185,7 +187,7 @@ function viewSelections(field: Field, ts: BigInt64Array | null, n: number): Map<
   return out;
 }
 
-function pick(a: Float64Array, sel: Uint32Array): Float64Array {
+function pick(a: IdArray, sel: Uint32Array): Float64Array {
   const out = new Float64Array(sel.length);
   for (let i = 0; i < sel.length; i++) out[i] = a[sel[i]];
   return out;
@@ -210,7 +212,7 @@ function emitExclusiveClears(field: Field, view: string, shard: number, b: { row
   if (rows.length > 0) sink.emit({ type: 'BitsCleared', index, field: field.name, view, shard, rows, columns });
 }
 
-function emitExistence(index: Index, cols: Float64Array, sink: EventSink): void {
+function emitExistence(index: Index, cols: IdArray, sink: EventSink): void {
   if (!index.existence) return;
   for (const [shard, idx] of splitByShard(cols)) {
     const n = idx === undefined ? cols.length : idx.length;

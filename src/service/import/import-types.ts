@@ -1,13 +1,14 @@
 // Import requests after decoding (protobuf, JSON or Kafka records): column-major typed arrays,
 // no per-bit objects.
+import type { IdArray } from '../../domain/id-array.js';
 
 export interface BitsImport {
   index: string;
   field: string;
   /** The shard the client named; every column ID must lie in it (ignored with column keys). */
   shard?: number;
-  rowIds: Float64Array;
-  columnIds: Float64Array;
+  rowIds: IdArray;
+  columnIds: IdArray;
   /** Nanoseconds since the epoch; 0 = no timestamp. */
   timestamps: BigInt64Array | null;
   rowKeys: string[];
@@ -19,7 +20,7 @@ export interface ValuesImport {
   index: string;
   field: string;
   shard?: number;
-  columnIds: Float64Array;
+  columnIds: IdArray;
   values: BigInt64Array;
   columnKeys: string[];
   clear: boolean;

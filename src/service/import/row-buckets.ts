@@ -1,8 +1,13 @@
 // The import hot path: (row, column) pairs of one shard → one RoaringBitmap32 of column offsets
-// per row, without a per-bit object. Pairs already grouped by row (runs) become one bitmap per run;
+// per row, without a per-bit object. Pairs already grouped by row (runs) become one bitmap per run
+// (built from its serialized form when the run's columns ascend, the common sorted case);
 // otherwise a counting sort by row scatters offsets into one Uint32Array (typed-array counters
-// when row IDs are small, which they are in practice; a Map only for sparse huge row IDs).
+// when row IDs are small, which they are in practice, then each row sorted; a Map only for sparse
+// huge row IDs).
 import { SHARD_WIDTH } from '../../domain/shard.js';
+import type { IdArray } from '../../domain/id-array.js';
+import { bitmapFromAscending } from '../../roaring/ascending-bitmap.js';
+import { sortSegment } from './column-radix.js';
 import { RoaringBitmap32, type Bitmap } from '../../state/fragment.js';
 
 export interface RowBitmaps {
@@ -14,68 +19,103 @@ export interface RowBitmaps {
 const DENSE_ROW_LIMIT = 1 << 22;
 
 /** `idx` selects the pairs (indices into rows/cols) that belong to `shard`; undefined = all. */
-export function bucketByRow(allRows: ArrayLike<number>, allCols: ArrayLike<number>, shard: number, sel?: Uint32Array): RowBitmaps {
+export function bucketByRow(allRows: IdArray, allCols: IdArray, shard: number, sel?: Uint32Array): RowBitmaps {
   // A selection is gathered once, so the loops below index plain arrays (monomorphic, no branch).
   const rows = sel === undefined ? allRows : gather(allRows, sel);
   const cols = sel === undefined ? allCols : gather(allCols, sel);
-  const n = rows.length;
   const base = shard * SHARD_WIDTH;
-  // One pass: runs (row changes) and the largest row.
-  let runs = 0;
-  let prev = -1;
+  const starts = runStarts(rows);
+  if (starts !== undefined && distinctRuns(rows, starts)) return fromRuns(rows, cols, base, starts);
+  const n = rows.length;
   let maxRow = 0;
-  for (let i = 0; i < n; i++) {
-    const r = rows[i];
-    if (r !== prev) {
-      runs++;
-      prev = r;
-    }
-    if (r > maxRow) maxRow = r;
-  }
-  const offsets = new Uint32Array(n);
-  // Grouped means one run per distinct row; more runs than possible rows rules it out cheaply.
-  if (runs <= 1 || (maxRow < DENSE_ROW_LIMIT && runs <= maxRow + 1 && runs === distinctDense(rows, n, maxRow))) {
-    for (let i = 0; i < n; i++) offsets[i] = cols[i] - base;
-    return fromRuns(rows, offsets);
-  }
-  return maxRow < DENSE_ROW_LIMIT ? denseSort(rows, cols, base, maxRow, offsets) : mapSort(rows, cols, base, offsets);
+  for (let i = 0; i < n; i++) if (rows[i] > maxRow) maxRow = rows[i];
+  return maxRow < DENSE_ROW_LIMIT ? denseSort(rows, cols, base, maxRow) : mapSort(rows, cols, base, new Uint32Array(n));
 }
 
-function gather(a: ArrayLike<number>, sel: Uint32Array): Float64Array {
+function gather(a: IdArray, sel: Uint32Array): Float64Array {
   const out = new Float64Array(sel.length);
   for (let i = 0; i < sel.length; i++) out[i] = a[sel[i]];
   return out;
 }
 
-function fromRuns(rows: ArrayLike<number>, offsets: Uint32Array): RowBitmaps {
-  const out: RowBitmaps = { rows: [], columns: [] };
-  const n = offsets.length;
-  let start = 0;
-  for (let i = 1; i <= n; i++) {
-    if (i === n || rows[i] !== rows[start]) {
-      out.rows.push(rows[start]);
-      out.columns.push(new RoaringBitmap32(offsets.subarray(start, i)));
-      start = i;
+/** Above this many runs per item the pairs are not worth treating as grouped. */
+const MAX_RUNS_PER_ITEM = 1 / 8;
+
+/**
+ * Where each run of equal rows starts, plus n at the end; undefined when there are so many runs
+ * (interleaved rows, as in shuffled input) that the counting sort is the better path anyway.
+ */
+function runStarts(rows: IdArray): Uint32Array | undefined {
+  const n = rows.length;
+  const limit = Math.max(16, Math.ceil(n * MAX_RUNS_PER_ITEM));
+  // Grown by doubling: sorted requests have a few hundred runs, not n / 8.
+  let starts: Uint32Array = new Uint32Array(Math.min(limit, 256) + 1);
+  let runs = 0;
+  let prev = -1;
+  for (let i = 0; i < n; i++) {
+    if (rows[i] !== prev) {
+      if (runs === limit) return undefined;
+      if (runs + 1 === starts.length) starts = grow(starts, Math.min(limit, 2 * runs) + 1);
+      starts[runs++] = i;
+      prev = rows[i];
     }
+  }
+  starts[runs] = n;
+  return starts.subarray(0, runs + 1);
+}
+
+function grow(a: Uint32Array, size: number): Uint32Array {
+  const out = new Uint32Array(size);
+  out.set(a);
+  return out;
+}
+
+/** Whether no row has two runs (then each run is the whole row). */
+function distinctRuns(rows: IdArray, starts: Uint32Array): boolean {
+  const runs = starts.length - 1;
+  if (runs <= 1) return true;
+  let maxRow = 0;
+  for (let r = 0; r < runs; r++) if (rows[starts[r]] > maxRow) maxRow = rows[starts[r]];
+  if (maxRow < DENSE_ROW_LIMIT) {
+    // More runs than possible rows rules it out cheaply.
+    if (runs > maxRow + 1) return false;
+    const seen = new Uint8Array(maxRow + 1);
+    for (let r = 0; r < runs; r++) {
+      const row = rows[starts[r]];
+      if (seen[row] === 1) return false;
+      seen[row] = 1;
+    }
+    return true;
+  }
+  const seen = new Set<number>();
+  for (let r = 0; r < runs; r++) seen.add(rows[starts[r]]);
+  return seen.size === runs;
+}
+
+/**
+ * One bitmap per run: straight from the serialized form when the run's columns ascend (sorted
+ * input), else through CRoaring's inserting constructor (it sorts as it goes).
+ */
+function fromRuns(rows: IdArray, cols: IdArray, base: number, starts: Uint32Array): RowBitmaps {
+  const out: RowBitmaps = { rows: [], columns: [] };
+  for (let r = 0; r + 1 < starts.length; r++) {
+    const start = starts[r];
+    const end = starts[r + 1];
+    out.rows.push(rows[start]);
+    out.columns.push(bitmapFromAscending(cols, start, end, base) ?? fromOffsets(cols, start, end, base));
   }
   return out;
 }
 
-function distinctDense(rows: ArrayLike<number>, n: number, maxRow: number): number {
-  const seen = new Uint8Array(maxRow + 1);
-  let d = 0;
-  for (let i = 0; i < n; i++) {
-    const r = rows[i];
-    if (seen[r] === 0) {
-      seen[r] = 1;
-      d++;
-    }
-  }
-  return d;
+function fromOffsets(cols: IdArray, start: number, end: number, base: number): Bitmap {
+  const offsets = new Uint32Array(end - start);
+  for (let i = start; i < end; i++) offsets[i - start] = cols[i] - base;
+  return new RoaringBitmap32(offsets);
 }
 
-function denseSort(rows: ArrayLike<number>, cols: ArrayLike<number>, base: number, maxRow: number, offsets: Uint32Array): RowBitmaps {
-  const n = offsets.length;
+/** Counting sort by row (row IDs below DENSE_ROW_LIMIT), then each row's offsets sorted. */
+function denseSort(rows: IdArray, cols: IdArray, base: number, maxRow: number): RowBitmaps {
+  const n = rows.length;
   const pos = new Uint32Array(maxRow + 2);
   for (let i = 0; i < n; i++) pos[rows[i] + 1]++;
   const out: RowBitmaps = { rows: [], columns: [] };
@@ -85,14 +125,19 @@ function denseSort(rows: ArrayLike<number>, cols: ArrayLike<number>, base: numbe
     pos[r + 1] += pos[r];
   }
   const ends = pos.slice(); // ends[r + 1] after scatter = end of row r
-  for (let i = 0; i < n; i++) {
-    offsets[pos[rows[i]]++] = cols[i] - base;
+  const offsets = new Uint32Array(n);
+  for (let i = 0; i < n; i++) offsets[pos[rows[i]]++] = cols[i] - base;
+  for (const r of out.rows) {
+    const s = ends[r];
+    const e = ends[r + 1];
+    sortSegment(offsets, s, e);
+    // Repeated pairs make bitmapFromAscending decline; the constructor takes those.
+    out.columns.push(bitmapFromAscending(offsets, s, e, 0) ?? new RoaringBitmap32(offsets.subarray(s, e)));
   }
-  for (const r of out.rows) out.columns.push(new RoaringBitmap32(offsets.subarray(ends[r], ends[r + 1])));
   return out;
 }
 
-function mapSort(rows: ArrayLike<number>, cols: ArrayLike<number>, base: number, offsets: Uint32Array): RowBitmaps {
+function mapSort(rows: IdArray, cols: IdArray, base: number, offsets: Uint32Array): RowBitmaps {
   const n = offsets.length;
   const counts = new Map<number, number>();
   for (let i = 0; i < n; i++) {
@@ -116,7 +161,7 @@ function mapSort(rows: ArrayLike<number>, cols: ArrayLike<number>, base: number,
 }
 
 /** Splits item indices by shard of their column; the common single-shard case allocates nothing. */
-export function splitByShard(cols: ArrayLike<number>): Map<number, Uint32Array | undefined> {
+export function splitByShard(cols: IdArray): Map<number, Uint32Array | undefined> {
   const n = cols.length;
   if (n === 0) return new Map();
   const first = Math.floor(cols[0] / SHARD_WIDTH);

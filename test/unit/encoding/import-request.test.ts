@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/domain/errors.js';
+import type { IdArray } from '../../../src/domain/id-array.js';
 import { INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
 import { decodeImportRequest, decodeImportValueRequest } from '../../../src/encoding/import-request.js';
 import { encodeImportRequest, encodeImportValueRequest, encodePackedUint64s } from '../../../src/encoding/import-request-encode.js';
@@ -34,7 +35,7 @@ const unpacked = (field: number, vs: bigint[]): number[] => vs.flatMap((v) => [.
 const bytes = (...parts: number[][]): Uint8Array => Uint8Array.from(parts.flat());
 
 
-const ids = (xs: Float64Array): number[] => Array.from(xs);
+const ids = (xs: IdArray): number[] => Array.from(xs);
 
 describe('decodeImportRequest', () => {
   it('decodes what protobufjs encodes (packed, proto3 default)', () => {
@@ -130,6 +131,33 @@ describe('decodeImportRequest', () => {
     expectBadRequest(() => decodeImportRequest(bytes(unpacked(4, [2n ** 64n - 1n]))), /row ID 18446744073709551615/);
     expectBadRequest(() => decodeImportRequest(bytes(unpacked(3, [2n ** 60n]))), /shard 1152921504606846976/);
     expect(ids(decodeImportRequest(bytes(packed(5, [2n ** 53n - 1n]))).columnIds)).toEqual([Number.MAX_SAFE_INTEGER]);
+  });
+
+  it('keeps IDs in a Uint32Array while they fit, and widens to Float64Array from the first that does not', () => {
+    const small = Array.from({ length: 40 }, (_, i) => BigInt(i * 9_973));
+    // 2^32 − 1 and 2^31 + 5 take five bytes and still fit; so does a non-canonical 0 (six bytes).
+    const fits = [...small, 2n ** 32n - 1n, 2n ** 31n + 5n, ...small];
+    const narrow = decodeImportRequest(bytes(packed(5, fits), [...key(4, 2), 6, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]));
+    expect(narrow.columnIds).toBeInstanceOf(Uint32Array);
+    expect(ids(narrow.columnIds)).toEqual(fits.map(Number));
+    expect(ids(narrow.rowIds)).toEqual([0]);
+    // 2^32 and 2^53 − 1 in the middle of a long packed chunk (fast-path region) and at its end.
+    for (const wide of [2n ** 32n, 2n ** 53n - 1n]) {
+      const vs = [...small, wide, ...small, wide];
+      const d = decodeImportRequest(bytes(packed(4, vs.slice(0, 30)), packed(4, vs.slice(30)), unpacked(5, [wide]), unpacked(5, [1n])));
+      expect(d.rowIds).toBeInstanceOf(Float64Array);
+      expect(ids(d.rowIds)).toEqual(vs.map(Number));
+      expect(ids(d.columnIds)).toEqual([Number(wide), 1]);
+    }
+    // Beyond 2^53 − 1 after the column was widened: still the error naming the value.
+    expectBadRequest(() => decodeImportRequest(bytes(packed(5, [...small, 2n ** 40n, ...small, 2n ** 53n, ...small]))), /column ID 9007199254740992 is above 2\^53-1/);
+  });
+
+  it('decodes long packed fields across the fast loop chunk boundary', () => {
+    const vs = Array.from({ length: 60_000 }, (_, i) => BigInt((i * 7919) % 3_000_000_000));
+    const d = decodeImportRequest(bytes(packed(5, vs)));
+    expect(d.columnIds).toBeInstanceOf(Uint32Array);
+    expect(ids(d.columnIds)).toEqual(vs.map(Number));
   });
 
   it('rejects malformed input with unmarshaling errors', () => {

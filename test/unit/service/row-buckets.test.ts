@@ -30,4 +30,53 @@ describe('bucketByRow', () => {
       { numRuns: 500 },
     );
   });
+
+  it('matches the model for sorted and nearly sorted Uint32Array input (the decoder\'s type)', () => {
+    const row = fc.oneof(fc.nat(20), fc.nat(5000));
+    const shape = fc.constantFrom('sorted', 'repeated-bits', 'row-twice', 'many-runs');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(row, fc.nat(1048575)), { maxLength: 300 }), shape, (pairs, kind) => {
+        pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+        if (kind === 'repeated-bits' && pairs.length > 0) pairs.splice(pairs.length >> 1, 0, pairs[pairs.length >> 1]);
+        // The first row again at the end: grouped-looking runs, but one row in two of them.
+        if (kind === 'row-twice' && pairs.length > 0) pairs.push([pairs[0][0], 1048575]);
+        if (kind === 'many-runs') pairs.forEach((p, i) => (p[0] = i));
+        const rows = pairs.map((p) => p[0]);
+        const cols = pairs.map((p) => p[1] + 2 * 1048576);
+        const got = asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 2));
+        expect(got).toEqual(naive(rows, cols, 2));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('builds a sorted request of long rows (bitset containers) exactly', () => {
+    const rows: number[] = [];
+    const cols: number[] = [];
+    for (const r of [3, 9, 400]) for (let c = r; c < 300_000; c += r % 7 === 2 ? 2 : 5) (rows.push(r), cols.push(c));
+    const got = asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 0));
+    expect(got).toEqual(naive(rows, cols, 0));
+  });
+
+  it('handles sorted requests with more runs than the first run table holds', () => {
+    const rows: number[] = [];
+    const cols: number[] = [];
+    for (let r = 0; r < 1500; r++) for (let k = 0; k < 10; k++) (rows.push(r * 3), cols.push(r + k * 1000));
+    const got = asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 0));
+    expect(got.size).toBe(1500);
+    expect(got).toEqual(naive(rows, cols, 0));
+  });
+
+  it('buckets a shuffled request with long rows and repeated pairs (sorted per row)', () => {
+    const pairs: [number, number][] = [];
+    for (let r = 0; r < 30; r++) for (let k = 0; k < 2000; k++) pairs.push([r * 5, 3 * 1048576 + ((k * 7919 + r) % 1048576)]);
+    pairs.push(pairs[10], pairs[4000]);
+    for (let i = pairs.length - 1; i > 0; i--) {
+      const j = (i * 2654435761) % (i + 1);
+      [pairs[i], pairs[j]] = [pairs[j], pairs[i]];
+    }
+    const rows = pairs.map((p) => p[0]);
+    const cols = pairs.map((p) => p[1]);
+    expect(asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 3))).toEqual(naive(rows, cols, 3));
+  });
 });
