@@ -3,6 +3,7 @@
 // Repeated scalars are accepted packed or unpacked and in any number of chunks, as proto3 requires.
 import { badRequest, type DomainError } from '../domain/errors.js';
 import { assert } from '../util/assert.js';
+import { LITTLE_ENDIAN } from '../util/endian.js';
 import type { IdArray } from '../domain/id-array.js';
 
 export interface ImportRequest {
@@ -39,7 +40,7 @@ const TWO_POW_32 = 4294967296;
 
 // int64 values are written as two 32-bit halves into a view over the BigInt64Array, which is only
 // right on little-endian hosts; elsewhere (none in practice) we build each bigint instead.
-export const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+export { LITTLE_ENDIAN };
 
 const malformed = (what: string): DomainError => badRequest(`unmarshaling import request: ${what}`);
 
