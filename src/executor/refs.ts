@@ -17,9 +17,9 @@ export function isKeyedField(field: Field): boolean {
  * read `prefix` + message: cheaper than a wrapping Fail, which would be allocated on every call.
  */
 export function rowRef(field: Field, v: Value, argName: string, f: Fail, prefix = ''): Ref {
-  if (field.options.type === 'bool' && v.kind === 'bool') return { kind: 'id', id: v.value ? 1 : 0 };
-  if (v.kind === 'string' && isKeyedField(field)) return { kind: 'key', key: v.value };
-  return { kind: 'id', id: uintId(v, argName, f, prefix) };
+  if (field.options.type === 'bool' && v.kind === 'bool') return v.value ? 1 : 0;
+  if (v.kind === 'string' && isKeyedField(field)) return v.value;
+  return uintId(v, argName, f, prefix);
 }
 
 /** uintValue then toSafe, with the prefixed Fail built only when one of them fails. */
@@ -33,16 +33,16 @@ function uintId(v: Value, argName: string, f: Fail, prefix: string): number {
 }
 
 export function colRef(index: Index, v: Value, argName: string, f: Fail): Ref {
-  if (v.kind === 'string' && index.options.keys) return { kind: 'key', key: v.value };
-  return { kind: 'id', id: toSafe(uintValue(v, argName, f), argName, f) };
+  if (v.kind === 'string' && index.options.keys) return v.value;
+  return toSafe(uintValue(v, argName, f), argName, f);
 }
 
 export function resolveRow(index: Index, field: Field, ref: Ref): number | undefined {
-  return ref.kind === 'id' ? ref.id : index.rowKeys.get(field.name)?.id(ref.key);
+  return typeof ref === 'number' ? ref : index.rowKeys.get(field.name)?.id(ref);
 }
 
 export function resolveCol(index: Index, ref: Ref): number | undefined {
-  return ref.kind === 'id' ? ref.id : index.columnKeys.id(ref.key);
+  return typeof ref === 'number' ? ref : index.columnKeys.id(ref);
 }
 
 /**
