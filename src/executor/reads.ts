@@ -10,7 +10,7 @@ import { checkKeys } from './key-check.js';
 import type { ReadPlan } from './plan.js';
 import { respond } from './respond.js';
 import type { QueryOptions, QueryResponse } from './result.js';
-import { type CallOutput, type Work, executeRead, executeReadSync } from './run.js';
+import { type CallOutput, type Work, countSync, executeRead, executeReadSync } from './run.js';
 
 export interface Reads {
   index: Index;
@@ -38,7 +38,9 @@ export function compileReads(index: Index, calls: readonly Call[], opts: QueryOp
 export function runReadsSync(r: Reads): QueryResponse {
   // One call without columnAttrs (most queries): its result is the whole response.
   if (r.plans.length === 1 && !r.columnAttrs) {
-    const out = executeReadSync(r.ctx, r.plans[0]);
+    const plan = r.plans[0];
+    if (plan.kind === 'count') return { results: [{ type: 'count', n: countSync(r.ctx, plan.child) }] };
+    const out = executeReadSync(r.ctx, plan);
     if (out.columnAttrs !== true) return { results: [out.result] };
     return respond(r.index, [out], r.columnAttrs);
   }

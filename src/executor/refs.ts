@@ -4,7 +4,8 @@
 import type { Value } from '../pql/ast.js';
 import type { Field } from '../state/field.js';
 import type { Index } from '../state/index-state.js';
-import { type Fail, toSafe, uintValue } from './args.js';
+import { type Fail, MAX_ID, toSafe, uintValue } from './args.js';
+import { safeUintToNumber } from './bigint-id.js';
 import type { Ref } from './plan.js';
 
 /** Whether row values of this field are string keys (keys mean nothing on int and bool fields). */
@@ -24,10 +25,7 @@ export function rowRef(field: Field, v: Value, argName: string, f: Fail, prefix 
 
 /** uintValue then toSafe, with the prefixed Fail built only when one of them fails. */
 function uintId(v: Value, argName: string, f: Fail, prefix: string): number {
-  if (v.kind === 'int' && v.value >= 0n) {
-    const n = Number(v.value);
-    if (n <= Number.MAX_SAFE_INTEGER) return n;
-  }
+  if (v.kind === 'int' && v.value >= 0n && v.value <= MAX_ID) return safeUintToNumber(v.value);
   const fp: Fail = (m) => f(prefix + m);
   return toSafe(uintValue(v, argName, fp), argName, fp);
 }
