@@ -11,5 +11,7 @@ const HI = 1 - LO;
 /** `v` as a number; the caller has checked 0 ≤ v ≤ Number.MAX_SAFE_INTEGER. */
 export function safeUintToNumber(v: bigint): number {
   WIDE[0] = v;
-  return HALVES[HI] * 2 ** 32 + HALVES[LO];
+  const hi = HALVES[HI];
+  // A small ID stays an integer (a Smi), not a double that a plan would have to box.
+  return hi === 0 ? HALVES[LO] : hi * 2 ** 32 + HALVES[LO];
 }
