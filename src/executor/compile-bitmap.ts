@@ -8,14 +8,22 @@ import type { Index } from '../state/index-state.js';
 import { type Fail, MAX_ID, fieldArg, intArg, timeArg } from './args.js';
 import type { QueryClock } from './clock.js';
 import type { BitmapPlan, Ref } from './plan.js';
+import { checkRowValue } from './key-check.js';
 import { rowRef } from './refs.js';
 
 export interface CompileEnv {
   index: Index;
   clock: QueryClock;
+  /**
+   * Still true while every call compiled so far had its key checks (key-check.ts) made by the
+   * compiler itself; a call it leaves to checkKeys turns it false (see compileReads).
+   */
+  keysChecked: boolean;
 }
 
 export function compileBitmap(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
+  // compileRow checks its own argument's key; any other argument is left to checkKeys.
+  if (call.args.size > 0 && call.name !== 'Row' && call.name !== 'Range') env.keysChecked = false;
   switch (call.name) {
     case 'Row':
     case 'Range':
@@ -67,7 +75,11 @@ function compileRow(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
   if (name === undefined) return f('Row() argument required: field');
   const field = env.index.field(name);
   if (field === undefined) return f('field not found');
-  const row: Ref = rowRef(field, call.args.get(name) as Value, name, f, 'Row() error with arg for row: ');
+  const v = call.args.get(name) as Value;
+  // checkKeys on Row(f=v): nothing but checkRowValue. More arguments (_col, from, to): left to it.
+  if (call.args.size === 1) checkRowValue(field, v, true);
+  else env.keysChecked = false;
+  const row: Ref = rowRef(field, v, name, f, 'Row() error with arg for row: ');
   // Row(f=1): with the field as its only argument, there is no from/to to look up.
   if (call.name === 'Row' && call.args.size === 1) return { kind: 'row', field, row };
   const from = timeArg(call, 'from', f);
@@ -79,6 +91,7 @@ function compileRow(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
 }
 
 function compileCondition(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
+  env.keysChecked = false;
   if (call.args.size > 1) return f('Row(): too many arguments');
   const [name, arg] = [...call.args][0];
   if (arg.kind !== 'condition') return f(`Row(): "${name}": expected condition argument`);

@@ -25,25 +25,34 @@ import { colRef, rowRef } from './refs.js';
 const MAP_REDUCE = failWith('map reduce: ');
 
 export function compileRead(env: CompileEnv, call: Call): ReadPlan {
+  // Only Count and bitmap calls (default:) get their key checks made while compiling (see
+  // CompileEnv): every other call leaves them to checkKeys.
   switch (call.name) {
     case 'Count':
+      if (call.args.size > 0) env.keysChecked = false;
       if (call.children.length === 0) fail('Count() requires an input bitmap');
       if (call.children.length > 1) fail('Count() only accepts a single bitmap input');
       return { kind: 'count', child: compileBitmap(env, call.children[0], fail) };
     case 'Sum':
     case 'Min':
     case 'Max':
+      env.keysChecked = false;
       return compileValCount(env, call);
     case 'MinRow':
     case 'MaxRow':
+      env.keysChecked = false;
       return compileMinMaxRow(env, call);
     case 'TopN':
+      env.keysChecked = false;
       return compileTopN(env, call);
     case 'Rows':
+      env.keysChecked = false;
       return { kind: 'rows', spec: compileRows(env, call) };
     case 'GroupBy':
+      env.keysChecked = false;
       return compileGroupBy(env, call);
     case 'Options': {
+      env.keysChecked = false;
       const settings = compileOptions(call);
       return { kind: 'options', settings, child: compileRead(env, call.children[0]) };
     }

@@ -1,7 +1,11 @@
 // Pilosa translates every key of a query before running any call (v1.4.0 executor.go
 // translateCall), so its key/type errors win over execution errors of earlier calls. This pass
 // reproduces those checks over the whole query, with the same texts, before anything else.
+// Read-only queries take a shortcut (reads.ts compileReads): compiling Count, the bitmap
+// operations and plain Row(f=v) makes the same checks in passing, so checkKeys runs only when
+// compiling met anything else, or failed (it then runs first, so its errors keep winning).
 import type { Call, Value } from '../pql/ast.js';
+import type { Field } from '../state/field.js';
 import type { Index } from '../state/index-state.js';
 import { fail, fieldArg, goType, stringArg } from './args.js';
 import { isKeyedField } from './refs.js';
@@ -60,6 +64,11 @@ function checkRow(index: Index, fieldName: string, v: Value | undefined, boolLit
   const field = index.field(fieldName);
   // A missing field is reported by the call itself, as Pilosa does.
   if (field === undefined || v === undefined) return;
+  checkRowValue(field, v, boolLiteral);
+}
+
+/** checkRow once the field is known: compiling a Row() does this itself (see CompileEnv). */
+export function checkRowValue(field: Field, v: Value, boolLiteral: boolean): void {
   if (field.options.type === 'bool') {
     if (boolLiteral && v.kind !== 'bool') fail(`getting bool key: invalid bool argument type: ${goType(v)}`);
     return;

@@ -6,8 +6,11 @@ import type { Field } from '../state/field.js';
 import type { BsiPredicate } from '../state/bsi.js';
 import type { Value } from '../pql/ast.js';
 
-/** A row or column named by ID, or by a key that is translated when the plan runs. */
-export type Ref = { kind: 'id'; id: number } | { kind: 'key'; key: string };
+/**
+ * A row or column named by ID (a number), or by a key (a string) that is translated when the plan
+ * runs. Unboxed: a wrapper object would be allocated for every Row() of every query.
+ */
+export type Ref = number | string;
 
 export type BitmapPlan =
   /** A row of the standard view. */

@@ -23,6 +23,9 @@ export interface AsyncReadOptions {
   maxRestarts?: number;
 }
 
+/** The default options, shared: a fresh `{}` per query would be garbage to collect. */
+const NO_OPTIONS: AsyncReadOptions = Object.freeze({});
+
 /**
  * Not an async function: a query that finishes within its first slice (most do) answers with an
  * already-resolved promise, without the extra hops of awaiting an inner async function. Errors
@@ -33,7 +36,7 @@ export function executeQueryAsync(
   indexName: string,
   query: Query,
   opts: QueryOptions,
-  o: AsyncReadOptions = {},
+  o: AsyncReadOptions = NO_OPTIONS,
 ): Promise<QueryResponse> {
   try {
     const clock = new QueryClock(o.now);

@@ -6,7 +6,6 @@ import type { Query } from '../pql/ast.js';
 import type { Holder } from '../state/holder.js';
 import type { Index } from '../state/index-state.js';
 import { QueryClock } from './clock.js';
-import { checkKeys } from './key-check.js';
 import { type Reads, compileReads, runReadsSync } from './reads.js';
 import type { QueryOptions, QueryResponse } from './result.js';
 
@@ -21,7 +20,5 @@ export function executeQuery(holder: Holder, indexName: string, query: Query, op
 }
 
 export function prepareReads(holder: Holder, indexName: string, query: Query, opts: QueryOptions, clock: QueryClock): Reads {
-  const index = lookupIndex(holder, indexName);
-  checkKeys(index, query.calls);
-  return compileReads(index, query.calls, opts, clock);
+  return compileReads(lookupIndex(holder, indexName), query.calls, opts, clock);
 }

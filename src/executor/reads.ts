@@ -3,12 +3,14 @@
 import type { Call } from '../pql/ast.js';
 import type { Index } from '../state/index-state.js';
 import type { QueryClock } from './clock.js';
+import type { CompileEnv } from './compile-bitmap.js';
 import { compileRead } from './compile-read.js';
 import { type ReadContext, queryContext } from './context.js';
+import { checkKeys } from './key-check.js';
 import type { ReadPlan } from './plan.js';
 import { respond } from './respond.js';
 import type { QueryOptions, QueryResponse } from './result.js';
-import { type CallOutput, type Work, executeRead, executeReadSync } from './run.js';
+import { type CallOutput, type Work, countSync, executeRead, executeReadSync } from './run.js';
 
 export interface Reads {
   index: Index;
@@ -18,15 +20,30 @@ export interface Reads {
   columnAttrs: boolean;
 }
 
-/** Compiles (= validates) every call before any runs; keys are checked by the caller. */
+/** Checks the keys of (key-check.ts) and compiles (= validates) every call before any runs. */
 export function compileReads(index: Index, calls: readonly Call[], opts: QueryOptions, clock: QueryClock): Reads {
-  const env = { index, clock };
+  const env: CompileEnv = { index, clock, keysChecked: true };
   const plans = new Array<ReadPlan>(calls.length);
-  for (let i = 0; i < calls.length; i++) plans[i] = compileRead(env, calls[i]);
+  try {
+    for (let i = 0; i < calls.length; i++) plans[i] = compileRead(env, calls[i]);
+  } catch (e) {
+    // A key error anywhere in the query wins over any compile error, as in Pilosa.
+    checkKeys(index, calls);
+    throw e;
+  }
+  if (!env.keysChecked) checkKeys(index, calls);
   return { index, plans, ctx: queryContext(index, opts), columnAttrs: opts.columnAttrs };
 }
 
 export function runReadsSync(r: Reads): QueryResponse {
+  // One call without columnAttrs (most queries): its result is the whole response.
+  if (r.plans.length === 1 && !r.columnAttrs) {
+    const plan = r.plans[0];
+    if (plan.kind === 'count') return { results: [{ type: 'count', n: countSync(r.ctx, plan.child) }] };
+    const out = executeReadSync(r.ctx, plan);
+    if (out.columnAttrs !== true) return { results: [out.result] };
+    return respond(r.index, [out], r.columnAttrs);
+  }
   const outputs = new Array<CallOutput>(r.plans.length);
   for (let i = 0; i < outputs.length; i++) outputs[i] = executeReadSync(r.ctx, r.plans[i]);
   return respond(r.index, outputs, r.columnAttrs);

@@ -4,7 +4,8 @@
 import type { Value } from '../pql/ast.js';
 import type { Field } from '../state/field.js';
 import type { Index } from '../state/index-state.js';
-import { type Fail, toSafe, uintValue } from './args.js';
+import { type Fail, MAX_ID, toSafe, uintValue } from './args.js';
+import { safeUintToNumber } from './bigint-id.js';
 import type { Ref } from './plan.js';
 
 /** Whether row values of this field are string keys (keys mean nothing on int and bool fields). */
@@ -17,32 +18,29 @@ export function isKeyedField(field: Field): boolean {
  * read `prefix` + message: cheaper than a wrapping Fail, which would be allocated on every call.
  */
 export function rowRef(field: Field, v: Value, argName: string, f: Fail, prefix = ''): Ref {
-  if (field.options.type === 'bool' && v.kind === 'bool') return { kind: 'id', id: v.value ? 1 : 0 };
-  if (v.kind === 'string' && isKeyedField(field)) return { kind: 'key', key: v.value };
-  return { kind: 'id', id: uintId(v, argName, f, prefix) };
+  if (field.options.type === 'bool' && v.kind === 'bool') return v.value ? 1 : 0;
+  if (v.kind === 'string' && isKeyedField(field)) return v.value;
+  return uintId(v, argName, f, prefix);
 }
 
 /** uintValue then toSafe, with the prefixed Fail built only when one of them fails. */
 function uintId(v: Value, argName: string, f: Fail, prefix: string): number {
-  if (v.kind === 'int' && v.value >= 0n) {
-    const n = Number(v.value);
-    if (n <= Number.MAX_SAFE_INTEGER) return n;
-  }
+  if (v.kind === 'int' && v.value >= 0n && v.value <= MAX_ID) return safeUintToNumber(v.value);
   const fp: Fail = (m) => f(prefix + m);
   return toSafe(uintValue(v, argName, fp), argName, fp);
 }
 
 export function colRef(index: Index, v: Value, argName: string, f: Fail): Ref {
-  if (v.kind === 'string' && index.options.keys) return { kind: 'key', key: v.value };
-  return { kind: 'id', id: toSafe(uintValue(v, argName, f), argName, f) };
+  if (v.kind === 'string' && index.options.keys) return v.value;
+  return toSafe(uintValue(v, argName, f), argName, f);
 }
 
 export function resolveRow(index: Index, field: Field, ref: Ref): number | undefined {
-  return ref.kind === 'id' ? ref.id : index.rowKeys.get(field.name)?.id(ref.key);
+  return typeof ref === 'number' ? ref : index.rowKeys.get(field.name)?.id(ref);
 }
 
 export function resolveCol(index: Index, ref: Ref): number | undefined {
-  return ref.kind === 'id' ? ref.id : index.columnKeys.id(ref.key);
+  return typeof ref === 'number' ? ref : index.columnKeys.id(ref);
 }
 
 /**

@@ -8,7 +8,7 @@ import { minMaxRow, valCount } from './aggregate.js';
 import { countAt, outShards, planColumns } from './bitmap-eval.js';
 import type { ReadContext } from './context.js';
 import { groupBy } from './group-by.js';
-import type { ReadPlan } from './plan.js';
+import type { BitmapPlan, ReadPlan } from './plan.js';
 import { columnKeyOf, resolveRow } from './refs.js';
 import { rows } from './rows.js';
 import { topN } from './topn.js';
@@ -26,10 +26,15 @@ export interface CallOutput {
 /** executeRead straight through; a Count skips the generator (the commonest small query). */
 export function executeReadSync(ctx: ReadContext, plan: ReadPlan): CallOutput {
   if (plan.kind !== 'count') return drainSync(executeRead(ctx, plan));
-  const shards = outShards(ctx, plan.child);
+  return { result: { type: 'count', n: countSync(ctx, plan.child) } };
+}
+
+/** Count(child) straight through. */
+export function countSync(ctx: ReadContext, child: BitmapPlan): number {
+  const shards = outShards(ctx, child);
   let n = 0;
-  for (let i = 0; i < shards.length; i++) n += countAt(ctx, plan.child, shards[i]);
-  return { result: { type: 'count', n } };
+  for (let i = 0; i < shards.length; i++) n += countAt(ctx, child, shards[i]);
+  return n;
 }
 
 export function drainSync<T>(work: Work<T>): T {

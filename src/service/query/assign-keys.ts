@@ -13,13 +13,13 @@ export function assignKeys(index: Index, plans: readonly WritePlan[], sink: Even
   const columns: string[] = [];
   const rows = new Map<string, string[]>();
   const col = (ref: Ref): void => {
-    if (ref.kind === 'key') columns.push(ref.key);
+    if (typeof ref === 'string') columns.push(ref);
   };
   const row = (field: string, ref: Ref): void => {
-    if (ref.kind !== 'key') return;
+    if (typeof ref !== 'string') return;
     let keys = rows.get(field);
     if (keys === undefined) rows.set(field, (keys = []));
-    keys.push(ref.key);
+    keys.push(ref);
   };
   const visit = (p: WritePlan): void => {
     switch (p.kind) {

@@ -56,10 +56,11 @@ export function runQuery(
   let writes = 0;
   for (const c of query.calls) if (isWriteCall(c)) writes++;
   if (limits.maxWritesPerRequest > 0 && writes > limits.maxWritesPerRequest) throw badRequest('executing: too many write commands');
-  checkKeys(index, query.calls);
   const clock = new QueryClock(now);
   if (writes === 0) return runReadsSync(compileReads(index, query.calls, opts, clock));
-  const env = { index, clock };
+  // Read-only queries check keys inside compileReads; writes need them checked before compiling.
+  checkKeys(index, query.calls);
+  const env = { index, clock, keysChecked: true };
   const steps: Step[] = query.calls.map((c: Call) =>
     isWriteCall(c) ? { kind: 'write', plan: compileWrite(env, c) } : { kind: 'read', plan: compileRead(env, c) },
   );
