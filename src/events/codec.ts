@@ -10,7 +10,11 @@ import { encodeBitsPayload } from './bits-encode.js';
 import { decodeValuesPayload } from './values-decode.js';
 import type { Event, EventType } from './types.js';
 
-export const LOG_FORMAT_VERSION = 1;
+/**
+ * The record format this build writes; it reads every version up to it. 2: Bits rows of a few
+ * offsets may be plain varints (proto/log/events.proto fields 8, 9; migrations/0002).
+ */
+export const LOG_FORMAT_VERSION = 2;
 
 export const EVENT_TYPE_CODES: Record<EventType, number> = {
   IndexCreated: 1,

@@ -1,8 +1,9 @@
 // The mirror topic's message format, shared by the mirror (writer) and the replica (reader).
 // One log record = one message: headers bl-seq (log sequence) and bl-type (event type byte);
-// value = the protobuf payload, exactly the bytes of the log. Log format version 1 sends no
-// version header (a later format adds bl-v, which readers check); headers are kept few because
-// the client pays per header per message. Kafka refuses record batches above ~1 MiB, so a larger
+// value = the protobuf payload, exactly the bytes of the log, and bl-v (the log format version;
+// format-1 writers sent none, so a missing bl-v means 1). A reader takes every version up to its
+// own and refuses newer ones: an older replica stops rather than misreads. Headers are kept few
+// because the client pays per header per message. Kafka refuses record batches above ~1 MiB, so a larger
 // payload is cut into chunks (header bl-chunk "i/n"), sent in order; a re-send after a failure
 // starts again at chunk 0, so a reader restarts assembly at every chunk 0 and drops fragments it
 // cannot complete.
@@ -10,6 +11,7 @@ import type { IHeaders, Message } from 'kafkajs';
 import { LOG_FORMAT_VERSION } from '../events/codec.js';
 
 export const MIRROR_CHUNK_BYTES = 256 * 1024;
+const VERSION_TEXT = String(LOG_FORMAT_VERSION);
 
 export const H_SEQ = 'bl-seq';
 export const H_TYPE = 'bl-type';
@@ -30,7 +32,7 @@ export class MirrorFormatError extends Error {
 
 /** The messages for one log record (several when the payload is larger than a chunk). */
 export function recordMessages(rec: { seq: number; type: number; payload: Uint8Array }): Message[] {
-  const base = { [H_SEQ]: String(rec.seq), [H_TYPE]: String(rec.type) };
+  const base = { [H_SEQ]: String(rec.seq), [H_TYPE]: String(rec.type), [H_VERSION]: VERSION_TEXT };
   const value = Buffer.from(rec.payload.buffer, rec.payload.byteOffset, rec.payload.byteLength);
   if (value.byteLength <= MIRROR_CHUNK_BYTES) return [{ value, headers: base }];
   const n = Math.ceil(value.byteLength / MIRROR_CHUNK_BYTES);
@@ -68,11 +70,13 @@ export class MirrorAssembler {
   push(msg: { offset: string; headers?: IHeaders; value: Buffer | null }): MirrorRecord | undefined {
     const seq = Number(headerText(msg.headers, H_SEQ));
     const type = Number(headerText(msg.headers, H_TYPE));
-    const version = Number(headerText(msg.headers, H_VERSION) ?? LOG_FORMAT_VERSION);
+    const version = Number(headerText(msg.headers, H_VERSION) ?? 1);
     if (!Number.isSafeInteger(seq) || seq < 1 || !Number.isInteger(type) || type < 0 || type > 255) {
       throw new MirrorFormatError(`offset ${msg.offset}: not a bitledger mirror message (headers ${H_SEQ}/${H_TYPE} missing or invalid)`);
     }
-    if (version !== LOG_FORMAT_VERSION) throw new MirrorFormatError(`offset ${msg.offset}: log format version ${version}, this build reads ${LOG_FORMAT_VERSION}`);
+    if (!Number.isInteger(version) || version < 1 || version > LOG_FORMAT_VERSION) {
+      throw new MirrorFormatError(`offset ${msg.offset}: log format version ${version}, this build reads up to ${LOG_FORMAT_VERSION}`);
+    }
     const value = msg.value ?? Buffer.alloc(0);
     const chunk = headerText(msg.headers, H_CHUNK);
     if (chunk === undefined) {
