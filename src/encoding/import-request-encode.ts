@@ -1,7 +1,7 @@
 // Encoders for ImportRequest / ImportValueRequest (proto/public.proto), always packed: used by
 // tests, benchmarks and clients; the server's hot path is the decoder in import-request.ts.
 import { assert } from '../util/assert.js';
-import { LITTLE_ENDIAN } from './import-request.js';
+import { LITTLE_ENDIAN } from '../util/endian.js';
 
 const VARINT = 0;
 const LEN = 2;

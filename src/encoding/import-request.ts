@@ -38,9 +38,6 @@ const FIXED32 = 5;
 const SAFE_HI_LIMIT = 0x200000;
 const TWO_POW_32 = 4294967296;
 
-// int64 values are written as two 32-bit halves into a view over the BigInt64Array, which is only
-// right on little-endian hosts; elsewhere (none in practice) we build each bigint instead.
-export { LITTLE_ENDIAN };
 
 const malformed = (what: string): DomainError => badRequest(`unmarshaling import request: ${what}`);
 
@@ -278,7 +275,10 @@ function readWide(w: Wire, end: number, arr: Float64Array, n: number): number {
   return n;
 }
 
-/** Growable BigInt64Array of int64 values, filled through a 32-bit view (no bigint per value). */
+/**
+ * Growable BigInt64Array of int64 values, filled through a 32-bit view (no bigint per value):
+ * right only on little-endian hosts; elsewhere (none in practice) each bigint is built instead.
+ */
 class Int64Column {
   arr = new BigInt64Array(0);
   halves = new Uint32Array(0);

@@ -4,6 +4,7 @@
 // value by value and costs about four times as much; this is the import hot path for sorted
 // requests.
 import { RoaringBitmap32, type Bitmap } from '../state/fragment.js';
+import { LITTLE_ENDIAN } from '../util/endian.js';
 
 /** CRoaring's SERIAL_COOKIE_NO_RUNCONTAINER: header, then key/cardinality pairs and offsets. */
 const COOKIE_NO_RUN = 12346;
@@ -12,7 +13,6 @@ const ARRAY_MAX = 4096;
 const BITSET_WORDS16 = 4096;
 
 // The layout is little-endian; elsewhere (no host in practice) callers take their general path.
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 // Grow-only scratch, reused by every call: deserialize copies out of it.
 let scratch = new Uint16Array(1 << 15);
