@@ -66,11 +66,12 @@ export function decodeBitsPayload(payload: Uint8Array, reuse = false): BitsPaylo
       else if (fieldNo === 7) out.exists = v !== 0;
       else if (fieldNo === 8) counts.push(v);
       else if (fieldNo === 9) pushOffset(v);
-    } else if (wire === 1) {
-      if (fieldNo === 5) out.rows.push(buf.readDoubleLE(r.pos));
-      r.pos += 8;
-    } else if (wire === 5) r.pos += 4;
-    else throw new AssertionError(`Bits payload has unsupported wire type ${wire}`);
+    } else if (wire === 1 && fieldNo === 5) {
+      // An unpacked double row; skip() checks the 8 bytes are there before they are read.
+      const at = r.pos;
+      r.skip(wire);
+      out.rows.push(buf.readDoubleLE(at));
+    } else r.skip(wire);
   }
   if (counts.length > 0) splitSparse(out, counts, offsets, nOffsets);
   if (reuse) scratchOffsets = offsets;

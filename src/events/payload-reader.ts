@@ -32,6 +32,17 @@ export class PayloadReader {
     }
   }
 
+  /** Steps over a field the decoder does not take, by its wire type. */
+  skip(wire: number): void {
+    if (wire === 0) this.varint();
+    else if (wire === 2) this.pos = this.fieldEnd();
+    else if (wire === 1 || wire === 5) {
+      const end = this.pos + (wire === 1 ? 8 : 4);
+      if (end > this.buf.length) throw new AssertionError(`${this.what} payload truncated in a fixed-size field`);
+      this.pos = end;
+    } else throw new AssertionError(`${this.what} payload has unsupported wire type ${wire}`);
+  }
+
   /** The end of a length-delimited field whose length varint is next. */
   fieldEnd(): number {
     const len = this.varint();

@@ -1,7 +1,6 @@
 // A hand-written decoder for the Values message (ValuesSet / ValuesCleared), the int-field
 // counterpart of bits-decode.ts: protobufjs's generic decode plus the copies into aligned typed
 // arrays cost more than applying a small record. Wire format per proto/log/events.proto.
-import { AssertionError } from '../util/assert.js';
 import { PayloadReader } from './payload-reader.js';
 import { NameCache } from './name-cache.js';
 
@@ -41,12 +40,8 @@ export function decodeValuesPayload(payload: Uint8Array, reuse = false): ValuesP
       else if (fieldNo === 4) out.columns = copyColumns((end - r.pos) >>> 2, reuse);
       else if (fieldNo === 5) out.values = copyValues((end - r.pos) >>> 3, reuse);
       r.pos = end;
-    } else if (wire === 0) {
-      const v = r.varint();
-      if (fieldNo === 3) out.shard = v;
-    } else if (wire === 1) r.pos += 8;
-    else if (wire === 5) r.pos += 4;
-    else throw new AssertionError(`Values payload has unsupported wire type ${wire}`);
+    } else if (wire === 0 && fieldNo === 3) out.shard = r.varint();
+    else r.skip(wire);
   }
   return out;
 }

@@ -77,6 +77,20 @@ describe('event codec', () => {
     for (const b of bad) expect(() => decodeEvent(EVENT_TYPE_CODES.BitsSet, Bits.encode({ index: 'i', field: 'f', ...b }).finish())).toThrow(AssertionError);
   });
 
+  it('skips fields it does not know, of every wire type, and refuses a truncated fixed-size field', () => {
+    const unknown = Buffer.from([0xa0, 0x01, 0x05, 0xa9, 0x01, 1, 2, 3, 4, 5, 6, 7, 8, 0xb5, 0x01, 1, 2, 3, 4, 0xba, 0x01, 0x02, 9, 9]);
+    const cases: Event[] = [
+      { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 3, rows: [1], columns: [Uint32Array.of(4, 5)] },
+      { type: 'ValuesSet', index: 'i', field: 'n', shard: 2, columns: Uint32Array.of(1), values: BigInt64Array.of(-5n) },
+    ];
+    for (const e of cases) {
+      const { type, payload } = encodeEvent(e);
+      expect(plain(decodeEvent(type, Buffer.concat([payload, unknown])))).toEqual(plain(e));
+      expect(() => decodeEvent(type, Buffer.concat([payload, Buffer.from([0xa9, 0x01, 1, 2, 3])]))).toThrow(/truncated in a fixed-size field/);
+      expect(() => decodeEvent(type, Buffer.concat([payload, Buffer.from([0xa3, 0x01])]))).toThrow(/unsupported wire type 3/);
+    }
+  });
+
   it('a BitsSet with exists also sets the columns in _exists, and only with tracking on', () => {
     const h = new Holder();
     apply(h, { type: 'IndexCreated', index: 'i', options: { keys: false, trackExistence: true } });
