@@ -154,14 +154,7 @@ class Parser {
     this.comma();
     for (;;) {
       this.arg(call, depth);
-      this.skipSpace();
-      if (this.peek() === CLOSE) {
-        this.pos++;
-        return;
-      }
-      if (this.peek() !== COMMA) throw this.expected("',' or ')'");
-      this.pos++;
-      this.skipSpace();
+      if (this.closeOrComma(CLOSE, ')')) return;
       const ts = allowTimestamp ? timestampAt(this.text, this.pos) : null;
       if (ts !== null) {
         this.setArg(call, '_timestamp', this.pos, str(ts.value));
@@ -209,14 +202,7 @@ class Parser {
             info.key === 'from' && info.op === '=' && timestampAt(this.text, info.valueStart)?.end === info.valueEnd;
         }
       }
-      this.skipSpace();
-      if (this.peek() === CLOSE) {
-        this.pos++;
-        return;
-      }
-      if (this.peek() !== COMMA) throw this.expected("',' or ')'");
-      this.pos++;
-      this.skipSpace();
+      if (this.closeOrComma(CLOSE, ')')) return;
       if (this.peek() === CLOSE) {
         this.pos++;
         return;
@@ -369,14 +355,7 @@ class Parser {
     }
     for (;;) {
       items.push(this.item(depth));
-      this.skipSpace();
-      if (this.peek() === RBRACK) {
-        this.pos++;
-        return { kind: 'list', items };
-      }
-      if (this.peek() !== COMMA) throw this.expected("',' or ']'");
-      this.pos++;
-      this.skipSpace();
+      if (this.closeOrComma(RBRACK, ']')) return { kind: 'list', items };
     }
   }
 
@@ -523,6 +502,19 @@ class Parser {
     const end = scanWhile(this.text, this.pos + 1, isFieldChar);
     const next = this.code(this.spaceEnd(end));
     return next === COMMA || (allowClose && next === CLOSE) ? end : -1;
+  }
+
+  /** sp, then either `close` (consumed: true) or ',' sp (false): the step between list elements. */
+  private closeOrComma(close: number, closeText: string): boolean {
+    this.skipSpace();
+    if (this.peek() === close) {
+      this.pos++;
+      return true;
+    }
+    if (this.peek() !== COMMA) throw this.expected(`',' or '${closeText}'`);
+    this.pos++;
+    this.skipSpace();
+    return false;
   }
 
   /** sp ',' sp */
