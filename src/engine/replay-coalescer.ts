@@ -68,8 +68,12 @@ export class ReplayCoalescer {
   flush(): void {
     for (const groups of this.bits.values()) {
       for (const p of groups.values()) {
-        const rows = [...p.rows.keys()];
-        const columns = rows.map((r) => Uint32Array.from(p.rows.get(r) ?? []).sort());
+        const rows: number[] = [];
+        const columns: Uint32Array[] = [];
+        for (const [row, offsets] of p.rows) {
+          rows.push(row);
+          columns.push(Uint32Array.from(offsets).sort());
+        }
         apply(this.holder, { ...p.event, rows, columns });
       }
     }

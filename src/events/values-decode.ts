@@ -51,14 +51,16 @@ const EMPTY_VALUES = new BigInt64Array(0);
 
 function copyColumns(n: number, reuse: boolean): Uint32Array {
   if (reuse && n > scratchColumns.length) scratchColumns = new Uint32Array(Math.max(n, 2 * scratchColumns.length));
-  const out = reuse ? scratchColumns.subarray(0, n) : new Uint32Array(n);
-  new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(r.buf.subarray(r.pos, r.pos + out.byteLength));
-  return out;
+  return fillFromField(reuse ? scratchColumns.subarray(0, n) : new Uint32Array(n));
 }
 
 function copyValues(n: number, reuse: boolean): BigInt64Array {
   if (reuse && n > scratchValues.length) scratchValues = new BigInt64Array(Math.max(n, 2 * scratchValues.length));
-  const out = reuse ? scratchValues.subarray(0, n) : new BigInt64Array(n);
+  return fillFromField(reuse ? scratchValues.subarray(0, n) : new BigInt64Array(n));
+}
+
+/** Copies the field's bytes at the cursor into `out`'s memory. */
+function fillFromField<T extends Uint32Array | BigInt64Array>(out: T): T {
   new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(r.buf.subarray(r.pos, r.pos + out.byteLength));
   return out;
 }
