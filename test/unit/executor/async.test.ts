@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { type AddressInfo, type Socket, connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { SHARD_WIDTH } from '../../../src/domain/shard.js';
 import { executeQuery, executeQueryAsync } from '../../../src/executor/index.js';
@@ -39,6 +41,42 @@ describe('executeQueryAsync', () => {
       clearInterval(timer);
     }
     expect(ticks).toBeGreaterThan(0);
+  });
+
+  it('reads requests that arrived during a slice before it runs the next one', async () => {
+    // A query starts from a request callback (the loop's poll phase). Its first yield must pass
+    // through a poll phase too: a setImmediate made there fires before any new request is read.
+    const s = manyShards(40);
+    const server = createServer();
+    const accepted = once(server, 'connection') as Promise<[Socket]>;
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    const [sock] = await accepted;
+    const events: string[] = [];
+    try {
+      const answered = new Promise((resolve, reject) => {
+        sock.once('data', () => {
+          sock.on('data', () => events.push('request'));
+          const q = executeQueryAsync(s.holder, 'i', parse('Count(Row(f=1))'), defaultOpts, {
+            sliceMs: 0,
+            version: () => {
+              events.push('version');
+              return 0;
+            },
+          });
+          client.write('second request'); // in the server socket's buffer at once (loopback)
+          q.then(resolve, reject);
+        });
+      });
+      client.write('first request');
+      expect(await answered).toEqual({ results: [{ type: 'count', n: 40 }] });
+    } finally {
+      client.destroy();
+      server.close();
+    }
+    // version() is read once at the start, then at every resume.
+    expect(events.slice(0, 3)).toEqual(['version', 'request', 'version']);
   });
 
   it('restarts when a write lands while it waits, so the answer reflects one state', async () => {
