@@ -133,9 +133,7 @@ share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 
-# 64 MiB segments (Kafka's default is 1 GiB): a fetch reads from one segment per partition, so
-# 1 MiB segments capped every fetch at 1 MiB per partition and slowed Kafka-fed imports ~20%.
-log.segment.bytes=67108864
+log.segment.bytes=1048576
 log.index.size.max.bytes=1048576
 log.retention.hours=24
 log.retention.check.interval.ms=60000
