@@ -15,7 +15,7 @@ import { encodeImportRequest } from '../src/encoding/import-request-encode.js';
 import { acquireKafka } from '../test/helpers/kafka-broker.js';
 import { HttpClient } from './lib/http-client.js';
 import { createField, createIndex, importProtobuf, query } from './lib/pilosa.js';
-import { Reporter } from './lib/report.js';
+import type { Reporter } from './lib/report.js';
 import { removeDir, startChildServer, type ChildServer } from './lib/server-child.js';
 import { now } from './lib/stats.js';
 
@@ -33,8 +33,7 @@ function rowsOf(i: number): number[] {
   return Array.from({ length: BITS_PER_RECORD }, (_, j) => (i * 7 + j * 101) % ROWS);
 }
 
-export async function runKafkaBench(reporter?: Reporter): Promise<void> {
-  const r = reporter ?? new Reporter();
+export async function runKafkaBench(r: Reporter): Promise<void> {
   r.begin('kafka', 'Kafka-fed import and mirror (issue 5)');
   const broker = await acquireKafka();
   try {
@@ -43,7 +42,6 @@ export async function runKafkaBench(reporter?: Reporter): Promise<void> {
   } finally {
     await broker.release();
   }
-  if (reporter === undefined) r.summary();
 }
 
 interface Shape {
