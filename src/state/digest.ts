@@ -56,6 +56,8 @@ function sortedEntries(o: object): string {
 }
 
 function putKeys(put: (s: string) => void, what: string, t: KeyTranslator): void {
+  // An empty table is the same as none (a read may create one without assigning anything).
+  if (t.nextId === 1 && t.size === 0) return;
   // size counts key → id entries: a key assigned twice shows here even if id → key agrees.
   put(`keys ${what} next=${t.nextId} size=${t.size}`);
   for (let id = 1; id < t.nextId; id++) put(`key ${what} ${id} ${JSON.stringify(t.key(id))}`);
