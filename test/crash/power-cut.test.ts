@@ -118,9 +118,9 @@ async function powerCutRounds(name: string, args: string[]): Promise<Round[]> {
 
 describe('simulated power cut after SIGKILL', () => {
   it('--fsync always: no acknowledged write is lost, across snapshots and log release', async () => {
-    const rounds = await powerCutRounds('always', ['--fsync', 'always', '--snapshot-every-events', '40']);
+    const rounds = await powerCutRounds('always', ['--fsync', 'always', '--snapshot-every-events', '10']);
     for (const [r, round] of rounds.entries()) {
-      expect(round.acked.length, `round ${r} acknowledged nothing`).toBeGreaterThan(10);
+      expect(round.acked.length, `round ${r} acknowledged nothing`).toBeGreaterThan(5);
       expect(round.lastLogSyncMs, `round ${r}: the shim saw no log sync`).toBeDefined();
       expect(round.lost.map((a) => a.col), `round ${r}`).toEqual([]);
     }
@@ -132,7 +132,7 @@ describe('simulated power cut after SIGKILL', () => {
   it('--fsync interval: only writes acknowledged after the last periodic sync are lost', async () => {
     const rounds = await powerCutRounds('interval', ['--fsync', 'interval', '--fsync-interval-ms', '100']);
     for (const [r, round] of rounds.entries()) {
-      expect(round.acked.length, `round ${r} acknowledged nothing`).toBeGreaterThan(10);
+      expect(round.acked.length, `round ${r} acknowledged nothing`).toBeGreaterThan(5);
       const lastSync = round.lastLogSyncMs;
       expect(lastSync, `round ${r}: no periodic sync of the log`).toBeDefined();
       // Acknowledged before the sync began = handed to the OS before it: durable.
@@ -144,7 +144,7 @@ describe('simulated power cut after SIGKILL', () => {
   it('--fsync never: acknowledged writes are lost (the cut drops unsynced data)', async () => {
     const rounds = await powerCutRounds('never', ['--fsync', 'never']);
     for (const [r, round] of rounds.entries()) {
-      expect(round.acked.length, `round ${r} acknowledged nothing`).toBeGreaterThan(10);
+      expect(round.acked.length, `round ${r} acknowledged nothing`).toBeGreaterThan(5);
       // Nothing syncs the log in this mode: the cut takes the round's writes from it.
       expect(round.logBytesDropped, `round ${r}`).toBeGreaterThan(0);
       expect(round.lost.length, `round ${r}: nothing lost, so the cut proves nothing`).toBeGreaterThan(0);
