@@ -3,11 +3,12 @@
 import { fmtNumber, s } from './dom.js';
 
 const MAX_BARS = 40;
-const BAR = 22;
+const BAR = 20;
 const GAP = 6;
-const LABEL_W = 170;
-const VALUE_W = 80;
-const WIDTH = 640;
+const PLOT_W = 320;
+const VALUE_W = 70;
+const CHAR_W = 8; // 13px monospace
+const MAX_LABEL_CHARS = 28;
 
 function clip(text, max) {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
@@ -17,12 +18,16 @@ function clip(text, max) {
 export function barChart(bars, title) {
   const shown = bars.slice(0, MAX_BARS);
   const max = Math.max(1, ...shown.map((b) => b.value));
-  const plotW = WIDTH - LABEL_W - VALUE_W;
+  // Drawn at its natural size (1 unit = 1 px) so text stays legible; CSS only shrinks it to fit.
+  const longest = Math.max(1, ...shown.map((b) => Math.min(MAX_LABEL_CHARS, b.label.length)));
+  const labelW = longest * CHAR_W + 14;
+  const plotW = PLOT_W;
+  const width = labelW + plotW + VALUE_W;
   const height = shown.length * (BAR + GAP) + GAP;
   const summary = shown.map((b) => `${b.label}: ${b.value}`).join(', ');
   const svg = s(
     'svg',
-    { class: 'chart', viewBox: `0 0 ${WIDTH} ${height}`, role: 'img', 'aria-label': `${title}. ${summary}` },
+    { class: 'chart', viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', 'aria-label': `${title}. ${summary}` },
     s('title', {}, title),
     shown.map((b, i) => {
       const y = GAP + i * (BAR + GAP);
@@ -31,9 +36,9 @@ export function barChart(bars, title) {
         'g',
         { class: 'bar' },
         s('title', {}, `${b.label}: ${fmtNumber(b.value)}`),
-        s('text', { x: LABEL_W - 8, y: y + BAR / 2, class: 'bar-label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, clip(b.label, 24)),
-        s('rect', { x: LABEL_W, y, width: w, height: BAR, rx: 3 }),
-        s('text', { x: LABEL_W + w + 6, y: y + BAR / 2, class: 'bar-value', 'dominant-baseline': 'central' }, fmtNumber(b.value)),
+        s('text', { x: labelW - 8, y: y + BAR / 2, class: 'bar-label', 'text-anchor': 'end', 'dominant-baseline': 'central' }, clip(b.label, MAX_LABEL_CHARS)),
+        s('rect', { x: labelW, y, width: w, height: BAR, rx: 3 }),
+        s('text', { x: labelW + w + 6, y: y + BAR / 2, class: 'bar-value', 'dominant-baseline': 'central' }, fmtNumber(b.value)),
       );
     }),
   );
