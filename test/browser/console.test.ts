@@ -42,7 +42,8 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
   async function runQuery(pql: string): Promise<void> {
     await page.fill('#pql', pql);
     await page.click('#run');
-    await page.waitForFunction(() => /\d ms$/.test(document.getElementById('query-timing')?.textContent ?? ''));
+    // The timing reads "running…" from the click until the answer is rendered.
+    await page.locator('#query-timing').filter({ hasText: /\d ms$/ }).waitFor();
   }
 
   it('creates an index and a field from the schema panel', async () => {
@@ -83,6 +84,8 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     expect(await page.locator('#results article.result').count()).toBe(10);
     await runQuery('Count(Row(country=1))');
     expect(await page.textContent('#results article[data-call=Count] .figure')).toBe('5');
+    await runQuery('Row(country=1)');
+    expect(await page.locator('#results article[data-call=Row] .columns li').allTextContents()).toEqual(['1', '2', '3', '4', '1048577']);
   });
 
   it('shows TopN as a table and a bar chart', async () => {
@@ -120,7 +123,7 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     await page.reload();
     await page.click('#history-box summary');
     const items = await page.locator('#history code').allTextContents();
-    expect(items.slice(0, 3)).toEqual(['GroupBy(Rows(country))', 'TopN(country, n=5)', 'Count(Row(country=1))']);
+    expect(items.slice(0, 4)).toEqual(['GroupBy(Rows(country))', 'TopN(country, n=5)', 'Row(country=1)', 'Count(Row(country=1))']);
     await page.click('#history li:nth-child(2) button');
     expect(await page.inputValue('#pql')).toBe('TopN(country, n=5)');
     await runQuery(await page.inputValue('#pql'));
@@ -133,7 +136,8 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     const card = (title: string) => page.locator(`#status-body section.card[aria-label="${title}"]`);
     await card('Durability').waitFor();
     // The panel refreshes every few seconds; wait for the figures of the writes above.
-    await page.waitForFunction((seq) => document.querySelector('#status-body section[aria-label=Durability] dl')?.textContent?.includes(seq), state.sequence.applied.toLocaleString('en-US'));
+    const seq = state.sequence.applied.toLocaleString('en-US');
+    await card('Durability').locator('dl').filter({ hasText: new RegExp(`sequence${seq}durable${seq}`) }).waitFor();
     const durability = await card('Durability').textContent();
     expect(durability).toContain('fsyncalways');
     expect(await card('Node').textContent()).toContain('NORMAL');
@@ -143,6 +147,22 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'console.png'), fullPage: true });
     expect(existsSync(path.join(ARTIFACTS, 'console.png'))).toBe(true);
+    // The same page in the dark scheme and on a phone-sized screen, for people to look at.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'console-dark.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 420, height: 900 });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'console-narrow.png'), fullPage: true });
+    await page.setViewportSize({ width: 1400, height: 900 });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('deletes an index from the schema panel after confirmation', async () => {
+    await page.click('details.index[data-index=people] button:text-is("delete index")');
+    await page.waitForSelector('#schema-tree .empty');
+    expect(await page.textContent('#schema-message')).toBe('Deleted index people.');
+    const schema = (await (await fetch(`${url}schema`)).json()) as { indexes: unknown[] | null };
+    expect(schema.indexes ?? []).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -32,7 +32,7 @@ function progressOf(st) {
 }
 
 function nodeCard(st, ready, state, info, version) {
-  const readyText = ready === undefined ? 'n/a' : ready.status === 200 ? badge('ready', 'good') : badge(`not ready (${ready.status})`, 'bad');
+  const readyText = ready === undefined ? 'not served' : ready.status === 200 ? badge('ready', 'good') : badge(`not ready (${ready.status})`, 'bad');
   const reason = ready && ready.status !== 200 ? (typeof ready.body === 'string' ? ready.body : (ready.body?.reason ?? ready.body?.error ?? JSON.stringify(ready.body))) : null;
   const progress = st ? progressOf(st) : null;
   return card('Node', [
