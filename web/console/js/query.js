@@ -53,7 +53,9 @@ export function createQueryPanel({ form, textarea, indexSelect, results, timing,
     try {
       const body = await api.query(index, pql);
       const ms = performance.now() - started;
-      timing.textContent = `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
+      // The timing line is the live region: screen readers hear this summary, not whole tables.
+      const n = body.results?.length ?? 0;
+      timing.textContent = `${n} result${n === 1 ? '' : 's'} in ${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
       fill(results, renderResults(pql, body));
       history = remember(index, pql);
       cursor = -1;
