@@ -160,7 +160,11 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     const durability = await card('Durability').textContent();
     expect(durability).toContain('fsyncalways');
     expect(await card('Node').textContent()).toContain('NORMAL');
-    expect(await card('Last snapshot').textContent()).toMatch(/records since\d/);
+    expect(await card('Last snapshot').textContent()).toMatch(/snapshotnone yetrecords since\d/);
+    if (server === undefined) throw new Error('server did not start');
+    const snapSeq = await server.engine.snapshot();
+    await card('Last snapshot').locator('dl').filter({ hasText: new RegExp(`sequence${snapSeq}written\\d+ s ago`) }).waitFor();
+    expect(await card('Last snapshot').textContent()).toContain('records since0');
     expect(await page.textContent('#node-summary')).toContain('NORMAL');
 
     // The screenshot shows a chart beside the status panel.
