@@ -37,8 +37,7 @@ export function consoleRoutes(app: FastifyInstance, ctx: HttpContext): void {
 }
 
 function acceptsHtml(req: FastifyRequest): boolean {
-  const accept = req.headers.accept;
-  return accept !== undefined && accept.includes('text/html');
+  return req.headers.accept?.includes('text/html') === true;
 }
 
 function sendAsset(req: FastifyRequest, reply: FastifyReply, asset: StaticAsset): FastifyReply {
