@@ -3,8 +3,6 @@
 import type { Engine } from '../engine/engine.js';
 import type { Jsonish } from '../encoding/json.js';
 
-const startedAt = Date.now();
-
 export async function durabilityState(engine: Engine): Promise<Jsonish> {
   const applied = engine.holder.appliedSeq;
   const newest = (await engine.snapshots.newest?.()) ?? undefined;
@@ -13,7 +11,7 @@ export async function durabilityState(engine: Engine): Promise<Jsonish> {
   return {
     state: engine.state,
     readOnly: engine.options.readOnlyReason ?? null,
-    uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+    uptimeSeconds: Math.round(process.uptime()),
     sequence: { applied, durable: engine.queue.durableSeq, logFirst: engine.log.firstSeq, logLast: engine.log.lastSeq },
     fsync: fsync === undefined ? null : { ...fsync },
     snapshot: {

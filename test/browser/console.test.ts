@@ -63,7 +63,10 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     await page.waitForSelector('details.index[data-index=people] .field-name:text-is("country")');
 
     await page.fill('#field-form input[name=name]', 'age');
+    // Options show for the types that have them.
+    expect(await page.isVisible('#field-form input[name=max]')).toBe(false);
     await page.selectOption('#field-form select[name=type]', 'int');
+    expect(await page.isVisible('#field-form input[name=timeQuantum]')).toBe(false);
     await page.fill('#field-form input[name=max]', '120');
     await page.click('#field-form button[type=submit]');
     await page.waitForSelector('details.index[data-index=people] .field-name:text-is("age")');
