@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, stopServer, type TestServer } from '../helpers/server.js';
+import { removeDir, startServer, stopServer, type TestServer } from '../helpers/server.js';
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 const executablePath = CANDIDATES.find((p): p is string => p !== undefined && p !== '' && existsSync(p));
@@ -34,9 +34,12 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     page.on('dialog', (d) => void d.accept());
   });
 
+  let serverClosed = false;
+
   afterAll(async () => {
     await browser?.close();
-    await stopServer(server);
+    if (serverClosed && server !== undefined) removeDir(server.dataDir);
+    else await stopServer(server);
   });
 
   async function runQuery(pql: string): Promise<void> {
@@ -193,5 +196,14 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     const schema = (await (await fetch(`${url}schema`)).json()) as { indexes: { name: string }[] };
     expect(schema.indexes.map((i) => i.name)).toEqual(['tastes']);
     expect(pageErrors).toEqual([]);
+  });
+
+  it('says the server is unreachable when it goes away, without breaking the page', async () => {
+    if (server === undefined) throw new Error('server did not start');
+    await server.close();
+    serverClosed = true;
+    await page.locator('#status-body section[aria-label=Node] .badge').filter({ hasText: 'unreachable' }).waitFor();
+    expect(await page.textContent('#node-summary')).toContain('server unreachable');
+    expect(pageErrors.filter((e) => !e.includes('Failed to load resource'))).toEqual([]);
   });
 });

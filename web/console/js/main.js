@@ -37,7 +37,17 @@ const schema = createSchemaPanel({
 
 $('schema-refresh').addEventListener('click', () => void schema.load());
 
-const status = createStatusPanel({ body: $('status-body'), updated: $('status-updated'), summary: $('node-summary') });
+// A node that was starting (replaying) or unreachable when the page loaded has a schema to show once it serves.
+let lastState;
+const status = createStatusPanel({
+  body: $('status-body'),
+  updated: $('status-updated'),
+  summary: $('node-summary'),
+  onState(state) {
+    if (state === 'NORMAL' && lastState !== undefined && lastState !== 'NORMAL') void schema.load();
+    lastState = state ?? 'UNREACHABLE';
+  },
+});
 
 void schema.load();
 status.start();

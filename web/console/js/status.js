@@ -117,7 +117,7 @@ function ingestCard(ingests) {
   );
 }
 
-export function createStatusPanel({ body, updated, summary }) {
+export function createStatusPanel({ body, updated, summary, onState }) {
   let info;
   let version;
   let timer;
@@ -145,6 +145,7 @@ export function createStatusPanel({ body, updated, summary }) {
     const ok = st && (ready === undefined || ready.status === 200);
     fill(summary, h('span', { class: `dot tone-${ok ? 'good' : st ? 'warn' : 'bad'}`, 'aria-hidden': 'true' }), version ? `${version} · ` : '', st ? st.state : 'server unreachable', state ? ` · seq ${fmtNumber(state.sequence.applied)}` : '');
     updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
+    onState?.(st?.state);
   }
 
   const tick = async () => {
