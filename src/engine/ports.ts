@@ -15,6 +15,8 @@ export interface LogStore extends LogAppender {
   readBatches(fromSeq: number, toSeq?: number): AsyncIterable<LogRecord[]>;
   releaseUpTo(seq: number): Promise<void>;
   getMeta(key: string): Promise<Uint8Array | undefined>;
+  /** Optional: how appends are flushed (shown to operators). */
+  readonly fsyncPolicy?: { policy: string; intervalMs?: number };
 }
 
 export interface SnapshotFiles {
@@ -22,4 +24,6 @@ export interface SnapshotFiles {
   list(): Promise<number[]>;
   read(seq: number): Promise<Uint8Array>;
   prune(keep: number[]): Promise<unknown>;
+  /** Optional: the newest published snapshot (shown to operators). */
+  newest?(): Promise<{ seq: number; bytes: number; at: Date } | undefined>;
 }

@@ -6,6 +6,7 @@ import { kafkaRoutes } from '../kafka/index.js';
 import type { HttpContext } from './context.js';
 import { installErrorHandler } from './errors.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
+import { consoleRoutes } from './routes/console-routes.js';
 import { importRoutes } from './routes/import-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { schemaRoutes } from './routes/schema-routes.js';
@@ -42,6 +43,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger, onInvariantBroken
   legacyInputRoutes(app, ctx);
   legacyClusterRoutes(app, ctx);
   legacyImportRoutes(app, ctx);
+  consoleRoutes(app, ctx);
   if (ctx.kafka) kafkaRoutes(app, ctx.kafka);
   return app;
 }

@@ -61,6 +61,7 @@ export class EventLog {
   #flushing: Promise<void> | null = null;
   #failure: unknown = undefined;
   #timer: NodeJS.Timeout | undefined;
+  #intervalMs: number | undefined;
 
   private constructor(
     private readonly db: LevelDb,
@@ -87,6 +88,7 @@ export class EventLog {
       const first = firstKey === undefined ? last + 1 : (logKeySeq(firstKey) ?? floor + 1);
       const log = new EventLog(db, opts.fsync, opts.logger, first, last);
       if (opts.fsync === 'interval') {
+        log.#intervalMs = interval;
         log.#timer = setInterval(() => void log.#flushIfDirty(), interval);
         log.#timer.unref(); // the timer must not keep a finished process alive
       }
@@ -100,6 +102,11 @@ export class EventLog {
   /** Sequence of the newest record; 0 for a log that never had one. */
   get lastSeq(): number {
     return this.#last;
+  }
+
+  /** The flush policy, for operators (GET /internal/state); intervalMs only for 'interval'. */
+  get fsyncPolicy(): { policy: FsyncPolicy; intervalMs?: number } {
+    return this.#intervalMs === undefined ? { policy: this.policy } : { policy: this.policy, intervalMs: this.#intervalMs };
   }
 
   /** Lowest retained sequence; lastSeq + 1 when no record is retained. */

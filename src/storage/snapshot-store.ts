@@ -4,7 +4,7 @@
 //   'BLSNAP01' | seq u64 LE | body length u64 LE | body | CRC32C(body) u32 LE
 // The CRC is a trailer so the body can be streamed without knowing it in advance; the length
 // is patched in place before the fsync.
-import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -60,6 +60,18 @@ export class SnapshotStore {
       if (m !== null) seqs.push(Number(m[1]));
     }
     return seqs.sort((a, b) => b - a);
+  }
+
+  /** The newest published snapshot (sequence, size, when it was written), for operators. */
+  async newest(): Promise<{ seq: number; bytes: number; at: Date } | undefined> {
+    const [seq] = await this.list();
+    if (seq === undefined) return undefined;
+    try {
+      const st = await stat(join(this.dir, fileName(seq, 'snap')));
+      return { seq, bytes: st.size, at: st.mtime };
+    } catch {
+      return undefined; // pruned between list() and stat()
+    }
   }
 
   /** The body of snapshot `seq`, after checking magic, sequence, length and CRC. */
