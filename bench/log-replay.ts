@@ -106,7 +106,7 @@ async function snapshotFigures(r: Reporter, dir: string, holder: Holder, events:
     const t0 = now();
     await engine.snapshot();
     const ms = now() - t0;
-    const bytes = engine.snapshotStats.lastBytes;
+    const bytes = engine.snapshots.stats.lastBytes;
     r.figure('Engine.snapshot() write (log events covered)', events / (ms / 1000), 'events/s');
     r.figure('Engine.snapshot() write', bytes / MB / (ms / 1000), 'MB/s');
     r.note(`snapshot: ${(bytes / MB).toFixed(1)} MB in ${ms.toFixed(0)} ms`);

@@ -48,7 +48,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   const bind = parseBind(cfg.bind);
   let port = bind.port;
   const node = (): NodeInfo => ({ id, scheme: 'http', host: bind.host === '0.0.0.0' ? 'localhost' : bind.host, port });
-  const recalc = (): void => recalculateCaches(eng.holder);
+  const recalc = (): void => eng.peekApplied(recalculateCaches);
   const app = buildHttpApp(
     // kafka: mirror/replica/ingest routes and their /status extras.
     { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, kafka, statusExtras: () => kafka.statusExtras() },
