@@ -12,7 +12,7 @@ import type { Field } from '../../state/field.js';
 import { RoaringBitmap32, type Bitmap } from '../../state/fragment.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
-import { assignKeys } from '../key-assign.js';
+import { assignKeys } from '../write-model/keys.js';
 import { decodeRoaringPositions } from '../../roaring/pilosa-roaring.js';
 import type { BitsImport, RoaringImport, ValuesImport } from './import-types.js';
 import { bucketByRow, splitByShard } from './row-buckets.js';

@@ -1,8 +1,8 @@
 // Bulk key → ID translation for writes: known keys resolve from the translator, unknown ones get
 // the next sequential IDs in ONE KeysAssigned event (decided here, so replay never renumbers).
 // Shared by imports and PQL writes.
-import type { EventSink } from '../events/types.js';
-import type { KeyTranslator } from '../state/keys.js';
+import type { EventSink } from '../../events/types.js';
+import type { KeyTranslator } from '../../state/keys.js';
 
 /**
  * `t` is undefined until the first key of a field is assigned (only apply() creates it), and
