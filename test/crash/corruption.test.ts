@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RoaringBitmap32 } from '../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
 import { stateDigest } from '../../src/state/digest.js';
 import { openLevelDb } from '../../src/storage/index.js';
 import { pino } from 'pino';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeImportRequest, encodeImportValueRequest, type ImportRequestInput, type ImportValueRequestInput } from '../../src/encoding/import-request-encode.js';
 import { encodeImportRoaringRequest } from '../../src/encoding/public-proto.js';
 import { encodePilosaRoaring } from '../../src/roaring/pilosa-roaring.js';
-import { RoaringBitmap32 } from '../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
 import { removeDir, startServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;

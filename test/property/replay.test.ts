@@ -9,7 +9,7 @@ import { bootstrap } from '../../src/engine/bootstrap.js';
 import type { SnapshotFiles } from '../../src/engine/ports.js';
 import type { Event } from '../../src/events/types.js';
 import { defaultFieldOptions, type FieldType } from '../../src/domain/types.js';
-import { RoaringBitmap32 } from '../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
 import type { Holder } from '../../src/state/holder.js';
 import { stateDigest } from '../../src/state/digest.js';
 import { EventLog } from '../../src/storage/index.js';

@@ -9,7 +9,7 @@ import { viewsForTimestamp } from '../../domain/time-quantum.js';
 import type { Engine } from '../../engine/engine.js';
 import type { EventSink } from '../../events/types.js';
 import type { Field } from '../../state/field.js';
-import { RoaringBitmap32, type Bitmap } from '../../state/fragment.js';
+import { RoaringBitmap32, type Bitmap } from '../../roaring/bitmap.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
 import { assignKeys } from '../write-model/keys.js';
