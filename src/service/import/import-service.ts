@@ -14,7 +14,8 @@ import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
 import { checkBoolRow, clearOtherRows, isExclusive, lastPerColumn, markExistsAll, setViews } from '../write-model/bits.js';
 import { assignKeys, knownKeyIds, knownPairs } from '../write-model/keys.js';
-import { decodeRoaringPositions } from '../../roaring/pilosa-roaring.js';
+import type { Bitmap } from '../../roaring/bitmap.js';
+import { decodeRoaringPositions, RoaringFormatError } from '../../roaring/pilosa-roaring.js';
 import type { BitsImport, RoaringImport, ValuesImport } from './import-types.js';
 import { bucketByRow, splitByShard } from './row-buckets.js';
 
@@ -34,7 +35,7 @@ export class ImportService {
   /** import-roaring: per-view bitmaps of positions row·2^20 + column offset, for one shard. */
   importRoaring(req: RoaringImport): Promise<void> {
     // Decoding is pure and can be slow for big bodies: it happens before the write starts.
-    const views = req.views.map((v) => ({ view: v.view, rows: decodeRoaringPositions(v.data) }));
+    const views = req.views.map((v) => ({ view: v.view, rows: decodeRoaring(v.data) }));
     return this.engine.write((h, sink) => {
       const { index, field } = lookup(h, req.index, req.field);
       if (field.options.type !== 'set' && field.options.type !== 'time') throw badRequest('roaring import is only supported for set and time fields');
@@ -114,6 +115,15 @@ export class ImportService {
       else sink.emit({ type: 'ValuesSet', index: index.name, field: field.name, shard, columns, values: BigInt64Array.from(m.values()) });
     }
     if (!req.clear) markExistsAll(index, cols, shards, sink);
+  }
+}
+
+function decodeRoaring(data: Uint8Array): Map<number, Bitmap> {
+  try {
+    return decodeRoaringPositions(data);
+  } catch (err) {
+    if (err instanceof RoaringFormatError) throw badRequest(err.message);
+    throw err;
   }
 }
 
