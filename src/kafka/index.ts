@@ -17,7 +17,6 @@ import { IngestManager } from './ingest-manager.js';
 import { Mirror } from './mirror.js';
 import { Replica } from './replica.js';
 
-export { kafkaRoutes } from './http-routes.js';
 export type { IngestStatus } from './ingest-manager.js';
 export type { MirrorStatus } from './mirror.js';
 export type { ReplicaStatus } from './replica.js';
