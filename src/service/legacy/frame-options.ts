@@ -1,4 +1,4 @@
-// Legacy frame options (0.5–0.10, reference §6.2) parsed from request bodies, and the current
+// Legacy frame options (0.5–0.10, docs/API.md §6.2) parsed from request bodies, and the current
 // field options a frame maps to: a time quantum (the frame's, else the index default) makes a
 // time field, otherwise a set field with the frame's cache; `fields` become int fields.
 import { badRequest } from '../../domain/errors.js';
