@@ -1,6 +1,6 @@
 // GET /export: the standard view of one shard as `row,column` CSV lines, ascending by row then
 // column, keys instead of IDs where the field or index uses them.
-import { notFound } from '../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
 import { STANDARD_VIEW } from '../domain/names.js';
 import { SHARD_WIDTH } from '../domain/shard.js';
 import type { Engine } from '../engine/engine.js';
@@ -16,9 +16,9 @@ export class ExportService {
 
 function exportCsv(h: Holder, index: string, field: string, shard: number): string {
   const idx = h.index(index);
-  if (!idx) throw notFound(`index not found: ${index}`);
+  if (!idx) throw indexNotFoundNamed(index);
   const f = idx.field(field);
-  if (!f) throw notFound(`field not found: ${field}`);
+  if (!f) throw fieldNotFoundNamed(field);
   const frag = f.view(STANDARD_VIEW)?.fragment(shard);
   if (!frag) return '';
   const rowKeys = f.options.keys ? idx.rowKeys.get(field) : undefined;

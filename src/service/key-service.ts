@@ -1,7 +1,8 @@
 // Key translation for Pilosa clients (/internal/translate/keys): known keys answer from a read
 // (so a read-only replica can answer them); unknown ones are assigned in one write by the write
 // model's assignKeys (one KeysAssigned event).
-import { badRequest, notFound } from '../domain/errors.js';
+import { badRequest } from '../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
 import type { Engine } from '../engine/engine.js';
 import type { Holder } from '../state/holder.js';
 import { KeyTranslator } from '../state/keys.js';
@@ -24,13 +25,13 @@ export class KeyService {
 /** Column keys (field '') or a field's row keys: unknown index/field → 404, no keys configured → 400. */
 function translatorOf(h: Holder, index: string, field: string): KeyTranslator {
   const idx = h.index(index);
-  if (!idx) throw notFound(`index not found: ${index}`);
+  if (!idx) throw indexNotFoundNamed(index);
   if (field === '') {
     if (!idx.options.keys) throw badRequest(`index ${index} does not use string keys`);
     return idx.columnKeys;
   }
   const f = idx.field(field);
-  if (!f) throw notFound(`field not found: ${field}`);
+  if (!f) throw fieldNotFoundNamed(field);
   if (!f.options.keys) throw badRequest(`field ${field} does not use string keys`);
   return idx.rowKeys.get(field) ?? EMPTY_KEYS;
 }

@@ -1,6 +1,7 @@
 // Internal endpoints Pilosa client libraries call: key translation, shard owners, max shards.
 import type { FastifyInstance } from 'fastify';
 import { DomainError, badRequest } from '../../domain/errors.js';
+import { argumentRequired, notValidArgument } from '../../domain/messages.js';
 import { decodeTranslateKeysRequest, encodeTranslateKeysResponse } from '../../encoding/public-proto.js';
 import { maxShards } from '../../executor/max-shards.js';
 import { KeyService } from '../../service/key-service.js';
@@ -35,8 +36,8 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
 
 /** Pilosa's query-argument validator: unknown → "x is not a valid argument", missing → "x is required". */
 export function checkArgs(q: Query, required: string[], optional: string[]): void {
-  for (const k of Object.keys(q)) if (!required.includes(k) && !optional.includes(k)) throw badRequest(`${k} is not a valid argument`);
-  for (const k of required) if (q[k] === undefined || q[k] === '') throw badRequest(`${k} is required`);
+  for (const k of Object.keys(q)) if (!required.includes(k) && !optional.includes(k)) throw notValidArgument(k);
+  for (const k of required) if (q[k] === undefined || q[k] === '') throw argumentRequired(k);
 }
 
 export function parseUint(v: string | undefined, what: string): number {
