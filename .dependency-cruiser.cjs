@@ -48,6 +48,13 @@ module.exports = {
       to: { path: '^src/state/apply\\.ts$' },
     },
     {
+      name: 'engine-internals-private',
+      comment: 'Outside engine/, the engine is reached through Engine and the ports of engine/ports.ts, never its internals.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/engine/' },
+      to: { path: '^src/engine/(commit-queue|retention|committed-log|replay-coalescer|snapshot-codec)\\.ts$' },
+    },
+    {
       name: 'no-tests-from-src',
       comment: 'Production code does not import tests or benchmarks.',
       severity: 'error',

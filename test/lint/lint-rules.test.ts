@@ -1,7 +1,7 @@
 // `npm run lint` can fail: the dependency rules (.dependency-cruiser.cjs) and the documentation
 // path check (scripts/check-doc-paths.mjs) run on a temporary copy of the tree, once clean and
-// once with an upward import, a cycle, an import of state/apply.ts outside the engine, an import
-// between http/ and kafka/, and a broken documentation path.
+// once with an upward import, a cycle, an import of state/apply.ts or of an engine internal from
+// outside the engine, an import between http/ and kafka/, and a broken documentation path.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -39,7 +39,7 @@ describe('npm run lint', () => {
     expect(docs.status, docs.out).toBe(0);
   }, 180_000);
 
-  it('fails on an upward import, a cycle, apply() outside the engine, http/ ↔ kafka/, and a missing documented path', () => {
+  it('fails on an upward import, a cycle, apply() or an engine internal outside the engine, http/ ↔ kafka/, and a missing documented path', () => {
     // domain/ (bottom) importing engine/ (upper layer).
     appendFileSync(join(dir, 'src/domain/shard.ts'), "\nexport type { Engine as UpwardForTest } from '../engine/engine.js';\n");
     // A cycle inside one directory (allowed by the layers, refused as a cycle).
@@ -48,11 +48,13 @@ describe('npm run lint', () => {
     writeFileSync(join(dir, 'src/util/cycle/b.ts'), "import { a } from './a.js';\nexport const b = (): number => a() - 1;\n");
     // The only mutator called from a service.
     appendFileSync(join(dir, 'src/service/export-service.ts'), "\nexport { apply as applyForTest } from '../state/apply.js';\n");
+    // An engine internal reached from outside the engine.
+    appendFileSync(join(dir, 'src/service/key-service.ts'), "\nexport type { CommitQueue as InternalForTest } from '../engine/commit-queue.js';\n");
     // Sibling adapters.
     appendFileSync(join(dir, 'src/kafka/client.ts'), "\nexport type { HttpContext as SiblingForTest } from '../http/context.js';\n");
     const deps = depcruise();
     expect(deps.status, deps.out).not.toBe(0);
-    for (const rule of ['layer-domain', 'no-circular', 'apply-only-from-engine', 'layer-kafka']) expect(deps.out).toContain(rule);
+    for (const rule of ['layer-domain', 'no-circular', 'apply-only-from-engine', 'engine-internals-private', 'layer-kafka']) expect(deps.out).toContain(rule);
 
     appendFileSync(join(dir, 'docs/ARCHITECTURE.md'), '\nSee `src/engine/no-such-file.ts`.\n');
     const docs = docPaths();
