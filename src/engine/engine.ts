@@ -1,5 +1,8 @@
-// The engine: decide → apply → stage → durable → answer. Every state change passes through
-// write(); reads go through read() so that no answer depends on a write that is not yet durable.
+// The engine: decide → apply → stage → durable → answer (docs/ARCHITECTURE.md, "The write
+// pipeline"). Every state change passes through write(); reads go through read() so that no
+// answer depends on a write that is not yet durable. The holder, commit queue, log store,
+// snapshot files and retention policy are private: followers of the log, consumer cursors and
+// snapshot control use the ports in ports.ts (committedLog, cursors, snapshots).
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { encodeEvent } from '../events/codec.js';
@@ -7,7 +10,8 @@ import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
 import { CommitQueue } from './commit-queue.js';
-import type { LogStore, SnapshotFiles } from './ports.js';
+import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
+import type { CommittedLog, CursorStore, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
 import { RetentionPolicy } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
 
@@ -21,26 +25,61 @@ export interface EngineOptions {
 }
 
 export class Engine {
-  state: Lifecycle = 'NORMAL';
-  readonly queue: CommitQueue;
-  readonly retention = new RetentionPolicy();
+  private lifecycle: Lifecycle = 'NORMAL';
+  private readonly queue: CommitQueue;
+  private readonly retention = new RetentionPolicy();
   private eventsSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
-  readonly snapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0 };
+  private readonly snapshotStats: SnapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0 };
+  /** Followers of the durable log (Kafka mirror; backup and point-in-time restore next). */
+  readonly committedLog: CommittedLog;
+  /** Consumer positions, written in the batch of the events they go with. */
+  readonly cursors: CursorStore;
+  /** Take a snapshot now, list and read the retained ones. */
+  readonly snapshots: SnapshotControl;
 
   constructor(
-    readonly holder: Holder,
-    readonly log: LogStore,
-    readonly snapshots: SnapshotFiles,
-    readonly options: EngineOptions,
+    private readonly holder: Holder,
+    private readonly log: LogStore,
+    private readonly snapshotFiles: SnapshotFiles,
+    private readonly options: EngineOptions,
     private readonly logger: Logger,
     onFatal: (err: Error) => void,
   ) {
     this.queue = new CommitQueue(log, log.lastSeq, (err) => {
-      this.state = 'FAILED';
+      this.lifecycle = 'FAILED';
       onFatal(err);
     });
+    this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
+    this.cursors = new EngineCursorStore(this.queue, log);
+    const stats = this.snapshotStats;
+    this.snapshots = {
+      take: () => this.snapshot(),
+      list: () => snapshotFiles.list(),
+      read: (seq) => snapshotFiles.read(seq),
+      newest: async () => snapshotFiles.newest?.(),
+      stats,
+    };
+  }
+
+  get state(): Lifecycle {
+    return this.lifecycle;
+  }
+
+  /** Sequence of the last event applied in memory (durable or about to be). */
+  get appliedSeq(): number {
+    return this.holder.appliedSeq;
+  }
+
+  /** Figures for operators (status pages, the console): sequences and the fsync policy. */
+  logFigures(): { durableSeq: number; firstSeq: number; lastSeq: number; fsync: { policy: string; intervalMs?: number } | undefined } {
+    return { durableSeq: this.queue.durableSeq, firstSeq: this.log.firstSeq, lastSeq: this.log.lastSeq, fsync: this.log.fsyncPolicy };
+  }
+
+  /** Set on a replica: local writes are refused with this message. */
+  get readOnlyReason(): string | undefined {
+    return this.options.readOnlyReason;
   }
 
   /**
@@ -65,11 +104,6 @@ export class Engine {
     return result as T;
   }
 
-  /** Stages metadata (e.g. Kafka offsets) in the batch of the events emitted with it. */
-  emitMeta(key: string, value: Uint8Array | null): void {
-    this.queue.stageMeta(key, value);
-  }
-
   /** Runs a read; answers only once everything it could have seen is durable. */
   async read<T>(fn: (holder: Holder) => T): Promise<T> {
     const result = fn(this.holder);
@@ -82,6 +116,16 @@ export class Engine {
     const result = await fn(this.holder);
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
     return result;
+  }
+
+  /**
+   * Runs `fn` on the applied state now, without waiting for durability: it may see writes that
+   * are not yet durable (and would be lost in a crash). Only for decisions that a later
+   * write()/read() validates again or that answer nothing about the data (legacy call naming,
+   * ingest positions, status, cache recalculation); an answer to a client goes through read().
+   */
+  peekApplied<T>(fn: (holder: Holder) => T): T {
+    return fn(this.holder);
   }
 
   private emit(e: Event): void {
@@ -123,9 +167,9 @@ export class Engine {
     this.bytesSinceSnapshot = 0;
     // Never publish a snapshot that is ahead of the durable log.
     await this.queue.whenDurable(seq);
-    const { bytes } = await this.snapshots.write(seq, body.chunks);
-    const all = await this.snapshots.list();
-    await this.snapshots.prune(this.retention.keptSnapshots(all));
+    const { bytes } = await this.snapshotFiles.write(seq, body.chunks);
+    const all = await this.snapshotFiles.list();
+    await this.snapshotFiles.prune(this.retention.keptSnapshots(all));
     const releasable = this.retention.releasableUpTo(all);
     if (releasable > 0) await this.log.releaseUpTo(releasable);
     const ms = Math.round(performance.now() - started);
@@ -136,8 +180,8 @@ export class Engine {
 
   /** Graceful stop: refuse new writes, let staged ones become durable, finish a running snapshot. */
   async stop(): Promise<void> {
-    if (this.state === 'FAILED') return;
-    this.state = 'STOPPING';
+    if (this.lifecycle === 'FAILED') return;
+    this.lifecycle = 'STOPPING';
     await this.queue.drain();
     if (this.snapshotting) await this.snapshotting.catch(() => undefined);
   }

@@ -27,3 +27,66 @@ export interface SnapshotFiles {
   /** Optional: the newest published snapshot (shown to operators). */
   newest?(): Promise<{ seq: number; bytes: number; at: Date } | undefined>;
 }
+
+// ---- What the engine offers to the rest of the server (ports out). Everything outside engine/
+// that follows the log, keeps a consumer position or controls snapshots goes through these; the
+// holder, the commit queue, the log store and the retention policy stay private to the engine.
+
+/** A named retention hold: the log keeps records from `keepFrom()` on until it is released. */
+export interface RetentionHandle {
+  /** Drops the hold; records it kept may go at the next snapshot. */
+  release(): void;
+}
+
+/**
+ * The committed log as its followers see it (Kafka mirror and replica; backup, point-in-time
+ * restore and the cluster next): durable records in sequence order, a signal when more become
+ * durable, ranged reads, and retention holds so that a lagging follower misses nothing.
+ */
+export interface CommittedLog {
+  /** Highest sequence durable per the fsync policy: followers never read beyond it. */
+  readonly durableSeq: number;
+  /** Lowest sequence still retained (records below it were released after a snapshot). */
+  readonly firstRetainedSeq: number;
+  /** Calls `listener` after every durable batch with the new durable sequence; returns an unsubscribe. */
+  onDurable(listener: (durableSeq: number) => void): () => void;
+  /** Durable records fromSeq..toSeq (inclusive, clamped to durableSeq), in order. */
+  read(fromSeq: number, toSeq?: number): AsyncIterable<LogRecord>;
+  /** Keeps records with seq >= keepFrom() (asked at each release) until the handle is released. */
+  hold(name: string, keepFrom: () => number): RetentionHandle;
+}
+
+/**
+ * Consumer positions (Kafka mirror and replica cursors) kept in the log's metadata, never in a
+ * file of their own: a write is staged into the LevelDB batch of the events emitted next to it,
+ * so a position and the records it covers become durable together.
+ */
+export interface CursorStore {
+  /** The durable value of `key` (undefined when never written). */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /**
+   * Stages a write (null deletes) in the next batch. Returns the sequence whose durability
+   * implies this write's (the write rides in that record's batch or an earlier one).
+   */
+  stage(key: string, value: Uint8Array | null): number;
+}
+
+export interface SnapshotStats {
+  count: number;
+  lastSeq: number;
+  lastBytes: number;
+  lastMs: number;
+}
+
+/** Snapshot control: take one now, list and read the retained ones. */
+export interface SnapshotControl {
+  /** Writes a snapshot of the current state; resolves with its sequence. */
+  take(): Promise<number>;
+  /** Retained snapshot sequences, newest first. */
+  list(): Promise<number[]>;
+  /** The encoded body of the snapshot at `seq`. */
+  read(seq: number): Promise<Uint8Array>;
+  /** The newest retained snapshot's sequence, size and write time (undefined when none). */
+  newest(): Promise<{ seq: number; bytes: number; at: Date } | undefined>;
+  readonly stats: Readonly<SnapshotStats>;
+}

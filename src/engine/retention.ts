@@ -18,6 +18,11 @@ export class RetentionPolicy {
     this.holds.push(hold);
   }
 
+  removeHold(hold: RetentionHold): void {
+    const i = this.holds.indexOf(hold);
+    if (i >= 0) this.holds.splice(i, 1);
+  }
+
   /** Snapshots to keep, given all snapshot seqs newest first. */
   keptSnapshots(seqs: number[]): number[] {
     return seqs.slice(0, this.snapshotsToKeep);

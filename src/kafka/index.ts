@@ -1,4 +1,4 @@
-// kafka: adapters between Apache Kafka and the engine (design §4), all optional.
+// kafka: adapters between Apache Kafka and the engine (docs/ARCHITECTURE.md, "Engine ports"), all optional.
 // - Mirror (--kafka-mirror-topic): committed log records → a topic, in sequence order, behind
 //   the local ack; resumes after the last record Kafka acknowledged (the log is held until then).
 // - Replica (--replica-of <topic>): applies a mirror topic through engine.write(…, {replicated})
@@ -17,7 +17,6 @@ import { IngestManager } from './ingest-manager.js';
 import { Mirror } from './mirror.js';
 import { Replica } from './replica.js';
 
-export { kafkaRoutes } from './http-routes.js';
 export type { IngestStatus } from './ingest-manager.js';
 export type { MirrorStatus } from './mirror.js';
 export type { ReplicaStatus } from './replica.js';
@@ -52,7 +51,7 @@ export class KafkaRuntime {
       return new KafkaRuntime(new IngestManager(engine, imports, undefined, 'Kafka is not configured: start the server with --kafka-brokers', log), undefined, undefined, engine, 'local');
     }
     const kafka = createKafka(cfg.brokers, `bitledger-${node}`, log);
-    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine, kafka, cfg.mirrorTopic, log) : undefined;
+    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine.committedLog, engine.cursors, kafka, cfg.mirrorTopic, log) : undefined;
     const replica = cfg.replicaOf !== '' ? await Replica.open(engine, kafka, cfg.replicaOf, log, onFatal) : undefined;
     const ingests =
       replica !== undefined
@@ -69,7 +68,7 @@ export class KafkaRuntime {
 
   /** For the opt-in synchronous mirror: resolves once Kafka holds every durable record. */
   async whenMirrored(): Promise<void> {
-    if (this.mirror !== undefined && this.mirrorAck === 'kafka') await this.mirror.whenAcked(this.engine.queue.durableSeq);
+    if (this.mirror !== undefined && this.mirrorAck === 'kafka') await this.mirror.whenAcked(this.engine.committedLog.durableSeq);
   }
 
   statusExtras(): Record<string, unknown> {
@@ -101,7 +100,7 @@ export class KafkaRuntime {
       // Publish the tail if Kafka answers; a broker that is away does not hold up the shutdown.
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-      await Promise.race([m.whenAcked(this.engine.queue.durableSeq), grace]);
+      await Promise.race([m.whenAcked(this.engine.committedLog.durableSeq), grace]);
       clearTimeout(timer);
     }
     await m.stop();

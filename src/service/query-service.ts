@@ -19,7 +19,9 @@ export class QueryService {
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
     const legacy = hasLegacyCall(parsed);
-    const query = rewriteLegacyQuery(this.engine.holder, index, parsed);
+    // Naming only (labels, frames); the write or read below validates against the state again.
+    // A current-API query skips it (no closure, nothing to rewrite).
+    const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     // After the legacy rewrite, writes are the current write calls (also under Options()).
     const response = query.calls.some(isWriteCall)

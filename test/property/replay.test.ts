@@ -45,14 +45,14 @@ describe('replay equivalence', () => {
                 }),
               );
           }
-          const live = stateDigest(server.engine.holder);
+          const live = server.engine.peekApplied(stateDigest);
           await server.close();
 
           // Snapshot (if any) + suffix, the normal startup path.
           const again = await createServer({ ...DEFAULTS, dataDir, bind: '127.0.0.1:0' }, silent, (e) => {
             throw e;
           });
-          expect(stateDigest(again.engine.holder)).toBe(live);
+          expect(again.engine.peekApplied(stateDigest)).toBe(live);
           await again.close();
 
           // The whole log, ignoring snapshots (nothing was released: at most one snapshot is
@@ -85,7 +85,7 @@ describe('replay equivalence', () => {
       const counter = { n: 0 };
       for (const c of [{ k: 'index', i: 0, track: true, keys: false }, { k: 'legacy', i: 0, key: 1, value: 'YMD' }] as const)
         await server.engine.write((h, sink) => decide(h, c, counter).forEach((e) => sink.emit(e)));
-      const live = stateDigest(server.engine.holder);
+      const live = server.engine.peekApplied(stateDigest);
       await server.close();
       const log = await EventLog.open(dataDir, { fsync: 'always', logger: silent });
       try {

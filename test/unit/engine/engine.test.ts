@@ -137,7 +137,7 @@ describe('Engine.write', () => {
     const dir = newDir();
     const o = await openEngine(dir);
     await o.engine.write(emitAll(createIndex, createField));
-    const results = await Promise.all(Array.from({ length: 50 }, (_, c) => o.engine.write((h, sink) => (sink.emit(setBits(2, c)), c * 2))));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, c) => o.engine.write((_h, sink) => (sink.emit(setBits(2, c)), c * 2))));
     expect(results).toEqual(Array.from({ length: 50 }, (_, c) => c * 2));
     expect(o.log.lastSeq).toBe(52);
     const again = await reopen(o, dir);
@@ -177,7 +177,7 @@ describe('Engine.write', () => {
     const o = await openEngine(dir);
     await o.engine.write((_h, sink) => {
       sink.emit(createIndex);
-      o.engine.emitMeta('cursor', Uint8Array.of(4, 2));
+      o.engine.cursors.stage('cursor', Uint8Array.of(4, 2));
     });
     expect(await o.log.getMeta('cursor')).toEqual(Buffer.from([4, 2]));
   });
