@@ -6,7 +6,7 @@ import { encodeEvent } from '../events/codec.js';
 import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
-import { CommitQueue } from './commit-queue.js';
+import { CommitQueue, commitQueueOptionsFromEnv } from './commit-queue.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
 import { RetentionPolicy } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
@@ -40,7 +40,7 @@ export class Engine {
     this.queue = new CommitQueue(log, log.lastSeq, (err) => {
       this.state = 'FAILED';
       onFatal(err);
-    });
+    }, commitQueueOptionsFromEnv(process.env));
   }
 
   /**
@@ -58,6 +58,8 @@ export class Engine {
       result = decide(this.holder, sink);
     } catch (err) {
       error = err;
+    } finally {
+      this.queue.endGroup(); // the request's events are one group: never split across batches
     }
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
     this.maybeSnapshot();
