@@ -27,7 +27,7 @@ export interface Server {
 export async function createServer(cfg: Config, logger: Logger, onFatal: (err: Error) => void): Promise<Server> {
   await ensureDataDir(cfg.dataDir);
   // The log's LevelDB handle is the data directory lock: take it before anything else writes.
-  const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger });
+  const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger, acceptDataLoss: cfg.acceptDataLoss });
   let engine: Engine | undefined;
   let kafka: KafkaRuntime;
   let id: string;
