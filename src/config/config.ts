@@ -25,6 +25,8 @@ export interface Config {
   maxBodyBytes: number;
   /** Start although LevelDB's WAL lost acknowledged writes (each loss is logged at warn). */
   acceptDataLoss: boolean;
+  /** Writes answer 507 while the data directory's disk has less free space than this. */
+  diskReserveBytes: number;
 }
 
 export const DEFAULTS: Config = {
@@ -42,6 +44,7 @@ export const DEFAULTS: Config = {
   kafkaMirrorAck: 'local',
   maxBodyBytes: LIMITS.maxBodyBytes,
   acceptDataLoss: false,
+  diskReserveBytes: 64 * 1024 * 1024,
 };
 
 type Key = keyof Config;
@@ -60,6 +63,7 @@ const KEYS: Record<string, Key> = {
   'kafka-mirror-ack': 'kafkaMirrorAck',
   'max-body-bytes': 'maxBodyBytes',
   'accept-data-loss': 'acceptDataLoss',
+  'disk-reserve-bytes': 'diskReserveBytes',
 };
 
 export class ConfigError extends Error {

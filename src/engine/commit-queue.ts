@@ -190,7 +190,7 @@ export class CommitQueue {
     } catch (err) {
       // A failed or unknown-outcome append leaves memory ahead of the log: nothing may be
       // acknowledged any more, and only a restart (replay) gives a trustworthy state again.
-      const e = err instanceof Error ? err : new Error(String(err));
+      const e = diskFull(err) ?? (err instanceof Error ? err : new Error(String(err)));
       this.failed = e;
       for (const w of this.waiters) w.reject(e);
       this.waiters = [];
@@ -209,4 +209,11 @@ export class CommitQueue {
     }
     this.waiters = still;
   }
+}
+
+/** An append that failed for lack of space, said plainly (the reserve check should prevent it). */
+function diskFull(err: unknown): Error | undefined {
+  const text = String(err instanceof Error && err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err);
+  if (!/ENOSPC|No space left/i.test(text)) return undefined;
+  return new Error(`disk full: a log append failed (${text.replace(/\s+/g, ' ')}); nothing in it was acknowledged. Free space, then restart: replay restores every acknowledged write`);
 }

@@ -18,6 +18,8 @@ export interface EngineOptions {
   snapshotEveryBytes: number;
   /** Replicas apply only what they consume: local writes are refused with this message. */
   readOnlyReason?: string;
+  /** Refuses writes (507) while the disk is below its reserve, before anything is applied. */
+  diskSpace?: { shortfall(): string | undefined };
 }
 
 export class Engine {
@@ -99,6 +101,8 @@ export class Engine {
     if (this.state === 'STOPPING') throw new DomainError('unavailable', 'server is shutting down');
     // A replica refusing a write is the client's mistake (wrong node), not an outage: 405, not 503.
     if (this.options.readOnlyReason !== undefined && !replicated) throw new DomainError('method_not_allowed', this.options.readOnlyReason);
+    const full = this.options.diskSpace?.shortfall();
+    if (full !== undefined) throw new DomainError('insufficient_storage', full);
   }
 
   private maybeSnapshot(): void {
