@@ -8,6 +8,7 @@ import { ClassicLevel } from 'classic-level';
 import type { Logger } from 'pino';
 import { writeAll, writeFileAtomic } from './durable-fs.js';
 import { DataDirInUseError, LevelDbCorruptError, WalCorruptError } from './errors.js';
+import { missingWal } from './leveldb-manifest.js';
 import { scanWalFiles } from './leveldb-wal.js';
 
 /** Keys and values are raw bytes everywhere: no encoding layer between us and LevelDB. */
@@ -100,6 +101,11 @@ export async function preflightLevelDb(dataDir: string, opts: OpenLevelDbOptions
 
 async function checkBeforeOpen(dataDir: string, files: string[], opts: OpenLevelDbOptions): Promise<void> {
   if (!files.includes('CURRENT')) throw new LevelDbCorruptError(dataDir, `${join(dataDir, LEVELDB_SUBDIR, 'CURRENT')} is missing`);
+  const lostWal = await missingWal(join(dataDir, LEVELDB_SUBDIR), files);
+  if (lostWal !== undefined && opts.acceptDataLoss !== true) {
+    throw new LevelDbCorruptError(dataDir, `the write-ahead file ${join(dataDir, LEVELDB_SUBDIR, lostWal)} named by the MANIFEST is missing, with every write since the last table flush`);
+  }
+  if (lostWal !== undefined) opts.logger?.warn({ file: lostWal }, `LevelDB WAL ${lostWal} is missing: accepting the loss of the writes it held, as --accept-data-loss asks`);
   for (const d of await scanWalFiles(join(dataDir, LEVELDB_SUBDIR))) {
     const where = { file: d.file, offset: d.offset, bytes: d.bytes, reason: d.reason };
     if (d.tail) {

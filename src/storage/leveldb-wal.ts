@@ -127,3 +127,25 @@ export async function scanWalFiles(levelDbDir: string): Promise<WalDamage[]> {
   for (const name of names) out.push(...scanWal(join(levelDbDir, name), await readFile(join(levelDbDir, name))));
   return out;
 }
+
+/** The whole logical records of a file in LevelDB's log format, up to the first damage. */
+export function logicalRecords(buf: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  let parts: Buffer[] = [];
+  for (let pos = 0; pos + HEADER <= buf.length; ) {
+    if (BLOCK - (pos % BLOCK) < HEADER) {
+      pos += BLOCK - (pos % BLOCK);
+      continue;
+    }
+    if (badRecord(buf, pos) !== undefined) break;
+    const length = buf.readUInt16LE(pos + 4);
+    const type = buf[pos + 6];
+    const data = buf.subarray(pos + HEADER, pos + HEADER + length);
+    if (type === FULL) out.push(data);
+    else if (type === FIRST) parts = [data];
+    else parts.push(data);
+    if (type === LAST) out.push(Buffer.concat(parts));
+    pos += HEADER + length;
+  }
+  return out;
+}

@@ -144,6 +144,16 @@ describe('damage in LevelDB files', () => {
     await server.kill('SIGKILL');
   }, 120_000);
 
+  it('refuses a start whose LevelDB WAL file is lost, naming it', async () => {
+    dataDir = tempDir('bitledger-wal-lost-');
+    await seed(20);
+    const wal = readdirSync(join(dataDir, 'leveldb')).find((n) => n.endsWith('.log'))!;
+    unlinkSync(join(dataDir, 'leveldb', wal));
+    const before = listing();
+    expectOneLineRefusal(cli(['server', '--bind', `127.0.0.1:${await freePort()}`]), new RegExp(`write-ahead file .*${wal} named by the MANIFEST is missing.*bitledger repair`));
+    expect(listing()).toEqual(before);
+  }, 120_000);
+
   it('inspect is read-only: it neither migrates nor drops a torn log tail nor touches LevelDB', async () => {
     dataDir = tempDir('bitledger-inspect-ro-');
     await seed(20);

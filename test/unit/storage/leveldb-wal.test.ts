@@ -1,10 +1,11 @@
 // The WAL check against files LevelDB itself wrote: clean files have no damage; a flipped byte
 // with valid records after it is reported as mid-file damage (and LevelDB would drop records);
 // damage only at the very end is a torn tail.
-import { readFileSync, readdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { afterEach, describe, expect, it } from 'vitest';
+import { missingWal } from '../../../src/storage/leveldb-manifest.js';
 import { scanWal, scanWalFiles } from '../../../src/storage/leveldb-wal.js';
 import { removeDir, tempDir } from '../../helpers/temp.js';
 
@@ -76,5 +77,19 @@ describe('LevelDB WAL check', () => {
     const buf = readFileSync(file);
     buf[buf.length - 3] ^= 0xff;
     expect(scanWal(file, buf)).toMatchObject([{ tail: true }]);
+  });
+});
+
+describe('LevelDB MANIFEST check', () => {
+  it('names the WAL the MANIFEST expects when it is missing, across reopenings', async () => {
+    const file = await writeWal();
+    expect(await missingWal(dir, readdirSync(dir))).toBeUndefined();
+    // A reopen flushes the WAL into a table and starts a new one, which the MANIFEST names.
+    expect(await count()).toBe(301);
+    const logs = readdirSync(dir).filter((n) => n.endsWith('.log'));
+    expect(logs).not.toContain(file.slice(dir.length + 1));
+    expect(await missingWal(dir, readdirSync(dir))).toBeUndefined();
+    unlinkSync(join(dir, logs[0]));
+    expect(await missingWal(dir, readdirSync(dir))).toBe(logs[0]);
   });
 });
