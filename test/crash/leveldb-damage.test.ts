@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openLevelDb } from '../../src/storage/index.js';
 import { freePort, removeDir, spawnServer, tempDir } from '../helpers/server.js';
 
 let dataDir = '';
@@ -154,13 +155,22 @@ describe('damage in LevelDB files', () => {
     expect(listing()).toEqual(before);
   }, 120_000);
 
-  it('inspect is read-only: it neither migrates nor drops a torn log tail nor touches LevelDB', async () => {
+  it('inspect is read-only: it neither drops a torn log tail nor lets LevelDB rewrite its files', async () => {
     dataDir = tempDir('bitledger-inspect-ro-');
     await seed(20);
+    // Tear the event log's last record (seq 22: index, field, 20 Sets): a start would drop it.
+    const db = await openLevelDb(dataDir);
+    const keys = (await db.keys({ gte: Buffer.from('L'), lt: Buffer.from('M') }).all()) as Buffer[];
+    const last = keys[keys.length - 1];
+    await db.put(last, ((await db.get(last)) as Buffer).subarray(0, 3), { sync: true });
+    await db.close();
     const before = listing();
     const r = cli(['inspect']);
     expect(r.status, r.out).toBe(0);
-    expect(r.out).toMatch(/log: +sequences 1\.\.22 /);
+    expect(r.out).toMatch(/a start will drop a torn tail of 1 record\(s\) after sequence 21/);
+    expect(r.out).toMatch(/log: +sequences 1\.\.21 /);
+    // Nothing changed: LevelDB did not turn its WAL into a table, the torn record is still there.
     expect(listing()).toEqual(before);
+    expect(cli(['inspect']).out).toMatch(/a start will drop a torn tail of 1 record/);
   }, 120_000);
 });
