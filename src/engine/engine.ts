@@ -19,7 +19,7 @@ export interface EngineOptions {
   /** Replicas apply only what they consume: local writes are refused with this message. */
   readOnlyReason?: string;
   /** Refuses writes (507) while the disk is below its reserve, before anything is applied. */
-  diskSpace?: { shortfall(): string | undefined };
+  diskSpace?: { shortfall(snapshotBytes: number): string | undefined };
 }
 
 export class Engine {
@@ -101,7 +101,7 @@ export class Engine {
     if (this.state === 'STOPPING') throw new DomainError('unavailable', 'server is shutting down');
     // A replica refusing a write is the client's mistake (wrong node), not an outage: 405, not 503.
     if (this.options.readOnlyReason !== undefined && !replicated) throw new DomainError('method_not_allowed', this.options.readOnlyReason);
-    const full = this.options.diskSpace?.shortfall();
+    const full = this.options.diskSpace?.shortfall(this.snapshotStats.lastBytes);
     if (full !== undefined) throw new DomainError('insufficient_storage', full);
   }
 

@@ -7,9 +7,10 @@
 // table at open, and a disk filled meanwhile by something else would stop it from opening; the
 // start releases the file first when space is short, and recreates it once space allows.
 import { statfsSync } from 'node:fs';
-import { open, stat, unlink } from 'node:fs/promises';
+import { open, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { SNAPSHOTS_SUBDIR } from './data-dir.js';
 import { writeAll } from './durable-fs.js';
 
 const RESERVE_FILE = 'disk-reserve';
@@ -29,23 +30,40 @@ export class DiskSpace {
   private free = Number.POSITIVE_INFINITY;
   private checkedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(
+  private constructor(
     private readonly dir: string,
     readonly reserveBytes: number,
+    private readonly snapshotBytesAtStart: number,
   ) {}
 
-  /** Why a write must be refused now (a one-line message), or undefined if there is room. */
-  shortfall(): string | undefined {
+  /** `reserveBytes` of room, plus room for a snapshot as large as the largest one on disk. */
+  static async open(dataDir: string, reserveBytes: number): Promise<DiskSpace> {
+    const dir = join(dataDir, SNAPSHOTS_SUBDIR);
+    let largest = 0;
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      if (name.endsWith('.snap')) largest = Math.max(largest, (await stat(join(dir, name))).size);
+    }
+    return new DiskSpace(dataDir, reserveBytes, largest);
+  }
+
+  /**
+   * Why a write must be refused now (a one-line message), or undefined if there is room.
+   * `snapshotBytes`: the size of the last snapshot written since the start, if any.
+   */
+  shortfall(snapshotBytes = 0): string | undefined {
     if (this.reserveBytes <= 0) return undefined;
+    // A snapshot that runs out of space only fails (and is retried), but meanwhile a log append
+    // could fail too, which is fatal: so the next snapshot's room is kept as well.
+    const needed = this.reserveBytes + Math.max(snapshotBytes, this.snapshotBytesAtStart);
     const now = Date.now();
-    if (now - this.checkedAt >= REFRESH_MS || this.free < CLOSE_FACTOR * this.reserveBytes) {
+    if (now - this.checkedAt >= REFRESH_MS || this.free < CLOSE_FACTOR * needed) {
       this.free = freeBytes(this.dir);
       this.checkedAt = now;
     }
-    if (this.free >= this.reserveBytes) return undefined;
+    if (this.free >= needed) return undefined;
     return (
-      `disk full: ${mib(this.free)} free for ${this.dir}, below the ${mib(this.reserveBytes)} kept for ` +
-      `LevelDB compaction and snapshots (--disk-reserve-bytes); writes resume once space is freed, reads go on`
+      `disk full: ${mib(this.free)} free for ${this.dir}, below the ${mib(needed)} kept for ` +
+      `LevelDB compaction and a snapshot (--disk-reserve-bytes plus the snapshot size); writes resume once space is freed, reads go on`
     );
   }
 }
