@@ -78,7 +78,11 @@ describe('SIGKILL between the batches of requests larger than the batch limit', 
         }
       };
       const clients = [client('set'), client('set'), client('set'), client('import'), client('import')];
-      await new Promise((r) => setTimeout(r, 600 + Math.random() * 1200));
+      // Kill once this round has acknowledged something (so the run proves progress even on a
+      // loaded machine), at a random moment after: most of the time is spent in the pauses.
+      const ackedBefore = acked.size;
+      for (let waited = 0; acked.size === ackedBefore && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, Math.random() * 600));
       await server.kill('SIGKILL');
       stop = true;
       await Promise.all(clients);
@@ -98,6 +102,6 @@ describe('SIGKILL between the batches of requests larger than the batch limit', 
         else if (got[0] !== 0 || got[1] !== 0 || got[2] !== 0) expect(got, `round ${round}: import of row ${row} is partly applied`).toEqual([HOURS, 1, 1]);
       }
     }
-    expect(acked.size).toBeGreaterThan(KILLS);
+    expect(acked.size).toBeGreaterThanOrEqual(KILLS); // every round acknowledged something before its kill
   }, 240_000);
 });
