@@ -14,6 +14,7 @@ import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
 import { SchemaService } from './service/schema-service.js';
 import { EventLog, SnapshotStore, ensureDataDir, nodeId } from './storage/index.js';
+import { DiskSpace, keepReserve, releaseReserveIfShort } from './storage/disk-space.js';
 import { VERSION } from './version.js';
 
 export interface Server {
@@ -27,8 +28,9 @@ export interface Server {
 
 export async function createServer(cfg: Config, logger: Logger, onFatal: (err: Error) => void): Promise<Server> {
   await ensureDataDir(cfg.dataDir);
+  await releaseReserveIfShort(cfg.dataDir, cfg.diskReserveBytes, logger);
   // The log's LevelDB handle is the data directory lock: take it before anything else writes.
-  const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger });
+  const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger, acceptDataLoss: cfg.acceptDataLoss });
   let engine: Engine | undefined;
   let kafka: KafkaRuntime;
   let id: string;
@@ -38,7 +40,9 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     const { holder } = await bootstrap(log, snapshots, logger);
     // A replica (--replica-of) applies only what it consumes: local writes are refused.
     const readOnly = cfg.replicaOf !== '' ? { readOnlyReason: replicaReadOnlyReason(cfg.replicaOf) } : {};
-    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, ...readOnly }, logger, onFatal);
+    await keepReserve(cfg.dataDir, cfg.diskReserveBytes, logger);
+    const diskSpace = await DiskSpace.open(cfg.dataDir, cfg.diskReserveBytes);
+    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, ...readOnly, diskSpace }, logger, onFatal);
     const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
   } catch (err) {

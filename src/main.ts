@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// Process entry: `bitledger server [flags]` (the default command), `bitledger inspect` and
-// `bitledger truncate-log --after N` (offline repair).
+// Process entry: `bitledger server [flags]` (the default command), `bitledger inspect`,
+// `bitledger truncate-log --after N` and `bitledger repair` (offline repair).
 // The only place that exits the process.
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/config.js';
 import { createServer } from './app.js';
 import { StartupError } from './engine/bootstrap.js';
 import { inspect, truncateLog } from './cli/maintenance.js';
+import { repair } from './cli/repair.js';
 
 async function main(argv: string[]): Promise<void> {
   const [command = 'server', ...args] = argv[0]?.startsWith('--') ? ['server', ...argv] : argv;
@@ -17,11 +18,12 @@ async function main(argv: string[]): Promise<void> {
   const logger = pino({ level: cfg.logLevel, base: { svc: 'bitledger' } });
   const out = (line: string): void => void process.stdout.write(line + '\n');
   if (command === 'inspect') return inspect(cfg, logger, out);
+  if (command === 'repair') return repair(cfg, logger, out);
   if (command === 'truncate-log') {
     if (!Number.isSafeInteger(after) || after < 0) throw new ConfigError('truncate-log needs --after <sequence>');
     return truncateLog(cfg, after, logger, out);
   }
-  if (command !== 'server') throw new ConfigError(`unknown command ${command} (expected: server, inspect, truncate-log)`);
+  if (command !== 'server') throw new ConfigError(`unknown command ${command} (expected: server, inspect, truncate-log, repair)`);
   const fatal = (err: Error): void => {
     logger.fatal({ err: String(err), stack: err.stack }, 'fatal: stopping; restart replays the log');
     logger.flush();
@@ -50,7 +52,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  const known = err instanceof ConfigError || err instanceof StartupError || (err instanceof Error && /in use|corrupt|format/i.test(err.name));
+  const known = err instanceof ConfigError || err instanceof StartupError || (err instanceof Error && /in use|InUse|corrupt|format/i.test(err.name));
   process.stderr.write(`bitledger: ${known ? (err as Error).message : String((err as Error)?.stack ?? err)}\n`);
   process.exit(known ? 2 : 1);
 });

@@ -23,6 +23,10 @@ export interface Config {
   /** local: a write is acked once durable here; kafka: also once the mirror topic has it. */
   kafkaMirrorAck: 'local' | 'kafka';
   maxBodyBytes: number;
+  /** Start although LevelDB's WAL lost acknowledged writes (each loss is logged at warn). */
+  acceptDataLoss: boolean;
+  /** Writes answer 507 while the data directory's disk has less free space than this. */
+  diskReserveBytes: number;
 }
 
 export const DEFAULTS: Config = {
@@ -39,6 +43,8 @@ export const DEFAULTS: Config = {
   replicaOf: '',
   kafkaMirrorAck: 'local',
   maxBodyBytes: LIMITS.maxBodyBytes,
+  acceptDataLoss: false,
+  diskReserveBytes: 64 * 1024 * 1024,
 };
 
 type Key = keyof Config;
@@ -56,6 +62,8 @@ const KEYS: Record<string, Key> = {
   'replica-of': 'replicaOf',
   'kafka-mirror-ack': 'kafkaMirrorAck',
   'max-body-bytes': 'maxBodyBytes',
+  'accept-data-loss': 'acceptDataLoss',
+  'disk-reserve-bytes': 'diskReserveBytes',
 };
 
 export class ConfigError extends Error {
@@ -90,6 +98,10 @@ function parseFlags(argv: string[]): Map<string, string> {
     if (eq > 0) out.set(a.slice(2, eq), a.slice(eq + 1));
     else {
       const v = argv[i + 1];
+      if ((v === undefined || v.startsWith('--')) && typeof DEFAULTS[KEYS[a.slice(2)]] === 'boolean') {
+        out.set(a.slice(2), 'true'); // a switch: --accept-data-loss alone means true
+        continue;
+      }
       if (v === undefined || v.startsWith('--')) throw new ConfigError(`flag ${a} needs a value`);
       out.set(a.slice(2), v);
       i++;
@@ -108,6 +120,9 @@ function set(cfg: Config, name: string, value: string, source: string): void {
   } else if (key === 'kafkaMirrorAck') {
     if (value !== 'local' && value !== 'kafka') throw new ConfigError(`kafka-mirror-ack must be local or kafka (from ${source})`);
     cfg.kafkaMirrorAck = value;
+  } else if (typeof current === 'boolean') {
+    if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (from ${source})`);
+    (cfg[key] as boolean) = value === 'true';
   } else if (Array.isArray(current)) {
     (cfg[key] as string[]) = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   } else if (typeof current === 'number') {

@@ -8,7 +8,8 @@ export type ErrorCode =
   | 'not_acceptable' // 406
   | 'too_large' // 413
   | 'unsupported_media' // 415
-  | 'unavailable'; // 503 (e.g. read-only replica, shutting down)
+  | 'unavailable' // 503 (e.g. read-only replica, shutting down)
+  | 'insufficient_storage'; // 507 (disk below its reserve: writes wait, reads go on)
 
 export class DomainError extends Error {
   override name = 'DomainError';

@@ -9,7 +9,7 @@ import { encodeEvent } from '../events/codec.js';
 import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
-import { CommitQueue } from './commit-queue.js';
+import { CommitQueue, commitQueueOptionsFromEnv } from './commit-queue.js';
 import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
 import type { CommittedLog, CursorStore, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
 import { RetentionPolicy } from './retention.js';
@@ -22,6 +22,8 @@ export interface EngineOptions {
   snapshotEveryBytes: number;
   /** Replicas apply only what they consume: local writes are refused with this message. */
   readOnlyReason?: string;
+  /** Refuses writes (507) while the disk is below its reserve, before anything is applied. */
+  diskSpace?: { shortfall(snapshotBytes: number): string | undefined };
 }
 
 export class Engine {
@@ -50,7 +52,7 @@ export class Engine {
     this.queue = new CommitQueue(log, log.lastSeq, (err) => {
       this.lifecycle = 'FAILED';
       onFatal(err);
-    });
+    }, commitQueueOptionsFromEnv(process.env));
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(this.queue, log);
     const stats = this.snapshotStats;
@@ -97,6 +99,8 @@ export class Engine {
       result = decide(this.holder, sink);
     } catch (err) {
       error = err;
+    } finally {
+      this.queue.endGroup(); // the request's events are one group: never split across batches
     }
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
     this.maybeSnapshot();
@@ -141,6 +145,8 @@ export class Engine {
     if (this.state === 'STOPPING') throw new DomainError('unavailable', 'server is shutting down');
     // A replica refusing a write is the client's mistake (wrong node), not an outage: 405, not 503.
     if (this.options.readOnlyReason !== undefined && !replicated) throw new DomainError('method_not_allowed', this.options.readOnlyReason);
+    const full = this.options.diskSpace?.shortfall(this.snapshotStats.lastBytes);
+    if (full !== undefined) throw new DomainError('insufficient_storage', full);
   }
 
   private maybeSnapshot(): void {

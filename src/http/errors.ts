@@ -14,6 +14,7 @@ const STATUS: Record<ErrorCode, number> = {
   too_large: 413,
   unsupported_media: 415,
   unavailable: 503,
+  insufficient_storage: 507,
 };
 
 export type ErrorShape = 'query' | 'admin';

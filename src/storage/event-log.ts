@@ -21,7 +21,7 @@ import {
   logKeySeq,
   metaKey,
 } from './keys.js';
-import { runMigrations } from './migrations.js';
+import { checkFormat, formatVersion, runMigrations } from './migrations.js';
 import { DELETE_BATCH, recoverTail } from './tail-recovery.js';
 
 export type FsyncPolicy = 'always' | 'interval' | 'never';
@@ -31,6 +31,13 @@ export interface EventLogOptions {
   readonly fsync: FsyncPolicy;
   readonly fsyncIntervalMs?: number;
   readonly logger: Logger;
+  /** Start although LevelDB's WAL lost records that were acknowledged (logged at warn). */
+  readonly acceptDataLoss?: boolean;
+  /**
+   * Maintenance reads (inspect): the LevelDB must exist, no migration runs and a damaged tail is
+   * reported, not dropped. Appends would still work: the caller opens a copy (see inspect).
+   */
+  readonly readOnly?: boolean;
 }
 
 /** A meta write committed atomically with the records of the same append; null deletes. */
@@ -78,12 +85,14 @@ export class EventLog {
   static async open(dataDir: string, opts: EventLogOptions): Promise<EventLog> {
     const interval = opts.fsyncIntervalMs ?? DEFAULT_FSYNC_INTERVAL_MS;
     assert(Number.isFinite(interval) && interval > 0, `fsyncIntervalMs must be > 0, got ${interval}`);
-    const db = await openLevelDb(dataDir);
+    const readOnly = opts.readOnly === true;
+    const db = await openLevelDb(dataDir, { logger: opts.logger, acceptDataLoss: opts.acceptDataLoss, mustExist: readOnly });
     try {
-      await runMigrations(db, opts.logger);
+      if (readOnly) await checkFormat(db);
+      else await runMigrations(db, opts.logger);
       const raw = await db.get(RELEASED_THROUGH_KEY);
       const floor = raw === undefined ? 0 : decodeMetaUint(raw, RELEASED_THROUGH_META);
-      const last = await recoverTail(db, floor, opts.logger);
+      const last = await recoverTail(db, floor, opts.logger, readOnly);
       const [firstKey] = await db.keys({ gt: logKey(floor), lte: LOG_KEY_MAX, limit: 1 }).all();
       const first = firstKey === undefined ? last + 1 : (logKeySeq(firstKey) ?? floor + 1);
       const log = new EventLog(db, opts.fsync, opts.logger, first, last);
@@ -112,6 +121,11 @@ export class EventLog {
   /** Lowest retained sequence; lastSeq + 1 when no record is retained. */
   get firstSeq(): number {
     return this.#first;
+  }
+
+  /** The on-disk format version (maintenance reports it; a start migrates it). */
+  async formatVersion(): Promise<number> {
+    return formatVersion(this.db);
   }
 
   async getMeta(key: string): Promise<Uint8Array | undefined> {

@@ -22,6 +22,13 @@ export async function formatVersion(db: LevelDb): Promise<number> {
   return raw === undefined ? 0 : decodeMetaUint(raw, FORMAT_VERSION_META);
 }
 
+/** The stored format version, refusing one from a newer build; changes nothing. */
+export async function checkFormat(db: LevelDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number> {
+  const found = await formatVersion(db);
+  if (found > migrations.length) throw new FormatTooNewError(db.location, found, migrations.length);
+  return found;
+}
+
 /** Brings `db` up to the newest known format; refuses a directory from a newer build. */
 export async function runMigrations(
   db: LevelDb,
@@ -31,9 +38,8 @@ export async function runMigrations(
   migrations.forEach((m, i) =>
     assert(m.version === i + 1, `migration #${i} has version ${m.version}, expected ${i + 1}`),
   );
-  const from = await formatVersion(db);
+  const from = await checkFormat(db, migrations);
   const supported = migrations.length;
-  if (from > supported) throw new FormatTooNewError(db.location, from, supported);
   for (const m of migrations.slice(from)) {
     logger.info({ version: m.version, description: m.description }, 'applying on-disk format migration');
     await m.up(db);

@@ -25,6 +25,15 @@ const STAGING_BYTES = 1024 * 1024;
 
 const fileName = (seq: number, ext: 'snap' | 'tmp'): string => `snap-${String(seq).padStart(16, '0')}.${ext}`;
 
+function snapshotSeqs(names: string[]): number[] {
+  const seqs: number[] = [];
+  for (const name of names) {
+    const m = FILE_RE.exec(name);
+    if (m !== null) seqs.push(Number(m[1]));
+  }
+  return seqs.sort((a, b) => b - a);
+}
+
 export class SnapshotStore {
   private constructor(
     readonly dir: string,
@@ -43,6 +52,12 @@ export class SnapshotStore {
     return new SnapshotStore(dir, logger);
   }
 
+  /** Sequences of the published snapshots in `dataDir`, newest first, touching nothing. */
+  static async listIn(dataDir: string): Promise<number[]> {
+    const names = await readdir(join(dataDir, SNAPSHOTS_SUBDIR)).catch(() => [] as string[]);
+    return snapshotSeqs(names);
+  }
+
   /** Streams a snapshot of the state at `seq`; it is visible to list() only once complete. */
   async write(seq: number, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<{ bytes: number }> {
     assert(Number.isSafeInteger(seq) && seq >= 0, `snapshot seq ${seq} is not a sequence`);
@@ -54,12 +69,7 @@ export class SnapshotStore {
 
   /** Sequences of the published snapshots, newest first. */
   async list(): Promise<number[]> {
-    const seqs: number[] = [];
-    for (const name of await readdir(this.dir)) {
-      const m = FILE_RE.exec(name);
-      if (m !== null) seqs.push(Number(m[1]));
-    }
-    return seqs.sort((a, b) => b - a);
+    return snapshotSeqs(await readdir(this.dir));
   }
 
   /** The newest published snapshot (sequence, size, when it was written), for operators. */
