@@ -23,6 +23,10 @@ export interface Config {
   /** local: a write is acked once durable here; kafka: also once the mirror topic has it. */
   kafkaMirrorAck: 'local' | 'kafka';
   maxBodyBytes: number;
+  /** Deadline of one query, ms (flag: a Go duration such as 60s, or a number of ms); 0: none. */
+  queryTimeoutMs: number;
+  /** Rows, groups or pairs one Rows/GroupBy/TopN may return; 0: no bound. */
+  maxResultRows: number;
 }
 
 export const DEFAULTS: Config = {
@@ -39,6 +43,8 @@ export const DEFAULTS: Config = {
   replicaOf: '',
   kafkaMirrorAck: 'local',
   maxBodyBytes: LIMITS.maxBodyBytes,
+  queryTimeoutMs: 60_000,
+  maxResultRows: 1_000_000,
 };
 
 type Key = keyof Config;
@@ -56,6 +62,8 @@ const KEYS: Record<string, Key> = {
   'replica-of': 'replicaOf',
   'kafka-mirror-ack': 'kafkaMirrorAck',
   'max-body-bytes': 'maxBodyBytes',
+  'query-timeout': 'queryTimeoutMs',
+  'max-result-rows': 'maxResultRows',
 };
 
 export class ConfigError extends Error {
@@ -108,6 +116,10 @@ function set(cfg: Config, name: string, value: string, source: string): void {
   } else if (key === 'kafkaMirrorAck') {
     if (value !== 'local' && value !== 'kafka') throw new ConfigError(`kafka-mirror-ack must be local or kafka (from ${source})`);
     cfg.kafkaMirrorAck = value;
+  } else if (key === 'queryTimeoutMs') {
+    const ms = parseDurationMs(value);
+    if (ms === undefined) throw new ConfigError(`${name} must be a duration such as 60s or 500ms, or a number of ms (from ${source})`);
+    cfg.queryTimeoutMs = ms;
   } else if (Array.isArray(current)) {
     (cfg[key] as string[]) = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   } else if (typeof current === 'number') {
@@ -116,6 +128,21 @@ function set(cfg: Config, name: string, value: string, source: string): void {
     (cfg[key] as number) = n;
   } else (cfg[key] as string) = value;
 }
+
+/**
+ * A Go duration ("1m30s", "500ms", as Pilosa's `timeout` argument takes) or a bare number of
+ * milliseconds (as the *-ms settings); undefined when it is neither.
+ */
+export function parseDurationMs(value: string): number | undefined {
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Number(v);
+  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(v)) return undefined;
+  let ms = 0;
+  for (const m of v.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * DURATION_UNIT_MS[m[2]];
+  return ms;
+}
+
+const DURATION_UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Splits "host:port" (":10101" means all interfaces, as in Pilosa). */
 export function parseBind(bind: string): { host: string; port: number } {

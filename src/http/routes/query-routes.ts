@@ -1,5 +1,6 @@
 // POST /index/{i}/query: PQL text or protobuf QueryRequest in; JSON or protobuf out.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { parseDurationMs } from '../../config/config.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import type { QueryOptions } from '../../executor/result.js';
 import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
@@ -10,7 +11,7 @@ import { sendError } from '../errors.js';
 import { sendJson } from '../reply.js';
 
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
-const ARGS = new Set(['shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs']);
+const ARGS = new Set(['timeout', 'shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs']);
 
 export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: { index: string }; Querystring: Record<string, string> }>(
@@ -36,7 +37,13 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
           };
         }
-        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts);
+        const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
+        const signal = clientGone(reply);
+        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts, { timeoutMs, signal }).catch((err: unknown) => {
+          // Nobody reads the error; the log shows the work was stopped, not finished.
+          if (signal.aborted) req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
+          throw err;
+        });
         if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(response)));
         return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined));
       } catch (err) {
@@ -50,6 +57,22 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
 
 function sendProtoError(reply: FastifyReply, err: DomainError): FastifyReply {
   return reply.code(400).type('application/protobuf').send(Buffer.from(encodeQueryResponse({ err: err.message })));
+}
+
+/** Pilosa's `timeout` argument: a Go duration (10s, 1m30s, 500ms) or a number of ms. */
+function parseTimeout(v: string): number {
+  const ms = parseDurationMs(v);
+  if (ms === undefined || ms <= 0) throw badRequest('invalid timeout argument: want a duration such as 10s or 500ms');
+  return ms;
+}
+
+/** Fires when the connection closes before the answer is sent: the query's work is then wasted. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
 }
 
 function parseShards(v: string | undefined): number[] | undefined {
