@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { badRequest, notFound } from '../../domain/errors.js';
 import { STANDARD_VIEW } from '../../domain/names.js';
-import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
 import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
@@ -29,11 +29,11 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
     const proto = isProtobuf(req.headers['content-type']);
     const body = bodyBuffer(req.body);
     if (type === 'int') {
-      const v = proto ? decodeImportValueRequest(body) : valuesFromJson(jsonBody(req.body));
+      const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
       checkTarget(v.index, v.field, index, field);
       await ctx.imports.importValues({ index, field, shard: v.shard, columnIds: v.columnIds, values: v.values, columnKeys: v.columnKeys, clear });
     } else {
-      const b = proto ? decodeImportRequest(body) : bitsFromJson(jsonBody(req.body));
+      const b = proto ? await decodeImportRequestAsync(body) : bitsFromJson(jsonBody(req.body));
       checkTarget(b.index, b.field, index, field);
       await ctx.imports.importBits({ index, field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear });
     }

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import protobuf from 'protobufjs';
 import { DomainError, badRequest } from '../../domain/errors.js';
-import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
 import { resolveIntField } from '../../service/legacy/legacy-meta.js';
 import { bodyBuffer, isProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
@@ -13,7 +13,7 @@ import type { HttpContext } from '../context.js';
 export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post('/import', async (req, reply) => {
     checkHeaders(req.headers['content-type'], req.headers.accept);
-    const b = decodeImportRequest(bodyBuffer(req.body));
+    const b = await decodeImportRequestAsync(bodyBuffer(req.body));
     if (b.index === '' || b.field === '') throw badRequest('index and frame are required');
     await ctx.imports.importBits({ index: b.index, field: b.field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear: false });
     return done(reply);
@@ -22,7 +22,7 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
   app.post('/import-value', async (req, reply) => {
     checkHeaders(req.headers['content-type'], req.headers.accept);
     const buf = bodyBuffer(req.body);
-    const v = decodeImportValueRequest(buf);
+    const v = await decodeImportValueRequestAsync(buf);
     const name = frameFieldName(buf);
     if (v.index === '' || v.field === '' || name === '') throw badRequest('index, frame and field are required');
     // Naming only (a synchronous look at the state); importValues validates against it again.
