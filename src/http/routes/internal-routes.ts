@@ -1,6 +1,7 @@
 // Internal endpoints Pilosa client libraries call: key translation, shard owners, max shards.
 import type { FastifyInstance } from 'fastify';
 import { DomainError, badRequest, notFound } from '../../domain/errors.js';
+import { MAX_SHARD, parseShard } from '../../domain/shard.js';
 import { decodeTranslateKeysRequest, encodeTranslateKeysResponse } from '../../encoding/public-proto.js';
 import { assignKeys } from '../../service/key-assign.js';
 import type { Holder } from '../../state/holder.js';
@@ -31,7 +32,7 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
   // The owners of a shard: always this node.
   app.get<{ Querystring: Query }>('/internal/fragment/nodes', { config: { errorShape: 'query' } }, async (req, reply) => {
     checkArgs(req.query, ['index', 'shard'], []);
-    parseUint(req.query.shard, 'shard');
+    parseShard(req.query.shard);
     return sendJson(reply, [nodeJson(ctx)]);
   });
 
@@ -60,8 +61,12 @@ const EMPTY_KEYS = new KeyTranslator();
 export function maxShards(h: Holder): { [index: string]: number } {
   const out: { [index: string]: number } = {};
   for (const idx of h.sortedIndexes()) {
+    // Shards past MAX_SHARD (stored before imports were range-checked) are not reported: a Go
+    // client could not parse them (uint64), and no valid column lives there.
     const shards = idx.shards();
-    out[idx.name] = shards.length === 0 ? 0 : shards[shards.length - 1];
+    let i = shards.length - 1;
+    while (i >= 0 && shards[i] > MAX_SHARD) i--;
+    out[idx.name] = i < 0 ? 0 : shards[i];
   }
   return out;
 }
@@ -70,11 +75,6 @@ export function maxShards(h: Holder): { [index: string]: number } {
 export function checkArgs(q: Query, required: string[], optional: string[]): void {
   for (const k of Object.keys(q)) if (!required.includes(k) && !optional.includes(k)) throw badRequest(`${k} is not a valid argument`);
   for (const k of required) if (q[k] === undefined || q[k] === '') throw badRequest(`${k} is required`);
-}
-
-export function parseUint(v: string | undefined, what: string): number {
-  if (v === undefined || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw badRequest(`${what} should be an unsigned integer`);
-  return Number(v);
 }
 
 /** No Accept header, a wildcard, or protobuf (Pilosa clients send application/x-protobuf). */

@@ -5,7 +5,8 @@ import protobuf from 'protobufjs';
 import { boolArg, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
-import { checkArgs, maxShards, parseUint } from './internal-routes.js';
+import { checkArgs, maxShards } from './internal-routes.js';
+import { parseShard } from '../../domain/shard.js';
 import { legacyNodeJson } from './legacy-node-json.js';
 
 type Query = Record<string, string>;
@@ -15,7 +16,7 @@ export function legacyClusterRoutes(app: FastifyInstance, ctx: HttpContext): voi
 
   app.get<{ Querystring: Query }>('/fragment/nodes', { config: { errorShape: 'query' } }, async (req, reply) => {
     checkArgs(req.query, ['index', 'slice'], []);
-    parseUint(req.query.slice, 'slice');
+    parseShard(req.query.slice, 'slice');
     return sendJson(reply, [legacyNodeJson(ctx)]);
   });
 

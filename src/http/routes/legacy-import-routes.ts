@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import protobuf from 'protobufjs';
 import { DomainError, badRequest } from '../../domain/errors.js';
+import { checkShard } from '../../domain/shard.js';
 import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
 import { resolveIntField } from '../../service/legacy/legacy-meta.js';
 import { bodyBuffer, isProtobuf } from '../body.js';
@@ -15,6 +16,7 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
     checkHeaders(req.headers['content-type'], req.headers.accept);
     const b = await decodeImportRequestAsync(bodyBuffer(req.body));
     if (b.index === '' || b.field === '') throw badRequest('index and frame are required');
+    checkShard(b.shard, 'slice');
     await ctx.imports.importBits({ index: b.index, field: b.field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear: false });
     return done(reply);
   });
@@ -25,6 +27,7 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
     const v = await decodeImportValueRequestAsync(buf);
     const name = frameFieldName(buf);
     if (v.index === '' || v.field === '' || name === '') throw badRequest('index, frame and field are required');
+    checkShard(v.shard, 'slice');
     // Naming only (a synchronous look at the state); importValues validates against it again.
     const idx = ctx.engine.holder.index(v.index);
     const field = idx === undefined ? name : resolveIntField(idx, v.field, name);

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { parseDurationMs } from '../../config/config.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
+import { checkShard, parseShard } from '../../domain/shard.js';
 import type { QueryOptions } from '../../executor/result.js';
 import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
 import { queryResponseJson } from '../../encoding/query-json.js';
@@ -26,6 +27,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         if (isProtobuf(req.headers['content-type'])) {
           const r = decodeQueryRequest(bodyBuffer(req.body));
           text = r.query;
+          for (const s of r.shards) checkShard(s);
           opts = { shards: r.shards.length > 0 ? r.shards : undefined, columnAttrs: r.columnAttrs, excludeColumns: r.excludeColumns, excludeRowAttrs: r.excludeRowAttrs };
         } else {
           text = bodyBuffer(req.body).toString('utf8');
@@ -81,8 +83,8 @@ function parseShards(v: string | undefined): number[] | undefined {
   for (const part of v.split(',')) {
     const s = part.trim();
     if (s === '') continue;
-    if (!/^\d+$/.test(s) || !Number.isSafeInteger(Number(s))) throw badRequest('invalid shard argument');
-    out.push(Number(s));
+    if (!/^\d+$/.test(s)) throw badRequest('invalid shard argument');
+    out.push(parseShard(s));
   }
   return out;
 }
