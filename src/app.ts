@@ -2,11 +2,13 @@
 // configured). Returns a handle that main.ts (or a test) listens with and closes.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { type Config, parseBind } from './config/config.js';
+import { readFileSync } from 'node:fs';
+import { type Config, ConfigError, parseBind } from './config/config.js';
 import { Engine } from './engine/engine.js';
 import { bootstrap } from './engine/bootstrap.js';
 import { recalculateCaches } from './executor/index.js';
-import { buildHttpApp } from './http/app.js';
+import { type HttpSecurity, buildHttpApp } from './http/app.js';
+import { readTokenFile } from './http/security.js';
 import type { NodeInfo } from './http/context.js';
 import { KafkaRuntime, replicaReadOnlyReason } from './kafka/index.js';
 import { ImportService } from './service/import/import-service.js';
@@ -25,6 +27,8 @@ export interface Server {
 }
 
 export async function createServer(cfg: Config, logger: Logger, onFatal: (err: Error) => void): Promise<Server> {
+  // Bad TLS or token files stop the start before anything is opened.
+  const security = httpSecurity(cfg, parseBind(cfg.bind).host);
   await ensureDataDir(cfg.dataDir);
   // The log's LevelDB handle is the data directory lock: take it before anything else writes.
   const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger });
@@ -47,7 +51,8 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   const eng = engine;
   const bind = parseBind(cfg.bind);
   let port = bind.port;
-  const node = (): NodeInfo => ({ id, scheme: 'http', host: bind.host === '0.0.0.0' ? 'localhost' : bind.host, port });
+  const scheme = security.https === undefined ? 'http' : 'https';
+  const node = (): NodeInfo => ({ id, scheme, host: bind.host === '0.0.0.0' ? 'localhost' : bind.host, port });
   const recalc = (): void => recalculateCaches(eng.holder);
   const app = buildHttpApp(
     // kafka: mirror/replica/ingest routes and their /status extras.
@@ -55,6 +60,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     logger,
     onFatal,
     cfg.maxBodyBytes,
+    security,
   );
   const timer = setInterval(recalc, cfg.cacheRecalcIntervalMs);
   timer.unref();
@@ -66,7 +72,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
       await app.listen({ host: bind.host, port: bind.port });
       const addr = app.server.address();
       if (addr !== null && typeof addr === 'object') port = addr.port;
-      logger.info({ bind: `${bind.host}:${port}`, dataDir: cfg.dataDir, fsync: cfg.fsync }, 'bitledger listening');
+      logger.info({ bind: `${scheme}://${bind.host}:${port}`, auth: cfg.authTokenFile !== '', dataDir: cfg.dataDir, fsync: cfg.fsync }, 'bitledger listening');
       return port;
     },
     async close() {
@@ -78,4 +84,12 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
       await log.close();
     },
   };
+}
+
+/** TLS files and the request checks from the settings (README "Securing bitledger"). */
+function httpSecurity(cfg: Config, bindHost: string): HttpSecurity {
+  if ((cfg.tlsCertificate === '') !== (cfg.tlsKey === '')) throw new ConfigError('tls-certificate and tls-key go together: set both or neither');
+  const https = cfg.tlsCertificate === '' ? undefined : { cert: readFileSync(cfg.tlsCertificate), key: readFileSync(cfg.tlsKey) };
+  const tokens = cfg.authTokenFile === '' ? undefined : readTokenFile(cfg.authTokenFile);
+  return { https, checks: { bindHost, scheme: https === undefined ? 'http' : 'https', allowedOrigins: cfg.allowedOrigins, tokens } };
 }

@@ -27,6 +27,15 @@ export interface Config {
   queryTimeoutMs: number;
   /** Rows, groups or pairs one Rows/GroupBy/TopN may return; 0: no bound. */
   maxResultRows: number;
+  /** TLS (Pilosa's [tls] table): PEM files; both set → https. */
+  tlsCertificate: string;
+  tlsKey: string;
+  /** Pilosa's tls.skip-verify: accepted for its configs; bitledger makes no outgoing TLS calls. */
+  tlsSkipVerify: boolean;
+  /** Bearer tokens and their roles, one `TOKEN read-only|read-write` a line; '' = no auth. */
+  authTokenFile: string;
+  /** Origins allowed to send mutating requests besides the server's own. */
+  allowedOrigins: string[];
 }
 
 export const DEFAULTS: Config = {
@@ -45,6 +54,11 @@ export const DEFAULTS: Config = {
   maxBodyBytes: LIMITS.maxBodyBytes,
   queryTimeoutMs: 60_000,
   maxResultRows: 1_000_000,
+  tlsCertificate: '',
+  tlsKey: '',
+  tlsSkipVerify: false,
+  authTokenFile: '',
+  allowedOrigins: [],
 };
 
 type Key = keyof Config;
@@ -64,6 +78,11 @@ const KEYS: Record<string, Key> = {
   'max-body-bytes': 'maxBodyBytes',
   'query-timeout': 'queryTimeoutMs',
   'max-result-rows': 'maxResultRows',
+  'tls-certificate': 'tlsCertificate',
+  'tls-key': 'tlsKey',
+  'tls-skip-verify': 'tlsSkipVerify',
+  'auth-token-file': 'authTokenFile',
+  'allowed-origins': 'allowedOrigins',
 };
 
 export class ConfigError extends Error {
@@ -77,7 +96,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
   if (file !== undefined) {
     const text = readFileSync(file, 'utf8');
     const data = (file.endsWith('.json') ? JSON.parse(text) : parseToml(text)) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(data)) set(cfg, k, String(Array.isArray(v) ? v.join(',') : v), `config file ${file}`);
+    for (const [k, v] of tableEntries(data)) set(cfg, k, String(Array.isArray(v) ? v.join(',') : v), `config file ${file}`);
   }
   if (env.PILOSA_BIND) set(cfg, 'bind', env.PILOSA_BIND, 'PILOSA_BIND');
   if (env.PILOSA_DATA_DIR) set(cfg, 'data-dir', env.PILOSA_DATA_DIR, 'PILOSA_DATA_DIR');
@@ -87,6 +106,13 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
   }
   for (const [k, v] of flags) if (k !== 'config') set(cfg, k, v, `flag --${k}`);
   return cfg;
+}
+
+/** A TOML table such as Pilosa's [tls] becomes keys tls-certificate, tls-key, …. */
+function tableEntries(data: Record<string, unknown>): [string, unknown][] {
+  return Object.entries(data).flatMap(([k, v]): [string, unknown][] =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.entries(v).map(([sub, x]): [string, unknown] => [`${k}-${sub}`, x]) : [[k, v]],
+  );
 }
 
 function parseFlags(argv: string[]): Map<string, string> {
@@ -107,7 +133,8 @@ function parseFlags(argv: string[]): Map<string, string> {
 }
 
 function set(cfg: Config, name: string, value: string, source: string): void {
-  const key = KEYS[name];
+  // Pilosa spells table keys with a dot (--tls.certificate, tls.certificate).
+  const key = KEYS[name.replace(/\./g, '-')];
   if (key === undefined) throw new ConfigError(`unknown setting "${name}" (from ${source})`);
   const current = cfg[key];
   if (key === 'fsync') {
@@ -120,6 +147,9 @@ function set(cfg: Config, name: string, value: string, source: string): void {
     const ms = parseDurationMs(value);
     if (ms === undefined) throw new ConfigError(`${name} must be a duration such as 60s or 500ms, or a number of ms (from ${source})`);
     cfg.queryTimeoutMs = ms;
+  } else if (typeof current === 'boolean') {
+    if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (from ${source})`);
+    (cfg[key] as boolean) = value === 'true';
   } else if (Array.isArray(current)) {
     (cfg[key] as string[]) = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   } else if (typeof current === 'number') {

@@ -22,6 +22,8 @@ export interface QueryBounds {
 export interface QueryRequestBounds {
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** The request came with a read-only token: write calls are refused. */
+  readOnly?: boolean;
 }
 
 export class QueryService {
@@ -39,7 +41,9 @@ export class QueryService {
     const query = rewriteLegacyQuery(this.engine.holder, index, parsed);
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     // After the legacy rewrite, writes are the current write calls (also under Options()).
-    const response = query.calls.some(isWriteCall)
+    const writes = query.calls.some(isWriteCall);
+    if (writes && req.readOnly === true) throw new DomainError('forbidden', 'forbidden: a read-only token cannot run write calls');
+    const response = writes
       ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
       : await this.engine.readAsync((h) => runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }));
     return { response, legacy };

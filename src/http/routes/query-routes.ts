@@ -41,7 +41,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         }
         const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
         const signal = clientGone(reply);
-        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts, { timeoutMs, signal }).catch((err: unknown) => {
+        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts, { timeoutMs, signal, readOnly: req.readOnlyToken }).catch((err: unknown) => {
           // Nobody reads the error; the log shows the work was stopped, not finished.
           if (signal.aborted) req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
           throw err;
