@@ -15,6 +15,7 @@ const BENCHES: Bench[] = [
   { name: 'import', run: async () => (await import('./import.js')).runImport },
   { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
   { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
+  { name: 'query-bounds', run: async () => (await import('./query-bounds.js')).runQueryBounds },
   { name: 'kafka', run: async () => (await import('./kafka-bench.js')).runKafkaBench },
 ];
 

@@ -2,11 +2,13 @@
 // configured). Returns a handle that main.ts (or a test) listens with and closes.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { type Config, parseBind } from './config/config.js';
+import { readFileSync } from 'node:fs';
+import { type Config, ConfigError, parseBind } from './config/config.js';
 import { Engine } from './engine/engine.js';
 import { bootstrap } from './engine/bootstrap.js';
 import { recalculateCaches } from './executor/index.js';
-import { buildHttpApp } from './http/app.js';
+import { type HttpSecurity, buildHttpApp } from './http/app.js';
+import { readTokenFile } from './http/security.js';
 import type { NodeInfo } from './http/context.js';
 import { kafkaRoutes } from './kafka/http-routes.js';
 import { KafkaRuntime, replicaReadOnlyReason } from './kafka/index.js';
@@ -27,6 +29,8 @@ export interface Server {
 }
 
 export async function createServer(cfg: Config, logger: Logger, onFatal: (err: Error) => void): Promise<Server> {
+  // Bad TLS or token files stop the start before anything is opened.
+  const security = httpSecurity(cfg, parseBind(cfg.bind).host);
   await ensureDataDir(cfg.dataDir);
   await releaseReserveIfShort(cfg.dataDir, cfg.diskReserveBytes, logger);
   // The log's LevelDB handle is the data directory lock: take it before anything else writes.
@@ -52,13 +56,15 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   const eng = engine;
   const bind = parseBind(cfg.bind);
   let port = bind.port;
-  const node = (): NodeInfo => ({ id, scheme: 'http', host: bind.host === '0.0.0.0' ? 'localhost' : bind.host, port });
+  const scheme = security.https === undefined ? 'http' : 'https';
+  const node = (): NodeInfo => ({ id, scheme, host: bind.host === '0.0.0.0' ? 'localhost' : bind.host, port });
   const recalc = (): void => eng.peekApplied(recalculateCaches);
   const app = buildHttpApp(
-    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, statusExtras: () => kafka.statusExtras() },
+    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng, { queryTimeoutMs: cfg.queryTimeoutMs, maxResultRows: cfg.maxResultRows }), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, statusExtras: () => kafka.statusExtras() },
     logger,
     onFatal,
     cfg.maxBodyBytes,
+    security,
   );
   // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
   // kafka/ do not import each other.
@@ -73,7 +79,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
       await app.listen({ host: bind.host, port: bind.port });
       const addr = app.server.address();
       if (addr !== null && typeof addr === 'object') port = addr.port;
-      logger.info({ bind: `${bind.host}:${port}`, dataDir: cfg.dataDir, fsync: cfg.fsync }, 'bitledger listening');
+      logger.info({ bind: `${scheme}://${bind.host}:${port}`, auth: cfg.authTokenFile !== '', dataDir: cfg.dataDir, fsync: cfg.fsync }, 'bitledger listening');
       return port;
     },
     async close() {
@@ -85,4 +91,12 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
       await log.close();
     },
   };
+}
+
+/** TLS files and the request checks from the settings (README "Securing bitledger"). */
+function httpSecurity(cfg: Config, bindHost: string): HttpSecurity {
+  if ((cfg.tlsCertificate === '') !== (cfg.tlsKey === '')) throw new ConfigError('tls-certificate and tls-key go together: set both or neither');
+  const https = cfg.tlsCertificate === '' ? undefined : { cert: readFileSync(cfg.tlsCertificate), key: readFileSync(cfg.tlsKey) };
+  const tokens = cfg.authTokenFile === '' ? undefined : readTokenFile(cfg.authTokenFile);
+  return { https, checks: { bindHost, scheme: https === undefined ? 'http' : 'https', allowedOrigins: cfg.allowedOrigins, tokens } };
 }

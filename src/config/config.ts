@@ -27,6 +27,19 @@ export interface Config {
   acceptDataLoss: boolean;
   /** Writes answer 507 while the data directory's disk has less free space than this. */
   diskReserveBytes: number;
+  /** Deadline of one query, ms (flag: a Go duration such as 60s, or a number of ms); 0: none. */
+  queryTimeoutMs: number;
+  /** Rows, groups or pairs one Rows/GroupBy/TopN may return; 0: no bound. */
+  maxResultRows: number;
+  /** TLS (Pilosa's [tls] table): PEM files; both set → https. */
+  tlsCertificate: string;
+  tlsKey: string;
+  /** Pilosa's tls.skip-verify: accepted for its configs; bitledger makes no outgoing TLS calls. */
+  tlsSkipVerify: boolean;
+  /** Bearer tokens and their roles, one `TOKEN read-only|read-write` a line; '' = no auth. */
+  authTokenFile: string;
+  /** Origins allowed to send mutating requests besides the server's own. */
+  allowedOrigins: string[];
 }
 
 export const DEFAULTS: Config = {
@@ -45,6 +58,13 @@ export const DEFAULTS: Config = {
   maxBodyBytes: LIMITS.maxBodyBytes,
   acceptDataLoss: false,
   diskReserveBytes: 64 * 1024 * 1024,
+  queryTimeoutMs: 60_000,
+  maxResultRows: 1_000_000,
+  tlsCertificate: '',
+  tlsKey: '',
+  tlsSkipVerify: false,
+  authTokenFile: '',
+  allowedOrigins: [],
 };
 
 type Key = keyof Config;
@@ -64,6 +84,13 @@ const KEYS: Record<string, Key> = {
   'max-body-bytes': 'maxBodyBytes',
   'accept-data-loss': 'acceptDataLoss',
   'disk-reserve-bytes': 'diskReserveBytes',
+  'query-timeout': 'queryTimeoutMs',
+  'max-result-rows': 'maxResultRows',
+  'tls-certificate': 'tlsCertificate',
+  'tls-key': 'tlsKey',
+  'tls-skip-verify': 'tlsSkipVerify',
+  'auth-token-file': 'authTokenFile',
+  'allowed-origins': 'allowedOrigins',
 };
 
 export class ConfigError extends Error {
@@ -77,7 +104,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
   if (file !== undefined) {
     const text = readFileSync(file, 'utf8');
     const data = (file.endsWith('.json') ? JSON.parse(text) : parseToml(text)) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(data)) set(cfg, k, String(Array.isArray(v) ? v.join(',') : v), `config file ${file}`);
+    for (const [k, v] of tableEntries(data)) set(cfg, k, String(Array.isArray(v) ? v.join(',') : v), `config file ${file}`);
   }
   if (env.PILOSA_BIND) set(cfg, 'bind', env.PILOSA_BIND, 'PILOSA_BIND');
   if (env.PILOSA_DATA_DIR) set(cfg, 'data-dir', env.PILOSA_DATA_DIR, 'PILOSA_DATA_DIR');
@@ -87,6 +114,13 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
   }
   for (const [k, v] of flags) if (k !== 'config') set(cfg, k, v, `flag --${k}`);
   return cfg;
+}
+
+/** A TOML table such as Pilosa's [tls] becomes keys tls-certificate, tls-key, …. */
+function tableEntries(data: Record<string, unknown>): [string, unknown][] {
+  return Object.entries(data).flatMap(([k, v]): [string, unknown][] =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.entries(v).map(([sub, x]): [string, unknown] => [`${k}-${sub}`, x]) : [[k, v]],
+  );
 }
 
 function parseFlags(argv: string[]): Map<string, string> {
@@ -111,7 +145,8 @@ function parseFlags(argv: string[]): Map<string, string> {
 }
 
 function set(cfg: Config, name: string, value: string, source: string): void {
-  const key = KEYS[name];
+  // Pilosa spells table keys with a dot (--tls.certificate, tls.certificate).
+  const key = KEYS[name.replace(/\./g, '-')];
   if (key === undefined) throw new ConfigError(`unknown setting "${name}" (from ${source})`);
   const current = cfg[key];
   if (key === 'fsync') {
@@ -120,6 +155,10 @@ function set(cfg: Config, name: string, value: string, source: string): void {
   } else if (key === 'kafkaMirrorAck') {
     if (value !== 'local' && value !== 'kafka') throw new ConfigError(`kafka-mirror-ack must be local or kafka (from ${source})`);
     cfg.kafkaMirrorAck = value;
+  } else if (key === 'queryTimeoutMs') {
+    const ms = parseDurationMs(value);
+    if (ms === undefined) throw new ConfigError(`${name} must be a duration such as 60s or 500ms, or a number of ms (from ${source})`);
+    cfg.queryTimeoutMs = ms;
   } else if (typeof current === 'boolean') {
     if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (from ${source})`);
     (cfg[key] as boolean) = value === 'true';
@@ -131,6 +170,21 @@ function set(cfg: Config, name: string, value: string, source: string): void {
     (cfg[key] as number) = n;
   } else (cfg[key] as string) = value;
 }
+
+/**
+ * A Go duration ("1m30s", "500ms", as Pilosa's `timeout` argument takes) or a bare number of
+ * milliseconds (as the *-ms settings); undefined when it is neither.
+ */
+export function parseDurationMs(value: string): number | undefined {
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Number(v);
+  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(v)) return undefined;
+  let ms = 0;
+  for (const m of v.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * DURATION_UNIT_MS[m[2]];
+  return ms;
+}
+
+const DURATION_UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Splits "host:port" (":10101" means all interfaces, as in Pilosa). */
 export function parseBind(bind: string): { host: string; port: number } {

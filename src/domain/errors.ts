@@ -2,6 +2,7 @@
 // renders Pilosa's body shape. Nothing that throws a DomainError may have mutated state.
 export type ErrorCode =
   | 'bad_request' // 400
+  | 'forbidden' // 403 (e.g. a write with a read-only token)
   | 'not_found' // 404
   | 'conflict' // 409
   | 'method_not_allowed' // 405

@@ -306,3 +306,12 @@ function daysInMonth(y: number, mo: number): number {
 }
 
 const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * Whether `view` is a time view that a field of quantum `q` writes: a unit of the quantum, and
+ * a real period (no month 13), spelt as the server spells it (viewByTimeUnit).
+ */
+export function isTimeViewOf(q: string, view: string, prefix = STANDARD_VIEW): boolean {
+  const p = viewPeriod(view, prefix);
+  return p !== undefined && quantumUnits(q).includes(p.unit) && viewByTimeUnit(p.start, p.unit, prefix) === view;
+}

@@ -21,6 +21,7 @@ import {
 import { type CompileEnv, compileBitmap, hasCondition } from './compile-bitmap.js';
 import type { BitmapPlan, OptionSettings, ReadPlan, RowsSpec, TopNPlan } from './plan.js';
 import { colRef, rowRef } from './refs.js';
+import { MAX_SHARD } from '../domain/shard.js';
 
 const MAP_REDUCE = failWith('map reduce: ');
 
@@ -80,9 +81,16 @@ export function compileOptions(call: Call): OptionSettings {
   if (shards !== undefined) {
     const bad = 'Query(): shards must be a list of unsigned integers';
     if (shards.kind !== 'list') fail(bad);
-    s.shards = shards.items.map((i) => (i.kind === 'int' && i.value >= 0n ? toSafe(i.value, 'shard', fail) : fail(bad)));
+    s.shards = shards.items.map((i) => (i.kind === 'int' && i.value >= 0n ? optionShard(i.value) : fail(bad)));
   }
   return s;
+}
+
+/** A shard of Options(shards=…): within the server's ID range (domain/shard.ts), as a 400. */
+function optionShard(v: bigint): number {
+  const n = toSafe(v, 'shard', fail);
+  if (n > MAX_SHARD) fail(`Query(): shard ${v} is out of range: shards go up to ${MAX_SHARD}`);
+  return n;
 }
 
 function optionalFilter(env: CompileEnv, call: Call, f: Fail): BitmapPlan | undefined {

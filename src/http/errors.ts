@@ -7,6 +7,7 @@ import { AssertionError } from '../util/assert.js';
 
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   method_not_allowed: 405,

@@ -2,7 +2,7 @@
 // events against the current state (validating first, so bad input changes nothing).
 import { badRequest, conflict } from '../domain/errors.js';
 import { fieldExists, fieldNotFound, indexExists, indexNotFound } from '../domain/messages.js';
-import { EXISTS_FIELD, validateName } from '../domain/names.js';
+import { EXISTS_FIELD, isReservedField, validateName } from '../domain/names.js';
 import type { FieldOptions, IndexOptions } from '../domain/types.js';
 import type { Engine } from '../engine/engine.js';
 import type { EventSink } from '../events/types.js';
@@ -82,8 +82,10 @@ export class SchemaService {
     return this.engine.write((h, sink) => {
       const idx = h.index(index);
       if (!idx) throw indexNotFound();
-      // `_exists` may be deleted (turns existence tracking off), as in Pilosa 1.4.
       if (!idx.field(field) || (field === EXISTS_FIELD && !idx.options.trackExistence)) throw fieldNotFound();
+      // Pilosa 1.4 let `_exists` be deleted, which silently and permanently turned existence
+      // tracking off (Not() and ClearRow then read wrong): reserved fields are refused instead.
+      if (isReservedField(field)) throw badRequest(`field ${field} is reserved: it belongs to the index (trackExistence) and cannot be deleted`);
       sink.emit({ type: 'FieldDeleted', index, field });
     });
   }

@@ -3,9 +3,10 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { STANDARD_VIEW } from '../../domain/names.js';
+import { parseShard } from '../../domain/shard.js';
 import { ExportService } from '../../service/export-service.js';
 import type { HttpContext } from '../context.js';
-import { checkArgs, parseUint } from './internal-routes.js';
+import { checkArgs } from './internal-routes.js';
 
 type Query = Record<string, string>;
 
@@ -16,7 +17,7 @@ export function exportRoutes(app: FastifyInstance, ctx: HttpContext): void {
     checkArgs(q, ['index', 'field', 'shard'], ['view']);
     if (q.view !== undefined && q.view !== STANDARD_VIEW) throw badRequest(`only the ${STANDARD_VIEW} view can be exported`);
     if (!acceptsCsv(req.headers.accept)) throw new DomainError('not_acceptable', 'Not acceptable');
-    const shard = parseUint(q.shard, 'shard');
+    const shard = parseShard(q.shard);
     const csv = await exports.csv(q.index, q.field, shard);
     return reply.code(200).type('text/csv').send(csv);
   });

@@ -4,7 +4,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { badRequest } from '../../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed, notValidArgument } from '../../domain/messages.js';
 import { STANDARD_VIEW } from '../../domain/names.js';
-import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import { checkShard, parseShard } from '../../domain/shard.js';
+import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
 import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
@@ -31,12 +32,14 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
     const proto = isProtobuf(req.headers['content-type']);
     const body = bodyBuffer(req.body);
     if (type === 'int') {
-      const v = proto ? decodeImportValueRequest(body) : valuesFromJson(jsonBody(req.body));
+      const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
       checkTarget(v.index, v.field, index, field);
+      if (v.shard !== undefined) checkShard(v.shard);
       await ctx.imports.importValues({ index, field, shard: v.shard, columnIds: v.columnIds, values: v.values, columnKeys: v.columnKeys, clear });
     } else {
-      const b = proto ? decodeImportRequest(body) : bitsFromJson(jsonBody(req.body));
+      const b = proto ? await decodeImportRequestAsync(body) : bitsFromJson(jsonBody(req.body));
       checkTarget(b.index, b.field, index, field);
+      if (b.shard !== undefined) checkShard(b.shard);
       await ctx.imports.importBits({ index, field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear });
     }
     return done(reply, proto);
@@ -44,8 +47,7 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
 
   app.post<{ Params: Params & { shard: string }; Querystring: Record<string, string> }>('/index/:index/field/:field/import-roaring/:shard', async (req, reply) => {
     for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw notValidArgument(k);
-    if (!/^\d+$/.test(req.params.shard)) throw badRequest('shard should be an unsigned integer');
-    const shard = Number(req.params.shard);
+    const shard = parseShard(req.params.shard);
     const r = decodeImportRoaringRequest(bodyBuffer(req.body));
     await ctx.imports.importRoaring({
       index: req.params.index,

@@ -1,7 +1,8 @@
 // Internal endpoints Pilosa client libraries call: key translation, shard owners, max shards.
 import type { FastifyInstance } from 'fastify';
-import { DomainError, badRequest } from '../../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { argumentRequired, notValidArgument } from '../../domain/messages.js';
+import { parseShard } from '../../domain/shard.js';
 import { decodeTranslateKeysRequest, encodeTranslateKeysResponse } from '../../encoding/public-proto.js';
 import { maxShards } from '../../executor/max-shards.js';
 import { KeyService } from '../../service/key-service.js';
@@ -26,7 +27,7 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
   // The owners of a shard: always this node.
   app.get<{ Querystring: Query }>('/internal/fragment/nodes', { config: { errorShape: 'query' } }, async (req, reply) => {
     checkArgs(req.query, ['index', 'shard'], []);
-    parseUint(req.query.shard, 'shard');
+    parseShard(req.query.shard);
     return sendJson(reply, [nodeJson(ctx)]);
   });
 
@@ -38,11 +39,6 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
 export function checkArgs(q: Query, required: string[], optional: string[]): void {
   for (const k of Object.keys(q)) if (!required.includes(k) && !optional.includes(k)) throw notValidArgument(k);
   for (const k of required) if (q[k] === undefined || q[k] === '') throw argumentRequired(k);
-}
-
-export function parseUint(v: string | undefined, what: string): number {
-  if (v === undefined || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw badRequest(`${what} should be an unsigned integer`);
-  return Number(v);
 }
 
 /** No Accept header, a wildcard, or protobuf (Pilosa clients send application/x-protobuf). */

@@ -6,7 +6,8 @@ import { boolArg, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
 import { maxShards } from '../../executor/max-shards.js';
-import { checkArgs, parseUint } from './internal-routes.js';
+import { checkArgs } from './internal-routes.js';
+import { parseShard } from '../../domain/shard.js';
 import { legacyNodeJson } from './legacy-node-json.js';
 
 type Query = Record<string, string>;
@@ -16,7 +17,7 @@ export function legacyClusterRoutes(app: FastifyInstance, ctx: HttpContext): voi
 
   app.get<{ Querystring: Query }>('/fragment/nodes', { config: { errorShape: 'query' } }, async (req, reply) => {
     checkArgs(req.query, ['index', 'slice'], []);
-    parseUint(req.query.slice, 'slice');
+    parseShard(req.query.slice, 'slice');
     return sendJson(reply, [legacyNodeJson(ctx)]);
   });
 

@@ -4,7 +4,8 @@
 // field as Field = 4, which maps to the int field `<frame>_<field>`.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DomainError, badRequest } from '../../domain/errors.js';
-import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import { checkShard } from '../../domain/shard.js';
+import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
 import { frameFieldName } from '../../encoding/legacy-import-value.js';
 import { LegacyImportService } from '../../service/legacy/legacy-import.js';
 import { bodyBuffer, isProtobuf } from '../body.js';
@@ -14,8 +15,9 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
   const legacy = new LegacyImportService(ctx.engine, ctx.imports);
   app.post('/import', async (req, reply) => {
     checkHeaders(req.headers['content-type'], req.headers.accept);
-    const b = decodeImportRequest(bodyBuffer(req.body));
+    const b = await decodeImportRequestAsync(bodyBuffer(req.body));
     if (b.index === '' || b.field === '') throw badRequest('index and frame are required');
+    checkShard(b.shard, 'slice');
     await ctx.imports.importBits({ index: b.index, field: b.field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear: false });
     return done(reply);
   });
@@ -23,9 +25,10 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
   app.post('/import-value', async (req, reply) => {
     checkHeaders(req.headers['content-type'], req.headers.accept);
     const buf = bodyBuffer(req.body);
-    const v = decodeImportValueRequest(buf);
+    const v = await decodeImportValueRequestAsync(buf);
     const name = frameFieldName(buf);
     if (v.index === '' || v.field === '' || name === '') throw badRequest('index, frame and field are required');
+    checkShard(v.shard, 'slice');
     await legacy.importValues({ index: v.index, field: v.field, shard: v.shard, columnIds: v.columnIds, values: v.values, columnKeys: v.columnKeys, clear: false }, name);
     return done(reply);
   });

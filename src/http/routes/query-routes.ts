@@ -1,7 +1,9 @@
 // POST /index/{i}/query: PQL text or protobuf QueryRequest in; JSON or protobuf out.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { parseDurationMs } from '../../config/config.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { notValidArgument } from '../../domain/messages.js';
+import { checkShard, parseShard } from '../../domain/shard.js';
 import type { QueryOptions } from '../../executor/result.js';
 import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
 import { queryResponseJson } from '../../encoding/query-json.js';
@@ -11,7 +13,7 @@ import { sendError } from '../errors.js';
 import { sendJson } from '../reply.js';
 
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
-const ARGS = new Set(['shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs']);
+const ARGS = new Set(['timeout', 'shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs']);
 
 export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: { index: string }; Querystring: Record<string, string> }>(
@@ -26,6 +28,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         if (isProtobuf(req.headers['content-type'])) {
           const r = decodeQueryRequest(bodyBuffer(req.body));
           text = r.query;
+          for (const s of r.shards) checkShard(s);
           opts = { shards: r.shards.length > 0 ? r.shards : undefined, columnAttrs: r.columnAttrs, excludeColumns: r.excludeColumns, excludeRowAttrs: r.excludeRowAttrs };
         } else {
           text = bodyBuffer(req.body).toString('utf8');
@@ -37,7 +40,13 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
           };
         }
-        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts);
+        const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
+        const signal = clientGone(reply);
+        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts, { timeoutMs, signal, readOnly: req.readOnlyToken }).catch((err: unknown) => {
+          // Nobody reads the error; the log shows the work was stopped, not finished.
+          if (signal.aborted) req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
+          throw err;
+        });
         if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(response)));
         return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined));
       } catch (err) {
@@ -53,14 +62,30 @@ function sendProtoError(reply: FastifyReply, err: DomainError): FastifyReply {
   return reply.code(400).type('application/protobuf').send(Buffer.from(encodeQueryResponse({ err: err.message })));
 }
 
+/** Pilosa's `timeout` argument: a Go duration (10s, 1m30s, 500ms) or a number of ms. */
+function parseTimeout(v: string): number {
+  const ms = parseDurationMs(v);
+  if (ms === undefined || ms <= 0) throw badRequest('invalid timeout argument: want a duration such as 10s or 500ms');
+  return ms;
+}
+
+/** Fires when the connection closes before the answer is sent: the query's work is then wasted. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
 function parseShards(v: string | undefined): number[] | undefined {
   if (v === undefined) return undefined;
   const out: number[] = [];
   for (const part of v.split(',')) {
     const s = part.trim();
     if (s === '') continue;
-    if (!/^\d+$/.test(s) || !Number.isSafeInteger(Number(s))) throw badRequest('invalid shard argument');
-    out.push(Number(s));
+    if (!/^\d+$/.test(s)) throw badRequest('invalid shard argument');
+    out.push(parseShard(s));
   }
   return out;
 }

@@ -8,6 +8,7 @@ import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js
 import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
 import type { IdArray } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
+import { isTimeViewOf } from '../../domain/time-quantum.js';
 import type { Engine } from '../../engine/engine.js';
 import type { EventSink } from '../../events/types.js';
 import type { Field } from '../../state/field.js';
@@ -42,6 +43,7 @@ export class ImportService {
       if (field.options.type !== 'set' && field.options.type !== 'time') throw badRequest('roaring import is only supported for set and time fields');
       for (const v of views) {
         if (v.view !== STANDARD_VIEW && field.options.type !== 'time') throw badRequest(`view ${v.view} is not a view of ${field.options.type} field ${field.name}`);
+        if (v.view !== STANDARD_VIEW && !isTimeViewOf(field.options.timeQuantum, v.view)) throw badRequest(notTimeView(v.view, field));
       }
       for (const v of views) {
         if (v.rows.size === 0) continue;
@@ -163,6 +165,12 @@ function checkIds(ids: IdArray, what: string): void {
     const v = ids[i];
     if (!Number.isSafeInteger(v) || v < 0) throw badRequest(`${what} ID ${v} of item ${i} is not an unsigned integer below 2^53`);
   }
+}
+
+/** The error for an import-roaring view no query of the field would read (the name cut short). */
+function notTimeView(view: string, field: Field): string {
+  const name = view.length > 80 ? `${view.slice(0, 80)}…` : view;
+  return `view ${name} is not a time view of field ${field.name} (time quantum ${field.options.timeQuantum}): views are named by the quantum's units, as 2006, 200601, 20060102 or 2006010215`;
 }
 
 function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number | undefined): void {

@@ -3,7 +3,7 @@
 // Each use case decides all its events in one engine.write, validating before emitting.
 import { badRequest, conflict } from '../../domain/errors.js';
 import { fieldExists, fieldNotFound, frameExists, frameNotFound, indexExists, indexNotFound } from '../../domain/messages.js';
-import { validateName } from '../../domain/names.js';
+import { isReservedField, validateName } from '../../domain/names.js';
 import { DEFAULT_COLUMN_LABEL } from '../../pql/legacy.js';
 import type { Engine } from '../../engine/engine.js';
 import type { Event } from '../../events/types.js';
@@ -49,6 +49,7 @@ export class FrameService {
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
       if (!idx.field(frame)) return;
+      if (isReservedField(frame)) throw badRequest(`frame ${frame} is reserved: it belongs to the index and cannot be deleted`);
       for (const f of frameMeta(idx, frame)?.fields ?? []) {
         if (idx.field(intFieldName(frame, f))) sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, f) });
       }
