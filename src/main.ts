@@ -4,7 +4,7 @@
 // The only place that exits the process.
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/config.js';
-import { createServer } from './app.js';
+import { launchServer, type Server } from './app.js';
 import { StartupError } from './engine/bootstrap.js';
 import { inspect, truncateLog } from './cli/maintenance.js';
 
@@ -27,13 +27,15 @@ async function main(argv: string[]): Promise<void> {
     logger.flush();
     process.exit(70);
   };
-  const server = await createServer(cfg, logger, fatal);
-  await server.listen();
+  const launch = await launchServer(cfg, logger, fatal);
+  let server: Server | undefined;
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // Replay only reads: stopping before it finished leaves nothing to flush.
+    if (server === undefined) process.exit(0);
     server.close().then(
       () => {
         logger.info('stopped cleanly');
@@ -47,6 +49,7 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  server = await launch.booted;
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -23,6 +23,10 @@ export interface Config {
   /** local: a write is acked once durable here; kafka: also once the mirror topic has it. */
   kafkaMirrorAck: 'local' | 'kafka';
   maxBodyBytes: number;
+  /** Access log lines per second at most (0: off); above it, a per-second summary. */
+  accessLogPerSecond: number;
+  /** Queries slower than this are logged with their PQL text (0: off). */
+  slowQueryMs: number;
 }
 
 export const DEFAULTS: Config = {
@@ -39,6 +43,8 @@ export const DEFAULTS: Config = {
   replicaOf: '',
   kafkaMirrorAck: 'local',
   maxBodyBytes: LIMITS.maxBodyBytes,
+  accessLogPerSecond: 100,
+  slowQueryMs: 1000,
 };
 
 type Key = keyof Config;
@@ -56,6 +62,8 @@ const KEYS: Record<string, Key> = {
   'replica-of': 'replicaOf',
   'kafka-mirror-ack': 'kafkaMirrorAck',
   'max-body-bytes': 'maxBodyBytes',
+  'access-log-per-second': 'accessLogPerSecond',
+  'slow-query-ms': 'slowQueryMs',
 };
 
 export class ConfigError extends Error {

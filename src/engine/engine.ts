@@ -27,7 +27,7 @@ export class Engine {
   private eventsSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
-  readonly snapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0 };
+  readonly snapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0, lastAt: 0 };
 
   constructor(
     readonly holder: Holder,
@@ -129,7 +129,7 @@ export class Engine {
     const releasable = this.retention.releasableUpTo(all);
     if (releasable > 0) await this.log.releaseUpTo(releasable);
     const ms = Math.round(performance.now() - started);
-    Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms });
+    Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms, lastAt: Date.now() });
     this.logger.info({ seq, bytes, events: body.events, ms, released: releasable }, 'snapshot written');
     return seq;
   }
