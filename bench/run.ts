@@ -15,6 +15,8 @@ const BENCHES: Bench[] = [
   { name: 'import', run: async () => (await import('./import.js')).runImport },
   { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
   { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
+  // Also run at the end of query-http; listed alone so it can be run by itself.
+  { name: 'access-log', run: async () => (await import('./access-log-cost.js')).runAccessLogCost },
   { name: 'kafka', run: async () => (await import('./kafka-bench.js')).runKafkaBench },
 ];
 
