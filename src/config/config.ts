@@ -23,7 +23,7 @@ const ALIASES: ReadonlyMap<string, SettingRow> = new Map(SETTINGS.flatMap((s) =>
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, warn: (line: string) => void = () => undefined): Config {
   const flags = parseFlags(argv);
   const cfg: Config = structuredClone(DEFAULTS);
-  const file = flags.get('config') ?? env.BITLEDGER_CONFIG;
+  const file = flags.get('config') ?? (env.BITLEDGER_CONFIG || undefined);
   if (file !== undefined) loadFile(cfg, file, warn);
   for (const s of SETTINGS as readonly SettingRow[]) {
     for (const name of s.env ?? []) if (env[name]) set(cfg, s.name, env[name], name);
