@@ -95,7 +95,7 @@ describe('bitledger import / export', () => {
   it('as a command: one line per expected error, and the import itself', async () => {
     const { url } = await listening();
     const csv = join(dir, 'small.csv');
-    writeFileSync(csv, '1,1\n1,2\n2,3\n');
+    writeFileSync(csv, '1,1\r\n1,2\n\n2,3'); // CRLF, a blank line, no final newline
     const run = (args: string[]): Promise<{ code: number | null; out: string; err: string }> =>
       new Promise((resolve) => {
         const p = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
