@@ -49,7 +49,9 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
 
 function logSlowQuery(logger: Logger, req: FastifyRequest, ms: number, textChars: number): void {
   const body = req.body;
-  const text = Buffer.isBuffer(body) && !String(req.headers['content-type'] ?? '').includes('protobuf') ? body.toString('utf8', 0, Math.min(body.length, textChars * 4)).slice(0, textChars) : '(protobuf)';
-  const cut = Buffer.isBuffer(body) && body.length > textChars;
-  logger.warn({ reqId: req.id, index: (req.params as { index?: string }).index, ms: Math.round(ms), pql: cut ? `${text}…` : text }, 'slow query');
+  const isText = Buffer.isBuffer(body) && !String(req.headers['content-type'] ?? '').includes('protobuf');
+  // Decode at most 4 bytes per kept character: a huge query body is never decoded whole.
+  const text = isText ? body.toString('utf8', 0, Math.min(body.length, textChars * 4)) : '';
+  const pql = !isText ? '(protobuf)' : text.length > textChars || body.length > textChars * 4 ? `${text.slice(0, textChars)}…` : text;
+  logger.warn({ reqId: req.id, index: (req.params as { index?: string }).index, ms: Math.round(ms), pql }, 'slow query');
 }
