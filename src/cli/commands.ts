@@ -4,10 +4,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { ConfigError } from '../config/config.js';
 import type { CommandLine, CommandSpec } from './command-line.js';
-import { exportCsv } from './export-csv.js';
-import { importCsv } from './import-csv.js';
-import { inspect, truncateLog } from './maintenance.js';
-import { runServer } from './server-command.js';
+// Commands load their modules when they run: a server start does not load the CLI import, and
+// `bitledger import` does not load the server (crash tests restart servers many times).
 
 export interface RunContext {
   line: CommandLine;
@@ -32,17 +30,17 @@ function required(line: CommandLine, command: string, name: string): string {
 }
 
 export const COMMANDS: readonly Command[] = [
-  { name: 'server', summary: 'run the server (the default command)', settings: true, flags: [], run: ({ cfg, logger }) => runServer(cfg, logger) },
-  { name: 'inspect', summary: "show a stopped server's data directory: log range, snapshots", settings: true, flags: [], run: ({ cfg, logger, out }) => inspect(cfg, logger, out) },
+  { name: 'server', summary: 'run the server (the default command)', settings: true, flags: [], run: async ({ cfg, logger }) => (await import('./server-command.js')).runServer(cfg, logger) },
+  { name: 'inspect', summary: "show a stopped server's data directory: log range, snapshots", settings: true, flags: [], run: async ({ cfg, logger, out }) => (await import('./maintenance.js')).inspect(cfg, logger, out) },
   {
     name: 'truncate-log',
     summary: 'drop log records after a sequence (the explicit repair a corrupt log names)',
     settings: true,
     flags: [{ name: 'after', value: 'SEQ', help: 'keep records up to and including this sequence' }],
-    run: ({ line, cfg, logger, out }) => {
+    run: async ({ line, cfg, logger, out }) => {
       const after = Number(line.flags.get('after'));
       if (!Number.isSafeInteger(after) || after < 0) throw new ConfigError('truncate-log needs --after <sequence>');
-      return truncateLog(cfg, after, logger, out);
+      return (await import('./maintenance.js')).truncateLog(cfg, after, logger, out);
     },
   },
   {
@@ -61,6 +59,7 @@ export const COMMANDS: readonly Command[] = [
     run: async ({ line, out }) => {
       const batchSize = Number(line.flags.get('batch-size') ?? 1_000_000);
       if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new ConfigError('import: --batch-size must be a positive integer');
+      const { importCsv } = await import('./import-csv.js');
       const r = await importCsv({
         url: line.flags.get('url') ?? URL_FLAG.default,
         index: required(line, 'import', 'index'),
@@ -80,6 +79,7 @@ export const COMMANDS: readonly Command[] = [
     settings: false,
     flags: [URL_FLAG, INDEX_FLAG, FIELD_FLAG, { name: 'output', short: 'o', value: 'FILE', help: 'output file', default: 'stdout' }],
     run: async ({ line }) => {
+      const { exportCsv } = await import('./export-csv.js');
       await exportCsv({ url: line.flags.get('url') ?? URL_FLAG.default, index: required(line, 'export', 'index'), field: required(line, 'export', 'field'), output: line.flags.get('output') });
     },
   },
