@@ -86,6 +86,8 @@ export class CommitQueue {
   readonly stats: CommitStats = { batches: 0, records: 0, bytes: 0 };
   /** Called after each durable batch with the new durable sequence (mirror, replication). */
   readonly durableListeners: ((seq: number) => void)[] = [];
+  /** Called after each append with its record count and duration (metrics: group size, fsync). */
+  readonly batchListeners: ((records: number, ms: number) => void)[] = [];
 
   constructor(
     private readonly log: LogAppender,
@@ -174,7 +176,9 @@ export class CommitQueue {
         const groups = takeBatch(this.groups, this.options.maxBatchRecords);
         const batch = groups.length === 1 ? groups[0].records : groups.flatMap((g) => g.records);
         const meta = groups.flatMap((g) => g.meta);
+        const started = performance.now();
         const res = await this.log.append(batch, meta.length > 0 ? meta : undefined);
+        for (const l of this.batchListeners) l(batch.length, performance.now() - started);
         this.stats.batches++;
         this.stats.records += batch.length;
         this.stats.bytes += res.bytes;

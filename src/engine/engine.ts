@@ -9,11 +9,22 @@ import { encodeEvent } from '../events/codec.js';
 import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
-import { CommitQueue, commitQueueOptionsFromEnv } from './commit-queue.js';
+import { CommitQueue, type CommitStats, commitQueueOptionsFromEnv } from './commit-queue.js';
 import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
 import type { CommittedLog, CursorStore, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
 import { RetentionPolicy } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
+
+export interface LogFigures {
+  /** Highest sequence applied in memory (durable or about to be). */
+  assignedSeq: number;
+  durableSeq: number;
+  firstSeq: number;
+  lastSeq: number;
+  fsync: { policy: string; intervalMs?: number } | undefined;
+  /** Group commits, records and bytes appended since start. */
+  commits: Readonly<CommitStats>;
+}
 
 export type Lifecycle = 'STARTING' | 'NORMAL' | 'STOPPING' | 'FAILED';
 
@@ -33,7 +44,7 @@ export class Engine {
   private eventsSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
-  private readonly snapshotStats: SnapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0 };
+  private readonly snapshotStats: SnapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0, lastAt: 0 };
   /** Followers of the durable log (Kafka mirror; backup and point-in-time restore next). */
   readonly committedLog: CommittedLog;
   /** Consumer positions, written in the batch of the events they go with. */
@@ -74,9 +85,15 @@ export class Engine {
     return this.holder.appliedSeq;
   }
 
-  /** Figures for operators (status pages, the console): sequences and the fsync policy. */
-  logFigures(): { durableSeq: number; firstSeq: number; lastSeq: number; fsync: { policy: string; intervalMs?: number } | undefined } {
-    return { durableSeq: this.queue.durableSeq, firstSeq: this.log.firstSeq, lastSeq: this.log.lastSeq, fsync: this.log.fsyncPolicy };
+  /** Figures for operators (status pages, metrics, the console): sequences, totals, the fsync policy. */
+  logFigures(): LogFigures {
+    const q = this.queue;
+    return { assignedSeq: q.lastAssignedSeq, durableSeq: q.durableSeq, firstSeq: this.log.firstSeq, lastSeq: this.log.lastSeq, fsync: this.log.fsyncPolicy, commits: q.stats };
+  }
+
+  /** Calls `listener` after every group commit with its record count and append time (metrics). */
+  onCommit(listener: (records: number, ms: number) => void): void {
+    this.queue.batchListeners.push(listener);
   }
 
   /** Set on a replica: local writes are refused with this message. */
@@ -179,7 +196,7 @@ export class Engine {
     const releasable = this.retention.releasableUpTo(all);
     if (releasable > 0) await this.log.releaseUpTo(releasable);
     const ms = Math.round(performance.now() - started);
-    Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms });
+    Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms, lastAt: Date.now() });
     this.logger.info({ seq, bytes, events: body.events, ms, released: releasable }, 'snapshot written');
     return seq;
   }

@@ -76,6 +76,8 @@ export interface SnapshotStats {
   lastSeq: number;
   lastBytes: number;
   lastMs: number;
+  /** Wall-clock ms when the last snapshot was written (0: none since start). */
+  lastAt: number;
 }
 
 /** Snapshot control: take one now, list and read the retained ones. */

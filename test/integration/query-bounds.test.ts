@@ -52,7 +52,7 @@ describe('query deadline', () => {
 
   it('applies --query-timeout when the request names none', async () => {
     const d = tempDir();
-    const s = await createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: d, queryTimeoutMs: 20 }, pino({ level: 'silent' }), () => undefined);
+    const s = await createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: d, queryTimeout: 20 }, pino({ level: 'silent' }), () => undefined);
     try {
       await loadGroupByData(s, 100_000);
       const r = await s.app.inject({ method: 'POST', url: '/index/g/query', payload: GROUP_BY });

@@ -42,3 +42,31 @@ describe('config', () => {
     expect(parseBind('http://localhost:8080')).toEqual({ host: 'localhost', port: 8080 });
   });
 });
+
+describe('Pilosa config files', () => {
+  it('map known keys, convert durations, and name the ignored sections in one warning', () => {
+    dir = tempDir();
+    const file = join(dir, 'pilosa.toml');
+    writeFileSync(file, 'data-dir = "/var/pilosa"\nbind = "localhost:10101"\nlog-path = "/var/log/pilosa.log"\n[cluster]\n  replicas = 1\n  long-query-time = "1m30s"\n[gossip]\n  port = 14000\n[anti-entropy]\n  interval = "10m0s"\n');
+    const warnings: string[] = [];
+    const cfg = loadConfig(['--config', file], {}, (w) => warnings.push(w));
+    expect(cfg).toMatchObject({ dataDir: '/var/pilosa', bind: 'localhost:10101', slowQueryMs: 90_000 });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('log-path');
+    expect(warnings[0]).toContain('[cluster] replicas');
+    expect(warnings[0]).toContain('[gossip]');
+    expect(warnings[0]).toContain('[anti-entropy]');
+  });
+
+  it('refuse a top-level key that is neither ours nor Pilosa\'s, and a missing or malformed file, in one line', () => {
+    dir = tempDir();
+    const bogus = join(dir, 'bogus.toml');
+    writeFileSync(bogus, 'bind = "127.0.0.1:1"\nfsnyc = "never"\n');
+    expect(() => loadConfig(['--config', bogus], {})).toThrow(/unknown setting "fsnyc"/);
+    expect(() => loadConfig(['--config', join(dir, 'missing.toml')], {})).toThrow(/missing.toml: not found/);
+    const broken = join(dir, 'broken.toml');
+    writeFileSync(broken, 'bind = \n');
+    expect(() => loadConfig(['--config', broken], {})).toThrow(/not valid TOML: [^\n]*$/);
+    expect(() => loadConfig(['--slow-query-ms', '5 parsecs'], {})).toThrow(/non-negative number/);
+  });
+});
