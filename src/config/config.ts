@@ -98,9 +98,10 @@ function parseFlags(argv: string[]): Map<string, string> {
 }
 
 function set(cfg: Config, name: string, value: string, source: string): void {
-  const s = SETTING_BY_NAME.get(name);
+  // Pilosa's dotted spelling (--tls.certificate) names the same setting as ours.
+  const s = SETTING_BY_NAME.get(name) ?? ALIASES.get(name);
   if (s === undefined) throw new ConfigError(`unknown setting "${name}" (from ${source}; bitledger --help lists them)`);
-  const key = camel(name) as keyof Config;
+  const key = camel(s.name) as keyof Config;
   const target = cfg as unknown as Record<string, unknown>;
   if (s.values !== undefined) {
     if (!s.values.includes(value)) throw new ConfigError(`${name} must be ${s.values.slice(0, -1).join(', ')} or ${s.values[s.values.length - 1]} (from ${source})`);
@@ -111,7 +112,7 @@ function set(cfg: Config, name: string, value: string, source: string): void {
     if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (from ${source})`);
     target[key] = value === 'true';
   } else if (typeof s.default === 'number') {
-    const n = name.endsWith('-ms') || s.duration === true ? (parseDurationMs(value) ?? Number.NaN) : Number(value);
+    const n = s.name.endsWith('-ms') || s.duration === true ? (parseDurationMs(value) ?? Number.NaN) : Number(value);
     if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name} must be a non-negative number (from ${source})`);
     target[key] = n;
   } else target[key] = value;
