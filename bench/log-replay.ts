@@ -28,6 +28,7 @@ const logger = pino({ level: 'silent' });
 const NO_SNAPSHOTS: SnapshotFiles = {
   write: () => Promise.reject(new Error('not used')),
   list: () => Promise.resolve([]),
+  infos: () => Promise.resolve([]),
   read: () => Promise.reject(new Error('not used')),
   prune: () => Promise.resolve([]),
 };

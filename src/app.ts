@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, parseBind } from './config/config.js';
 import { Engine } from './engine/engine.js';
+import { PastStates } from './engine/past-states.js';
 import { bootstrap } from './engine/bootstrap.js';
 import { recalculateCaches } from './executor/index.js';
 import { buildHttpApp } from './http/app.js';
@@ -37,7 +38,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     const { holder } = await bootstrap(log, snapshots, logger);
     // A replica (--replica-of) applies only what it consumes: local writes are refused.
     const readOnly = cfg.replicaOf !== '' ? { readOnlyReason: replicaReadOnlyReason(cfg.replicaOf) } : {};
-    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, ...readOnly }, logger, onFatal);
+    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, history: { ms: cfg.historyRetentionMs, bytes: cfg.historyRetentionBytes }, ...readOnly }, logger, onFatal);
     const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
   } catch (err) {
@@ -51,7 +52,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   const recalc = (): void => recalculateCaches(eng.holder);
   const app = buildHttpApp(
     // kafka: mirror/replica/ingest routes and their /status extras.
-    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, kafka, statusExtras: () => kafka.statusExtras() },
+    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng, new PastStates(log, eng.snapshots, logger)), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, kafka, statusExtras: () => kafka.statusExtras() },
     logger,
     onFatal,
     cfg.maxBodyBytes,

@@ -3,6 +3,7 @@
 // deployments) and command-line flags.
 import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
+import { parseDurationMs } from './duration.js';
 import { LIMITS } from './limits.js';
 
 export type FsyncPolicy = 'always' | 'interval' | 'never';
@@ -23,6 +24,10 @@ export interface Config {
   /** local: a write is acked once durable here; kafka: also once the mirror topic has it. */
   kafkaMirrorAck: 'local' | 'kafka';
   maxBodyBytes: number;
+  /** Every point this far back (ms) stays restorable and readable with atTime/atSeq. */
+  historyRetentionMs: number;
+  /** When > 0, the history's log is capped at this many bytes (whole snapshots dropped first). */
+  historyRetentionBytes: number;
 }
 
 export const DEFAULTS: Config = {
@@ -39,6 +44,8 @@ export const DEFAULTS: Config = {
   replicaOf: '',
   kafkaMirrorAck: 'local',
   maxBodyBytes: LIMITS.maxBodyBytes,
+  historyRetentionMs: 24 * 3_600_000,
+  historyRetentionBytes: 0,
 };
 
 type Key = keyof Config;
@@ -56,6 +63,8 @@ const KEYS: Record<string, Key> = {
   'replica-of': 'replicaOf',
   'kafka-mirror-ack': 'kafkaMirrorAck',
   'max-body-bytes': 'maxBodyBytes',
+  'history-retention': 'historyRetentionMs',
+  'history-retention-bytes': 'historyRetentionBytes',
 };
 
 export class ConfigError extends Error {
@@ -108,6 +117,10 @@ function set(cfg: Config, name: string, value: string, source: string): void {
   } else if (key === 'kafkaMirrorAck') {
     if (value !== 'local' && value !== 'kafka') throw new ConfigError(`kafka-mirror-ack must be local or kafka (from ${source})`);
     cfg.kafkaMirrorAck = value;
+  } else if (key === 'historyRetentionMs') {
+    const ms = parseDurationMs(value);
+    if (ms === undefined) throw new ConfigError(`history-retention must be a duration such as 24h, 90m or 3600 (seconds) (from ${source})`);
+    cfg.historyRetentionMs = ms;
   } else if (Array.isArray(current)) {
     (cfg[key] as string[]) = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   } else if (typeof current === 'number') {

@@ -8,7 +8,7 @@ import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
 import { CommitQueue } from './commit-queue.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
-import { RetentionPolicy } from './retention.js';
+import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
 
 export type Lifecycle = 'STARTING' | 'NORMAL' | 'STOPPING' | 'FAILED';
@@ -18,12 +18,14 @@ export interface EngineOptions {
   snapshotEveryBytes: number;
   /** Replicas apply only what they consume: local writes are refused with this message. */
   readOnlyReason?: string;
+  /** What retention keeps for point-in-time restores and time-travel reads. */
+  history?: HistoryWindow;
 }
 
 export class Engine {
   state: Lifecycle = 'NORMAL';
   readonly queue: CommitQueue;
-  readonly retention = new RetentionPolicy();
+  readonly retention: RetentionPolicy;
   private eventsSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
@@ -37,6 +39,7 @@ export class Engine {
     private readonly logger: Logger,
     onFatal: (err: Error) => void,
   ) {
+    this.retention = new RetentionPolicy(2, options.history);
     this.queue = new CommitQueue(log, log.lastSeq, (err) => {
       this.state = 'FAILED';
       onFatal(err);
@@ -123,15 +126,21 @@ export class Engine {
     this.bytesSinceSnapshot = 0;
     // Never publish a snapshot that is ahead of the durable log.
     await this.queue.whenDurable(seq);
-    const { bytes } = await this.snapshots.write(seq, body.chunks);
-    const all = await this.snapshots.list();
-    await this.snapshots.prune(this.retention.keptSnapshots(all));
-    const releasable = this.retention.releasableUpTo(all);
+    const { bytes } = await this.snapshots.write(seq, body.chunks, await this.log.commitTime(seq));
+    const plan = await this.retention.plan(await this.snapshots.infos(), Date.now(), (after) => this.logBytesAfter(after));
+    await this.snapshots.prune(plan.keptSnapshots);
+    const releasable = plan.releasableUpTo;
     if (releasable > 0) await this.log.releaseUpTo(releasable);
     const ms = Math.round(performance.now() - started);
     Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms });
     this.logger.info({ seq, bytes, events: body.events, ms, released: releasable }, 'snapshot written');
     return seq;
+  }
+
+  private async logBytesAfter(seq: number): Promise<number> {
+    let bytes = 0;
+    for await (const b of this.log.commitBatches(seq + 1)) if (b.firstSeq > seq) bytes += b.bytes;
+    return bytes;
   }
 
   /** Graceful stop: refuse new writes, let staged ones become durable, finish a running snapshot. */

@@ -10,6 +10,7 @@ import { importRoutes } from './routes/import-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { schemaRoutes } from './routes/schema-routes.js';
 import { internalRoutes } from './routes/internal-routes.js';
+import { historyRoutes } from './routes/history-routes.js';
 import { exportRoutes } from './routes/export-routes.js';
 import { legacyFrameRoutes } from './routes/legacy-frame-routes.js';
 import { legacyInputRoutes } from './routes/legacy-input-routes.js';
@@ -37,6 +38,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger, onInvariantBroken
   queryRoutes(app, ctx);
   importRoutes(app, ctx);
   internalRoutes(app, ctx);
+  historyRoutes(app, ctx);
   exportRoutes(app, ctx);
   legacyFrameRoutes(app, ctx);
   legacyInputRoutes(app, ctx);

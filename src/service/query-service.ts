@@ -2,6 +2,8 @@
 // durable event group; reads: engine.read/readAsync) → QueryResponse.
 import { DomainError, badRequest } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
+import { HistoryRangeError, readHistory, resolveTarget, type Target } from '../engine/history.js';
+import type { PastStates } from '../engine/past-states.js';
 import type { QueryOptions, QueryResponse } from '../executor/result.js';
 import { LIMITS } from '../config/limits.js';
 import { PqlParseError, parse } from '../pql/index.js';
@@ -12,7 +14,10 @@ import { rewriteLegacyQuery } from './legacy/legacy-query.js';
 import { hasLegacyCall } from '../pql/legacy.js';
 
 export class QueryService {
-  constructor(private readonly engine: Engine) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly past?: PastStates,
+  ) {}
 
   /** `legacy`: the query used 0.x calls, so its answer names row columns `bits`. */
   async execute(index: string, text: string, opts: QueryOptions): Promise<{ response: QueryResponse; legacy: boolean }> {
@@ -26,6 +31,29 @@ export class QueryService {
       ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
       : await this.engine.readAsync((h) => runQueryAsync(h, index, query, opts, limits));
     return { response, legacy };
+  }
+
+  /**
+   * A read-only query against the state as of `target` (atSeq/atTime): a past holder from the
+   * LRU, never the live one. Writes and points outside the history answer 400.
+   */
+  async executeAt(index: string, text: string, opts: QueryOptions, target: Target): Promise<{ response: QueryResponse; legacy: boolean }> {
+    if (this.past === undefined) throw badRequest('time-travel reads are not available on this server');
+    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+    const parsed = parseQuery(text);
+    const { log, snapshots, queue } = this.engine;
+    let seq: number;
+    try {
+      seq = await resolveTarget(log, await readHistory(log, snapshots, queue.durableSeq), target);
+    } catch (err) {
+      if (err instanceof HistoryRangeError) throw badRequest(err.message);
+      throw err;
+    }
+    const holder = await this.past.at(seq);
+    const query = rewriteLegacyQuery(holder, index, parsed);
+    if (query.calls.some(isWriteCall)) throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
+    const response = await runQueryAsync(holder, index, query, opts, { maxWritesPerRequest: LIMITS.maxWritesPerRequest });
+    return { response, legacy: hasLegacyCall(parsed) };
   }
 }
 

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import m0001 from '../../migrations/0001-initial.js';
 import m0002 from '../../migrations/0002-sparse-bits.js';
+import m0003 from '../../migrations/0003-commit-times.js';
 import { assert } from '../util/assert.js';
 import type { LevelDb } from './data-dir.js';
 import { FormatTooNewError } from './errors.js';
@@ -18,7 +19,7 @@ export interface Migration {
   up(db: LevelDb): Promise<void>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001, m0002];
+export const MIGRATIONS: readonly Migration[] = [m0001, m0002, m0003];
 
 const FORMAT_KEY = metaKey(FORMAT_VERSION_META);
 

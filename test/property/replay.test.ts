@@ -97,6 +97,7 @@ function decide(h: Holder, c: Cmd, counter: { n: number }): Event[] {
 const noSnapshots: SnapshotFiles = {
   write: () => Promise.reject(new Error('read-only')),
   list: () => Promise.resolve([]),
+  infos: () => Promise.resolve([]),
   read: () => Promise.reject(new Error('none')),
   prune: () => Promise.resolve(),
 };

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import type { QueryOptions } from '../../executor/result.js';
+import { parseTimeArg, type Target } from '../../engine/history.js';
 import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
 import { queryResponseJson } from '../../encoding/query-json.js';
 import { bodyBuffer, boolArg, isProtobuf, wantsProtobuf } from '../body.js';
@@ -10,7 +11,7 @@ import { sendError } from '../errors.js';
 import { sendJson } from '../reply.js';
 
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
-const ARGS = new Set(['shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs']);
+const ARGS = new Set(['shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs', 'atSeq', 'atTime']);
 
 export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: { index: string }; Querystring: Record<string, string> }>(
@@ -36,7 +37,8 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
           };
         }
-        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts);
+        const at = pastTarget(req.query);
+        const { response, legacy } = at === undefined ? await ctx.query.execute(req.params.index, text, opts) : await ctx.query.executeAt(req.params.index, text, opts, at);
         if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(response)));
         return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined));
       } catch (err) {
@@ -50,6 +52,21 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
 
 function sendProtoError(reply: FastifyReply, err: DomainError): FastifyReply {
   return reply.code(400).type('application/protobuf').send(Buffer.from(encodeQueryResponse({ err: err.message })));
+}
+
+/** atSeq=N or atTime=RFC3339|Unix seconds: a time-travel read; neither: the live state. */
+function pastTarget(q: Record<string, string>): Target | undefined {
+  if (q.atSeq !== undefined && q.atTime !== undefined) throw badRequest('give atSeq or atTime, not both');
+  if (q.atSeq !== undefined) {
+    if (!/^\d+$/.test(q.atSeq) || !Number.isSafeInteger(Number(q.atSeq))) throw badRequest('atSeq should be an unsigned integer');
+    return { seq: Number(q.atSeq) };
+  }
+  if (q.atTime !== undefined) {
+    const timeMs = parseTimeArg(q.atTime);
+    if (timeMs === undefined) throw badRequest('atTime should be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds');
+    return { timeMs };
+  }
+  return undefined;
 }
 
 function parseShards(v: string | undefined): number[] | undefined {
