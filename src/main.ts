@@ -1,15 +1,28 @@
 #!/usr/bin/env node
-// Process entry: `bitledger server [flags]` (the default command), `bitledger inspect` and
-// `bitledger truncate-log --after N` (offline repair).
+// Process entry: `bitledger server [flags]` (the default command), `bitledger inspect`,
+// `bitledger truncate-log --after N` (offline repair), and the history commands `restore`,
+// `backup` and `log inspect|verify` (src/cli/, one file each).
 // The only place that exits the process.
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/config.js';
 import { createServer } from './app.js';
 import { StartupError } from './engine/bootstrap.js';
 import { inspect, truncateLog } from './cli/maintenance.js';
+import { backupCommand } from './cli/backup.js';
+import { logCommand } from './cli/log.js';
+import { restoreCommand } from './cli/restore.js';
+
+const HISTORY_COMMANDS = { restore: restoreCommand, backup: backupCommand, log: logCommand };
+// Expected operator errors print one line (bad argument, directory in use, damage found, a
+// target outside the history); anything else is a bug and keeps its stack.
+const EXPECTED_ERRORS = /^(ConfigError|UsageError|StartupError|HistoryRangeError|LogVerifyError|DataDirInUseError|FormatTooNewError|LogCorruptionError|LogRangeError|SnapshotCorruptError)$/;
 
 async function main(argv: string[]): Promise<void> {
   const [command = 'server', ...args] = argv[0]?.startsWith('--') ? ['server', ...argv] : argv;
+  if (Object.hasOwn(HISTORY_COMMANDS, command)) {
+    const cliLogger = pino({ level: 'warn' }, pino.destination(2)); // stdout carries the command's own output
+    return HISTORY_COMMANDS[command as keyof typeof HISTORY_COMMANDS](args, cliLogger, (line) => void process.stdout.write(line + '\n'));
+  }
   const afterAt = args.indexOf('--after');
   const after = afterAt >= 0 ? Number(args[afterAt + 1]) : NaN;
   const rest = afterAt >= 0 ? args.filter((_, i) => i !== afterAt && i !== afterAt + 1) : args;
@@ -21,7 +34,7 @@ async function main(argv: string[]): Promise<void> {
     if (!Number.isSafeInteger(after) || after < 0) throw new ConfigError('truncate-log needs --after <sequence>');
     return truncateLog(cfg, after, logger, out);
   }
-  if (command !== 'server') throw new ConfigError(`unknown command ${command} (expected: server, inspect, truncate-log)`);
+  if (command !== 'server') throw new ConfigError(`unknown command ${command} (expected: server, inspect, truncate-log, restore, backup, log)`);
   const fatal = (err: Error): void => {
     logger.fatal({ err: String(err), stack: err.stack }, 'fatal: stopping; restart replays the log');
     logger.flush();
@@ -50,7 +63,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  const known = err instanceof ConfigError || err instanceof StartupError || (err instanceof Error && /in use|corrupt|format/i.test(err.name));
+  const known = err instanceof ConfigError || err instanceof StartupError || (err instanceof Error && EXPECTED_ERRORS.test(err.name));
   process.stderr.write(`bitledger: ${known ? (err as Error).message : String((err as Error)?.stack ?? err)}\n`);
   process.exit(known ? 2 : 1);
 });

@@ -83,24 +83,7 @@ export class SnapshotStore {
   /** The body and commit time of snapshot `seq`, checked as read() checks them. */
   async readFile(seq: number): Promise<{ body: Uint8Array; timeMs: number | undefined }> {
     const path = join(this.dir, fileName(seq, 'snap'));
-    const file = await readFile(path);
-    const bad = (reason: string): SnapshotCorruptError => new SnapshotCorruptError(path, reason);
-    const v1 = file.subarray(0, MAGIC.length).equals(MAGIC_V1);
-    const header = v1 ? HEADER_V1_BYTES : HEADER_BYTES;
-    if (file.length < header + TRAILER_BYTES) {
-      throw bad(`file is ${file.length} bytes, shorter than header and trailer`);
-    }
-    if (!v1 && !file.subarray(0, MAGIC.length).equals(MAGIC)) {
-      throw bad('bad magic (not a bitledger snapshot, or an unknown version)');
-    }
-    const storedSeq = Number(file.readBigUInt64LE(8));
-    if (storedSeq !== seq) throw bad(`header says sequence ${storedSeq}, file name says ${seq}`);
-    const length = Number(file.readBigUInt64LE(LENGTH_OFFSET));
-    const actual = file.length - header - TRAILER_BYTES;
-    if (length !== actual) throw bad(`header says ${length} body bytes, file holds ${actual}`);
-    const body = file.subarray(header, header + length);
-    if (crc32c(body) !== file.readUInt32LE(header + length)) throw bad('CRC32C mismatch');
-    return { body, timeMs: v1 ? undefined : decodeTime(file) };
+    return parseSnapshotFile(await readFile(path), seq, path);
   }
 
   /** Sequence, commit time and size of each published snapshot, newest first (headers only). */
@@ -136,6 +119,27 @@ export class SnapshotStore {
 }
 
 /** Header, coalesced body, trailer, then the body length patched into the header. */
+/** A snapshot file's body and commit time, after checking magic, sequence, length and CRC. */
+export function parseSnapshotFile(file: Buffer, seq: number, path: string): { body: Uint8Array; timeMs: number | undefined } {
+  const bad = (reason: string): SnapshotCorruptError => new SnapshotCorruptError(path, reason);
+  const v1 = file.subarray(0, MAGIC.length).equals(MAGIC_V1);
+  const header = v1 ? HEADER_V1_BYTES : HEADER_BYTES;
+  if (file.length < header + TRAILER_BYTES) {
+    throw bad(`file is ${file.length} bytes, shorter than header and trailer`);
+  }
+  if (!v1 && !file.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw bad('bad magic (not a bitledger snapshot, or an unknown version)');
+  }
+  const storedSeq = Number(file.readBigUInt64LE(8));
+  if (storedSeq !== seq) throw bad(`header says sequence ${storedSeq}, file name says ${seq}`);
+  const length = Number(file.readBigUInt64LE(LENGTH_OFFSET));
+  const actual = file.length - header - TRAILER_BYTES;
+  if (length !== actual) throw bad(`header says ${length} body bytes, file holds ${actual}`);
+  const body = file.subarray(header, header + length);
+  if (crc32c(body) !== file.readUInt32LE(header + length)) throw bad('CRC32C mismatch');
+  return { body, timeMs: v1 ? undefined : decodeTime(file) };
+}
+
 function decodeTime(header: Buffer): number | undefined {
   const t = Number(header.readBigInt64LE(TIME_OFFSET));
   return t < 0 ? undefined : t;

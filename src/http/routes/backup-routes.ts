@@ -1,0 +1,48 @@
+// Online backup: a snapshot body and the log after it, streamed while writes go on. Retention
+// is held at the streamed position for as long as a log stream runs.
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { DomainError, badRequest, notFound } from '../../domain/errors.js';
+import { encodeSegmentBatch, logBatches } from '../../engine/log-export.js';
+import type { HttpContext } from '../context.js';
+import { parseUint } from './internal-routes.js';
+
+export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  app.get<{ Params: { seq: string } }>('/internal/backup/snapshot/:seq', async (req, reply) => {
+    const seq = parseUint(req.params.seq, 'seq');
+    const info = (await ctx.engine.snapshots.infos()).find((s) => s.seq === seq);
+    if (info === undefined) throw notFound(`no snapshot at sequence ${seq} (it may have been pruned; ask /internal/history again)`);
+    const body = await ctx.engine.snapshots.read(seq);
+    reply.header('x-bl-seq', String(seq));
+    if (info.timeMs !== undefined) reply.header('x-bl-time', String(info.timeMs));
+    return reply.code(200).type('application/octet-stream').send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  });
+
+  // Records from..to (default: the durable end when asked) in segment encoding (src/engine/log-export.ts).
+  app.get<{ Querystring: Record<string, string> }>('/internal/backup/log', async (req, reply) => {
+    const { log, queue, retention } = ctx.engine;
+    const from = parseUint(req.query.from, 'from');
+    const to = req.query.to === undefined ? queue.durableSeq : parseUint(req.query.to, 'to');
+    if (from < 1) throw badRequest('from must be at least 1');
+    if (to > queue.durableSeq) throw badRequest(`to ${to} is past the durable log (last ${queue.durableSeq})`);
+    let position = from;
+    // Held before the range check, so the range cannot be released between check and read.
+    const release = retention.addHold({ name: 'backup', keepFrom: () => position });
+    if (from < log.firstSeq) {
+      release();
+      throw new DomainError('conflict', `the log before sequence ${log.firstSeq} was released; the server holds ${log.firstSeq}..${queue.durableSeq}: start a new backup in a new directory`);
+    }
+    async function* stream(): AsyncGenerator<Buffer> {
+      try {
+        for await (const b of logBatches(log, from, to)) {
+          yield encodeSegmentBatch(b.records, b.timeMs);
+          position = b.records[b.records.length - 1].seq + 1;
+        }
+      } finally {
+        release();
+      }
+    }
+    reply.header('x-bl-from', String(from)).header('x-bl-to', String(to));
+    return reply.code(200).type('application/octet-stream').send(Readable.from(stream()));
+  });
+}
