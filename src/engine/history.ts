@@ -57,7 +57,10 @@ export async function resolveTarget(log: LogView, h: History, target: Target): P
   if (h.newest.timeMs === undefined) throw new HistoryRangeError(`time ${when}: no retained record has a known commit time (restore by sequence); ${held()}`);
   if (target.timeMs >= h.newest.timeMs) return h.newest.seq;
   const seq = Math.min(await log.seqAtTime(target.timeMs), h.newest.seq);
-  const tooOld = seq < h.oldest.seq || (h.oldest.timeMs !== undefined && target.timeMs < h.oldest.timeMs) || (seq === log.firstSeq - 1 && h.oldest.seq !== seq);
+  // A time before every retained record resolves to the base below the log; it is inside only
+  // when that base is a snapshot known to be committed by then (seq 0 has no time: by seq only).
+  const belowLog = seq === log.firstSeq - 1 && (h.oldest.seq !== seq || h.oldest.timeMs === undefined);
+  const tooOld = seq < h.oldest.seq || (h.oldest.timeMs !== undefined && target.timeMs < h.oldest.timeMs) || belowLog;
   if (tooOld) throw new HistoryRangeError(`time ${when} is outside the history: ${held()}`);
   return seq;
 }
