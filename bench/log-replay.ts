@@ -8,7 +8,7 @@ import type { SnapshotFiles } from '../src/engine/ports.js';
 import { defaultFieldOptions } from '../src/domain/types.js';
 import { encodeEvent, type EncodedEvent } from '../src/events/codec.js';
 import type { Event } from '../src/events/types.js';
-import { RoaringBitmap32 } from '../src/state/fragment.js';
+import { RoaringBitmap32 } from '../src/roaring/bitmap.js';
 import { Holder } from '../src/state/holder.js';
 import { EventLog, SnapshotStore } from '../src/storage/index.js';
 import { openRaw, rawIterateLog, type LogScan } from './lib/raw-level.js';
@@ -107,7 +107,7 @@ async function snapshotFigures(r: Reporter, dir: string, holder: Holder, events:
     const t0 = now();
     await engine.snapshot();
     const ms = now() - t0;
-    const bytes = engine.snapshotStats.lastBytes;
+    const bytes = engine.snapshots.stats.lastBytes;
     r.figure('Engine.snapshot() write (log events covered)', events / (ms / 1000), 'events/s');
     r.figure('Engine.snapshot() write', bytes / MB / (ms / 1000), 'MB/s');
     r.note(`snapshot: ${(bytes / MB).toFixed(1)} MB in ${ms.toFixed(0)} ms`);

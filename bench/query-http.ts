@@ -5,7 +5,7 @@ import { encodeImportValueRequest } from '../src/encoding/import-request-encode.
 import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
 import { SHARD_WIDTH } from '../src/domain/shard.js';
 import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
-import type { Bitmap } from '../src/state/fragment.js';
+import type { Bitmap } from '../src/roaring/bitmap.js';
 import { bitmapPool, randomBitmap } from './lib/bitmaps.js';
 import { HttpClient } from './lib/http-client.js';
 import { closedLoop, type LoadResult } from './lib/load.js';

@@ -4,12 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, parseBind } from './config/config.js';
 import { Engine } from './engine/engine.js';
-import { PastStates } from './engine/past-states.js';
 import { bootstrap } from './engine/bootstrap.js';
 import { recalculateCaches } from './executor/index.js';
 import { buildHttpApp } from './http/app.js';
 import type { NodeInfo } from './http/context.js';
-import { KafkaRuntime, replicaReadOnlyReason } from './kafka/index.js';
+import { KafkaRuntime, kafkaRoutes, replicaReadOnlyReason } from './kafka/index.js';
 import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
 import { SchemaService } from './service/schema-service.js';
@@ -49,14 +48,16 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   const bind = parseBind(cfg.bind);
   let port = bind.port;
   const node = (): NodeInfo => ({ id, scheme: 'http', host: bind.host === '0.0.0.0' ? 'localhost' : bind.host, port });
-  const recalc = (): void => recalculateCaches(eng.holder);
+  const recalc = (): void => eng.peekApplied(recalculateCaches);
   const app = buildHttpApp(
-    // kafka: mirror/replica/ingest routes and their /status extras.
-    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng, new PastStates(log, eng.snapshots, logger)), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, kafka, statusExtras: () => kafka.statusExtras() },
+    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, statusExtras: () => kafka.statusExtras() },
     logger,
     onFatal,
     cfg.maxBodyBytes,
   );
+  // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
+  // kafka/ do not import each other.
+  kafkaRoutes(app, kafka);
   const timer = setInterval(recalc, cfg.cacheRecalcIntervalMs);
   timer.unref();
   kafka.start();

@@ -1,5 +1,8 @@
-// The engine: decide → apply → stage → durable → answer. Every state change passes through
-// write(); reads go through read() so that no answer depends on a write that is not yet durable.
+// The engine: decide → apply → stage → durable → answer (docs/ARCHITECTURE.md, "The write
+// pipeline"). Every state change passes through write(); reads go through read() so that no
+// answer depends on a write that is not yet durable. The holder, commit queue, log store,
+// snapshot files and retention policy are private: followers of the log, consumer cursors and
+// snapshot control use the ports in ports.ts (committedLog, cursors, snapshots).
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { encodeEvent } from '../events/codec.js';
@@ -7,7 +10,9 @@ import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
 import { CommitQueue } from './commit-queue.js';
-import type { LogStore, SnapshotFiles } from './ports.js';
+import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
+import { EngineHistory } from './history-control.js';
+import type { CommittedLog, CursorStore, HistoryControl, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
 import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
 
@@ -23,27 +28,59 @@ export interface EngineOptions {
 }
 
 export class Engine {
-  state: Lifecycle = 'NORMAL';
-  readonly queue: CommitQueue;
-  readonly retention: RetentionPolicy;
+  private lifecycle: Lifecycle = 'NORMAL';
+  private readonly queue: CommitQueue;
+  private readonly retention: RetentionPolicy;
   private eventsSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
-  readonly snapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0 };
+  private readonly snapshotStats: SnapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0 };
+  /** Followers of the durable log (Kafka mirror; backup and point-in-time restore next). */
+  readonly committedLog: CommittedLog;
+  /** Consumer positions, written in the batch of the events they go with. */
+  readonly cursors: CursorStore;
+  /** Take a snapshot now, list and read the retained ones. */
+  readonly snapshots: SnapshotControl;
+  /** Point-in-time history: the window, past states, the log with commit times. */
+  readonly history: HistoryControl;
 
   constructor(
-    readonly holder: Holder,
-    readonly log: LogStore,
-    readonly snapshots: SnapshotFiles,
-    readonly options: EngineOptions,
+    private readonly holder: Holder,
+    private readonly log: LogStore,
+    private readonly snapshotFiles: SnapshotFiles,
+    private readonly options: EngineOptions,
     private readonly logger: Logger,
     onFatal: (err: Error) => void,
   ) {
     this.retention = new RetentionPolicy(2, options.history);
     this.queue = new CommitQueue(log, log.lastSeq, (err) => {
-      this.state = 'FAILED';
+      this.lifecycle = 'FAILED';
       onFatal(err);
     });
+    this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
+    this.cursors = new EngineCursorStore(this.queue, log);
+    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
+    const stats = this.snapshotStats;
+    this.snapshots = {
+      take: () => this.snapshot(),
+      list: () => snapshotFiles.list(),
+      read: (seq) => snapshotFiles.read(seq),
+      stats,
+    };
+  }
+
+  get state(): Lifecycle {
+    return this.lifecycle;
+  }
+
+  /** Sequence of the last event applied in memory (durable or about to be). */
+  get appliedSeq(): number {
+    return this.holder.appliedSeq;
+  }
+
+  /** Set on a replica: local writes are refused with this message. */
+  get readOnlyReason(): string | undefined {
+    return this.options.readOnlyReason;
   }
 
   /**
@@ -68,11 +105,6 @@ export class Engine {
     return result as T;
   }
 
-  /** Stages metadata (e.g. Kafka offsets) in the batch of the events emitted with it. */
-  emitMeta(key: string, value: Uint8Array | null): void {
-    this.queue.stageMeta(key, value);
-  }
-
   /** Runs a read; answers only once everything it could have seen is durable. */
   async read<T>(fn: (holder: Holder) => T): Promise<T> {
     const result = fn(this.holder);
@@ -85,6 +117,16 @@ export class Engine {
     const result = await fn(this.holder);
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
     return result;
+  }
+
+  /**
+   * Runs `fn` on the applied state now, without waiting for durability: it may see writes that
+   * are not yet durable (and would be lost in a crash). Only for decisions that a later
+   * write()/read() validates again or that answer nothing about the data (legacy call naming,
+   * ingest positions, status, cache recalculation); an answer to a client goes through read().
+   */
+  peekApplied<T>(fn: (holder: Holder) => T): T {
+    return fn(this.holder);
   }
 
   private emit(e: Event): void {
@@ -126,9 +168,9 @@ export class Engine {
     this.bytesSinceSnapshot = 0;
     // Never publish a snapshot that is ahead of the durable log.
     await this.queue.whenDurable(seq);
-    const { bytes } = await this.snapshots.write(seq, body.chunks, await this.log.commitTime(seq));
-    const plan = await this.retention.plan(await this.snapshots.infos(), Date.now(), (after) => this.logBytesAfter(after));
-    await this.snapshots.prune(plan.keptSnapshots);
+    const { bytes } = await this.snapshotFiles.write(seq, body.chunks, await this.log.commitTime(seq));
+    const plan = await this.retention.plan(await this.snapshotFiles.infos(), Date.now(), (after) => this.logBytesAfter(after));
+    await this.snapshotFiles.prune(plan.keptSnapshots);
     const releasable = plan.releasableUpTo;
     if (releasable > 0) await this.log.releaseUpTo(releasable);
     const ms = Math.round(performance.now() - started);
@@ -145,8 +187,8 @@ export class Engine {
 
   /** Graceful stop: refuse new writes, let staged ones become durable, finish a running snapshot. */
   async stop(): Promise<void> {
-    if (this.state === 'FAILED') return;
-    this.state = 'STOPPING';
+    if (this.lifecycle === 'FAILED') return;
+    this.lifecycle = 'STOPPING';
     await this.queue.drain();
     if (this.snapshotting) await this.snapshotting.catch(() => undefined);
   }

@@ -40,12 +40,13 @@ export class RetentionPolicy {
     public window: HistoryWindow = { ms: 0, bytes: 0 },
   ) {}
 
-  addHold(hold: RetentionHold): () => void {
+  addHold(hold: RetentionHold): void {
     this.holds.push(hold);
-    return () => {
-      const i = this.holds.indexOf(hold);
-      if (i >= 0) this.holds.splice(i, 1);
-    };
+  }
+
+  removeHold(hold: RetentionHold): void {
+    const i = this.holds.indexOf(hold);
+    if (i >= 0) this.holds.splice(i, 1);
   }
 
   /** The lowest sequence any hold needs (Infinity without holds). */

@@ -5,7 +5,7 @@ import type { ReadonlyRoaringBitmap32 } from 'roaring';
 import { EXISTS_FIELD, STANDARD_VIEW, bsiViewName } from '../domain/names.js';
 import { SHARD_WIDTH } from '../domain/shard.js';
 import { bsiRange } from '../state/bsi.js';
-import { RoaringBitmap32 } from '../state/fragment.js';
+import { RoaringBitmap32 } from '../roaring/bitmap.js';
 import type { ReadContext } from './context.js';
 import type { BitmapPlan } from './plan.js';
 import { resolveRow } from './refs.js';

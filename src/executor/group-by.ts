@@ -5,7 +5,7 @@
 // skips groups before `limit` applies (Pilosa truncates to limit first, losing groups).
 import { STANDARD_VIEW } from '../domain/names.js';
 import type { Fragment } from '../state/fragment.js';
-import { RoaringBitmap32 } from '../state/fragment.js';
+import { RoaringBitmap32 } from '../roaring/bitmap.js';
 import type { FieldRow, QueryResult } from './result.js';
 import { type RO, bitmapAt } from './bitmap-eval.js';
 import type { ReadContext } from './context.js';

@@ -2,7 +2,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../config/limits.js';
-import { kafkaRoutes } from '../kafka/index.js';
 import type { HttpContext } from './context.js';
 import { installErrorHandler } from './errors.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
@@ -46,6 +45,5 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger, onInvariantBroken
   legacyInputRoutes(app, ctx);
   legacyClusterRoutes(app, ctx);
   legacyImportRoutes(app, ctx);
-  if (ctx.kafka) kafkaRoutes(app, ctx.kafka);
   return app;
 }

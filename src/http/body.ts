@@ -1,22 +1,8 @@
 // Request bodies arrive as Buffers (one parser for every content type, so curl's default
 // form content type and Pilosa clients' text/plain both work); handlers decode what they need.
-import { badRequest } from '../domain/errors.js';
-import { parseJson } from '../encoding/json.js';
 
 export function bodyBuffer(body: unknown): Buffer {
   return Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-}
-
-/** JSON body or undefined when empty. Bad JSON → 400. */
-export function jsonBody(body: unknown): unknown {
-  const buf = bodyBuffer(body);
-  const text = buf.toString('utf8').trim();
-  if (text === '') return undefined;
-  try {
-    return parseJson(text);
-  } catch (err) {
-    throw badRequest(`invalid JSON body: ${(err as Error).message}`);
-  }
 }
 
 const TRUE = new Set(['true']);

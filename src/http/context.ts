@@ -3,7 +3,6 @@ import type { Engine } from '../engine/engine.js';
 import type { SchemaService } from '../service/schema-service.js';
 import type { QueryService } from '../service/query-service.js';
 import type { ImportService } from '../service/import/import-service.js';
-import type { KafkaRuntime } from '../kafka/index.js';
 
 export interface NodeInfo {
   id: string;
@@ -20,8 +19,6 @@ export interface HttpContext {
   node: () => NodeInfo;
   version: string;
   recalculateCaches: () => void;
-  /** Extra /status fields (e.g. replica lag). */
+  /** Extra /status fields (e.g. replica lag). The Kafka routes are registered by src/app.ts. */
   statusExtras?: () => Record<string, unknown>;
-  /** Kafka mirror, replica and ingests (src/kafka); their routes are registered when present. */
-  kafka?: KafkaRuntime;
 }

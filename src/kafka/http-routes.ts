@@ -2,7 +2,7 @@
 // mirror / replica gauges. Errors are DomainErrors rendered by the shared error handler.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { notFound } from '../domain/errors.js';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../encoding/json-body.js';
 import type { KafkaRuntime } from './index.js';
 
 type NameParams = { name: string };

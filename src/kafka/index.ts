@@ -52,7 +52,7 @@ export class KafkaRuntime {
       return new KafkaRuntime(new IngestManager(engine, imports, undefined, 'Kafka is not configured: start the server with --kafka-brokers', log), undefined, undefined, engine, 'local');
     }
     const kafka = createKafka(cfg.brokers, `bitledger-${node}`, log);
-    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine, kafka, cfg.mirrorTopic, log) : undefined;
+    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine.committedLog, engine.cursors, kafka, cfg.mirrorTopic, log) : undefined;
     const replica = cfg.replicaOf !== '' ? await Replica.open(engine, kafka, cfg.replicaOf, log, onFatal) : undefined;
     const ingests =
       replica !== undefined
@@ -69,7 +69,7 @@ export class KafkaRuntime {
 
   /** For the opt-in synchronous mirror: resolves once Kafka holds every durable record. */
   async whenMirrored(): Promise<void> {
-    if (this.mirror !== undefined && this.mirrorAck === 'kafka') await this.mirror.whenAcked(this.engine.queue.durableSeq);
+    if (this.mirror !== undefined && this.mirrorAck === 'kafka') await this.mirror.whenAcked(this.engine.committedLog.durableSeq);
   }
 
   statusExtras(): Record<string, unknown> {
@@ -101,7 +101,7 @@ export class KafkaRuntime {
       // Publish the tail if Kafka answers; a broker that is away does not hold up the shutdown.
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-      await Promise.race([m.whenAcked(this.engine.queue.durableSeq), grace]);
+      await Promise.race([m.whenAcked(this.engine.committedLog.durableSeq), grace]);
       clearTimeout(timer);
     }
     await m.stop();

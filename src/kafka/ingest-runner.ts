@@ -89,7 +89,7 @@ export class IngestRunner {
       partitionsConsumedConcurrently: 4,
       onAssigned: (partitions, seek) => {
         for (const p of partitions) {
-          const next = this.storedOffset(this.engine.holder, p);
+          const next = this.engine.peekApplied((h) => this.storedOffset(h, p));
           if (next !== undefined) seek(p, next);
         }
         if (this.state === 'starting') this.state = 'running';
@@ -142,7 +142,7 @@ export class IngestRunner {
   private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { partition } = batch;
     this.highWatermarks.set(partition, BigInt(batch.highWatermark));
-    const stored = this.storedOffset(this.engine.holder, partition);
+    const stored = this.engine.peekApplied((h) => this.storedOffset(h, partition));
     let from = stored === undefined ? -1n : BigInt(stored);
     const msgs = batch.messages.filter((m) => BigInt(m.offset) >= from);
     for (let i = 0; i < msgs.length; i += this.spec.batchMessages) {
@@ -168,7 +168,7 @@ export class IngestRunner {
 
   /** Imports one chunk atomically with its offset; returns the new stored offset. */
   private async importChunk(partition: number, expected: string | undefined, chunk: KafkaMessage[]): Promise<string> {
-    const targets = resolveTargets(this.spec, this.engine.holder);
+    const targets = this.engine.peekApplied((h) => resolveTargets(this.spec, h));
     if (typeof targets === 'string') throw new SchemaGone(targets);
     const builder = new ImportBuilder(this.spec, targets);
     // Messages with at least one good record, and their record counts.

@@ -9,7 +9,7 @@
 // sequences they already have).
 import type { Kafka, Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { Engine } from '../engine/engine.js';
+import type { CommittedLog, CursorStore } from '../engine/ports.js';
 import { Sleeper, backoffMs, ensureTopic, errorText } from './client.js';
 import { MirrorCursor } from './mirror-cursor.js';
 import { recordMessages } from './mirror-format.js';
@@ -55,7 +55,7 @@ export class Mirror {
   private lastAckAt: Date | undefined;
 
   private constructor(
-    private readonly engine: Engine,
+    private readonly log: CommittedLog,
     private readonly kafka: Kafka,
     readonly topic: string,
     private readonly logger: Logger,
@@ -65,11 +65,11 @@ export class Mirror {
   }
 
   /** Loads the stored position and holds the log from there; call start() to begin sending. */
-  static async open(engine: Engine, kafka: Kafka, topic: string, logger: Logger): Promise<Mirror> {
-    const cursor = await MirrorCursor.load(engine, topic);
-    const mirror = new Mirror(engine, kafka, topic, logger.child({ mod: 'kafka-mirror', topic }), cursor);
-    engine.retention.addHold({ name: `kafka-mirror:${topic}`, keepFrom: () => cursor.stored + 1 });
-    engine.queue.durableListeners.push(() => mirror.wake?.());
+  static async open(log: CommittedLog, cursors: CursorStore, kafka: Kafka, topic: string, logger: Logger): Promise<Mirror> {
+    const cursor = await MirrorCursor.load(log, cursors, topic);
+    const mirror = new Mirror(log, kafka, topic, logger.child({ mod: 'kafka-mirror', topic }), cursor);
+    log.hold(`kafka-mirror:${topic}`, () => cursor.stored + 1);
+    log.onDurable(() => mirror.wake?.());
     return mirror;
   }
 
@@ -84,7 +84,7 @@ export class Mirror {
   }
 
   status(): MirrorStatus {
-    const durableSeq = this.engine.queue.durableSeq;
+    const durableSeq = this.log.durableSeq;
     return {
       topic: this.topic,
       state: this.state,
@@ -118,11 +118,11 @@ export class Mirror {
   private async run(): Promise<void> {
     let attempt = 0;
     while (!this.stopped) {
-      const target = this.engine.queue.durableSeq;
+      const target = this.log.durableSeq;
       if (this.acked >= target) {
         await new Promise<void>((resolve) => {
           this.wake = resolve;
-          if (this.engine.queue.durableSeq > this.acked || this.stopped) resolve();
+          if (this.log.durableSeq > this.acked || this.stopped) resolve();
         });
         this.wake = undefined;
         continue;
@@ -149,13 +149,13 @@ export class Mirror {
   private async publishUpTo(target: number): Promise<void> {
     const producer = await this.connect();
     let from = this.acked + 1;
-    if (from < this.engine.log.firstSeq) {
+    if (from < this.log.firstRetainedSeq) {
       // Only possible when the mirror is first enabled on a log that was already released.
       this.logger.error(
-        { from, firstSeq: this.engine.log.firstSeq },
+        { from, firstSeq: this.log.firstRetainedSeq },
         'mirror: records before the retained log were never mirrored; replicas must start from a snapshot of this node',
       );
-      from = this.engine.log.firstSeq;
+      from = this.log.firstRetainedSeq;
       this.ack(from - 1);
     }
     const started = performance.now();
@@ -187,7 +187,7 @@ export class Mirror {
       inflight = { done, completes };
     };
     try {
-      for await (const rec of this.engine.log.read(from, target)) {
+      for await (const rec of this.log.read(from, target)) {
         if (this.stopped) break;
         const msgs = recordMessages(rec);
         for (const m of msgs) {

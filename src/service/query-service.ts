@@ -2,8 +2,7 @@
 // durable event group; reads: engine.read/readAsync) → QueryResponse.
 import { DomainError, badRequest } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
-import { HistoryRangeError, readHistory, resolveTarget, type Target } from '../engine/history.js';
-import type { PastStates } from '../engine/past-states.js';
+import { HistoryRangeError, type Target } from '../engine/history.js';
 import type { QueryOptions, QueryResponse } from '../executor/result.js';
 import { LIMITS } from '../config/limits.js';
 import { PqlParseError, parse } from '../pql/index.js';
@@ -14,17 +13,16 @@ import { rewriteLegacyQuery } from './legacy/legacy-query.js';
 import { hasLegacyCall } from '../pql/legacy.js';
 
 export class QueryService {
-  constructor(
-    private readonly engine: Engine,
-    private readonly past?: PastStates,
-  ) {}
+  constructor(private readonly engine: Engine) {}
 
   /** `legacy`: the query used 0.x calls, so its answer names row columns `bits`. */
   async execute(index: string, text: string, opts: QueryOptions): Promise<{ response: QueryResponse; legacy: boolean }> {
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
     const legacy = hasLegacyCall(parsed);
-    const query = rewriteLegacyQuery(this.engine.holder, index, parsed);
+    // Naming only (labels, frames); the write or read below validates against the state again.
+    // A current-API query skips it (no closure, nothing to rewrite).
+    const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     // After the legacy rewrite, writes are the current write calls (also under Options()).
     const response = query.calls.some(isWriteCall)
@@ -38,18 +36,16 @@ export class QueryService {
    * LRU, never the live one. Writes and points outside the history answer 400.
    */
   async executeAt(index: string, text: string, opts: QueryOptions, target: Target): Promise<{ response: QueryResponse; legacy: boolean }> {
-    if (this.past === undefined) throw badRequest('time-travel reads are not available on this server');
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
-    const { log, snapshots, queue } = this.engine;
     let seq: number;
     try {
-      seq = await resolveTarget(log, await readHistory(log, snapshots, queue.durableSeq), target);
+      seq = await this.engine.history.resolve(target);
     } catch (err) {
       if (err instanceof HistoryRangeError) throw badRequest(err.message);
       throw err;
     }
-    const holder = await this.past.at(seq);
+    const holder = await this.engine.history.stateAt(seq);
     const query = rewriteLegacyQuery(holder, index, parsed);
     if (query.calls.some(isWriteCall)) throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
     const response = await runQueryAsync(holder, index, query, opts, { maxWritesPerRequest: LIMITS.maxWritesPerRequest });

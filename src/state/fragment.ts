@@ -1,15 +1,4 @@
-import roaring from 'roaring';
-
-const { RoaringBitmap32 } = roaring;
-export type Bitmap = InstanceType<typeof RoaringBitmap32>;
-export { RoaringBitmap32 };
-
-/**
- * The column offsets of one row in a bit delta: a bitmap (imports, many bits) or an ascending
- * Uint32Array (Set/Clear of a few bits, where creating and serializing a native bitmap per
- * request cost more than the whole apply).
- */
-export type ColumnOffsets = Bitmap | Uint32Array;
+import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
 
 /** Up to this many offsets, one native add/delete per offset beats a bulk call's setup. */
 const PER_BIT_LIMIT = 8;

@@ -124,7 +124,7 @@ async function restoredAnswers(args: string[]): Promise<{ answers: string; seq: 
   await restoreCommand([...args, '--data-dir', dest], quiet, out);
   const s = await startServer({ dataDir: dest });
   try {
-    return { answers: await answers(s), seq: s.engine.holder.appliedSeq };
+    return { answers: await answers(s), seq: s.engine.appliedSeq };
   } finally {
     await s.close();
   }

@@ -9,7 +9,7 @@ import { bootstrap } from '../../src/engine/bootstrap.js';
 import type { SnapshotFiles } from '../../src/engine/ports.js';
 import type { Event } from '../../src/events/types.js';
 import { defaultFieldOptions, type FieldType } from '../../src/domain/types.js';
-import { RoaringBitmap32 } from '../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
 import type { Holder } from '../../src/state/holder.js';
 import { stateDigest } from '../../src/state/digest.js';
 import { EventLog } from '../../src/storage/index.js';
@@ -116,14 +116,14 @@ describe('replay equivalence', () => {
             if (c.k === 'snapshot') await server.engine.snapshot();
             else await server.engine.write((h, sink) => decide(h, c, counter).forEach((e) => sink.emit(e)));
           }
-          const live = stateDigest(server.engine.holder);
+          const live = server.engine.peekApplied(stateDigest);
           await server.close();
 
           // Snapshot (if any) + suffix, the normal startup path.
           const again = await createServer({ ...DEFAULTS, dataDir, bind: '127.0.0.1:0' }, silent, (e) => {
             throw e;
           });
-          expect(stateDigest(again.engine.holder)).toBe(live);
+          expect(again.engine.peekApplied(stateDigest)).toBe(live);
           await again.close();
 
           // The whole log, ignoring snapshots (nothing was released: at most one snapshot is

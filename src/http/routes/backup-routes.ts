@@ -3,16 +3,16 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { DomainError, badRequest, notFound } from '../../domain/errors.js';
-import { encodeSegmentBatch, logBatches } from '../../engine/log-export.js';
+import { encodeSegmentBatch } from '../../engine/log-export.js';
 import type { HttpContext } from '../context.js';
 import { parseUint } from './internal-routes.js';
 
 export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.get<{ Params: { seq: string } }>('/internal/backup/snapshot/:seq', async (req, reply) => {
     const seq = parseUint(req.params.seq, 'seq');
-    const info = (await ctx.engine.snapshots.infos()).find((s) => s.seq === seq);
+    const info = (await ctx.engine.history.window()).snapshots.find((s) => s.seq === seq);
     if (info === undefined) throw notFound(`no snapshot at sequence ${seq} (it may have been pruned; ask /internal/history again)`);
-    const body = await ctx.engine.snapshots.read(seq);
+    const body = await ctx.engine.history.snapshotBody(seq);
     reply.header('x-bl-seq', String(seq));
     if (info.timeMs !== undefined) reply.header('x-bl-time', String(info.timeMs));
     return reply.code(200).type('application/octet-stream').send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
@@ -20,21 +20,23 @@ export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
 
   // Records from..to (default: the durable end when asked) in segment encoding (src/engine/log-export.ts).
   app.get<{ Querystring: Record<string, string> }>('/internal/backup/log', async (req, reply) => {
-    const { log, queue, retention } = ctx.engine;
+    const { committedLog, history } = ctx.engine;
     const from = parseUint(req.query.from, 'from');
-    const to = req.query.to === undefined ? queue.durableSeq : parseUint(req.query.to, 'to');
+    const durable = committedLog.durableSeq;
+    const to = req.query.to === undefined ? durable : parseUint(req.query.to, 'to');
     if (from < 1) throw badRequest('from must be at least 1');
-    if (to > queue.durableSeq) throw badRequest(`to ${to} is past the durable log (last ${queue.durableSeq})`);
+    if (to > durable) throw badRequest(`to ${to} is past the durable log (last ${durable})`);
     let position = from;
     // Held before the range check, so the range cannot be released between check and read.
-    const release = retention.addHold({ name: 'backup', keepFrom: () => position });
-    if (from < log.firstSeq) {
+    const hold = committedLog.hold('backup', () => position);
+    const release = (): void => hold.release();
+    if (from < committedLog.firstRetainedSeq) {
       release();
-      throw new DomainError('conflict', `the log before sequence ${log.firstSeq} was released; the server holds ${log.firstSeq}..${queue.durableSeq}: start a new backup in a new directory`);
+      throw new DomainError('conflict', `the log before sequence ${committedLog.firstRetainedSeq} was released; the server holds ${committedLog.firstRetainedSeq}..${durable}: start a new backup in a new directory`);
     }
     async function* stream(): AsyncGenerator<Buffer> {
       try {
-        for await (const b of logBatches(log, from, to)) {
+        for await (const b of history.batches(from, to)) {
           yield encodeSegmentBatch(b.records, b.timeMs);
           position = b.records[b.records.length - 1].seq + 1;
         }

@@ -1,6 +1,6 @@
 // The restorable history (GET /internal/history) and an on-demand snapshot (POST /internal/snapshot).
 import type { FastifyInstance } from 'fastify';
-import { readHistory, rfc3339, type HistoryPoint } from '../../engine/history.js';
+import { rfc3339, type HistoryPoint } from '../../engine/history.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
 
@@ -8,8 +8,7 @@ const point = (p: HistoryPoint): { seq: number; time: string | null } => ({ seq:
 
 export function historyRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.get('/internal/history', async (_req, reply) => {
-    const { log, snapshots, queue } = ctx.engine;
-    const h = await readHistory(log, snapshots, queue.durableSeq);
+    const h = await ctx.engine.history.window();
     return sendJson(reply, {
       oldest: point(h.oldest),
       newest: point(h.newest),
@@ -17,5 +16,5 @@ export function historyRoutes(app: FastifyInstance, ctx: HttpContext): void {
     });
   });
 
-  app.post('/internal/snapshot', async (_req, reply) => sendJson(reply, { seq: await ctx.engine.snapshot() }));
+  app.post('/internal/snapshot', async (_req, reply) => sendJson(reply, { seq: await ctx.engine.snapshots.take() }));
 }

@@ -7,7 +7,8 @@ import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/im
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
 import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
-import { bodyBuffer, boolArg, isProtobuf, jsonBody } from '../body.js';
+import { bodyBuffer, boolArg, isProtobuf } from '../body.js';
+import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { sendError } from '../errors.js';
 import { SUCCESS, sendJson } from '../reply.js';

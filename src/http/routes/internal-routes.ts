@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError, badRequest, notFound } from '../../domain/errors.js';
 import { decodeTranslateKeysRequest, encodeTranslateKeysResponse } from '../../encoding/public-proto.js';
-import { assignKeys } from '../../service/key-assign.js';
+import { assignKeys } from '../../service/write-model/keys.js';
 import type { Holder } from '../../state/holder.js';
 import { KeyTranslator } from '../../state/keys.js';
 import { bodyBuffer, isProtobuf } from '../body.js';

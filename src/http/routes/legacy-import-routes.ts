@@ -26,8 +26,10 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
     const name = frameFieldName(buf);
     if (v.index === '' || v.field === '' || name === '') throw badRequest('index, frame and field are required');
     // Naming only (a synchronous look at the state); importValues validates against it again.
-    const idx = ctx.engine.holder.index(v.index);
-    const field = idx === undefined ? name : resolveIntField(idx, v.field, name);
+    const field = ctx.engine.peekApplied((h) => {
+      const idx = h.index(v.index);
+      return idx === undefined ? name : resolveIntField(idx, v.field, name);
+    });
     await ctx.imports.importValues({ index: v.index, field, shard: v.shard, columnIds: v.columnIds, values: v.values, columnKeys: v.columnKeys, clear: false });
     return done(reply);
   });

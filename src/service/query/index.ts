@@ -29,7 +29,7 @@ import type { Call, Query } from '../../pql/ast.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
 import { assertNever } from '../../util/assert.js';
-import { assignKeys } from './assign-keys.js';
+import { assignKeys } from './plan-keys.js';
 import { decideColumnAttrs, decideRowAttrs } from './decide-attrs.js';
 import { decideClear, decideSet, decideSetValue } from './decide-bits.js';
 import { decideClearRow, decideStore } from './decide-rows.js';
