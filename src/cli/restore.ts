@@ -16,21 +16,29 @@ import { LEVELDB_SUBDIR } from '../storage/data-dir.js';
 import { UsageError, parseArgs, required, seqArg, timeArg } from './args.js';
 import { isBackupDir, openBackupSource } from './backup-format.js';
 import { progress } from './progress.js';
+import { restoreFromKafka } from './restore-kafka.js';
 import { openDataDirSource, type RestoreSource } from './restore-source.js';
 
 const FLAGS = ['from', 'data-dir', 'to-seq', 'to-time', 'from-kafka', 'kafka-brokers', 'log-level'];
 
 export async function restoreCommand(argv: readonly string[], logger: Logger, out: (line: string) => void): Promise<void> {
   const args = parseArgs('restore', argv, FLAGS);
-  if (args.has('from-kafka')) throw new UsageError('restore: --from-kafka is not supported by this build yet; restore from a backup or a data directory (--from PATH)');
-  const from = resolve(required('restore', args, 'from'));
   const dest = resolve(required('restore', args, 'data-dir'));
   const toSeq = seqArg('restore', args, 'to-seq');
   const toTime = timeArg('restore', args, 'to-time');
   if (toSeq !== undefined && toTime !== undefined) throw new UsageError('restore: give --to-seq or --to-time, not both');
+  const target: Target | undefined = toSeq !== undefined ? { seq: toSeq } : toTime !== undefined ? { timeMs: toTime } : undefined;
+  const topic = args.get('from-kafka');
+  if (topic !== undefined) {
+    if (args.has('from')) throw new UsageError('restore: give --from PATH or --from-kafka TOPIC, not both');
+    const brokers = required('restore', args, 'kafka-brokers').split(',').map((b) => b.trim()).filter((b) => b !== '');
+    await requireEmptyDir(dest);
+    await restoreFromKafka(topic, brokers, dest, target, logger, out);
+    return;
+  }
+  const from = resolve(required('restore', args, 'from'));
   if (from === dest) throw new UsageError('restore: --data-dir must be a new directory, not the source');
   await requireEmptyDir(dest);
-  const target: Target | undefined = toSeq !== undefined ? { seq: toSeq } : toTime !== undefined ? { timeMs: toTime } : undefined;
   const source = await openSource(from, logger);
   try {
     await restore(source, dest, target, logger, out);
@@ -84,10 +92,7 @@ export async function restore(source: RestoreSource, dest: string, target: Targe
       }
       bar.stop();
       if (log.lastSeq !== toSeq) throw new Error(`restore copied up to sequence ${log.lastSeq}, expected ${toSeq}`);
-      // The same path a server start takes: proves the copy replays, and a snapshot at the
-      // target lets the new server start without the replay.
-      const { holder } = await bootstrap(log, snapshots, logger, toSeq);
-      if (toSeq > base.seq) await snapshots.write(toSeq, encodeSnapshot(holder).chunks, (await log.commitTime(toSeq)) ?? undefined);
+      await seal(log, snapshots, toSeq, logger);
       const time = await log.commitTime(toSeq);
       out(`restored sequence ${toSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from ${source.describe}: snapshot ${base.seq} + ${toSeq - base.seq} events, into ${dest}`);
       out(`the source holds ${describeRange(h)}`);
@@ -100,6 +105,15 @@ export async function restore(source: RestoreSource, dest: string, target: Targe
     throw err;
   }
   return { fromSeq: base.seq, toSeq };
+}
+
+/**
+ * Replays the restored directory through the same path a server start takes (proving the copy
+ * replays), then snapshots the target so the new server starts without the replay.
+ */
+export async function seal(log: EventLog, snapshots: SnapshotStore, toSeq: number, logger: Logger): Promise<void> {
+  const { holder } = await bootstrap(log, snapshots, logger, toSeq);
+  if (toSeq > 0 && (await snapshots.list())[0] !== toSeq) await snapshots.write(toSeq, encodeSnapshot(holder).chunks, await log.commitTime(toSeq));
 }
 
 /** The newest readable snapshot at or before `toSeq` the log continues from; 0 (empty) otherwise. */

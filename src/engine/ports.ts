@@ -13,6 +13,11 @@ export interface LogRecord {
   payload: Uint8Array;
 }
 
+export interface TimedRecord extends LogRecord {
+  /** Commit time in ms of the record's group commit; null when unknown (written before format 3). */
+  timeMs: number | null;
+}
+
 export interface LogStore extends LogAppender {
   readonly lastSeq: number;
   readonly firstSeq: number;
@@ -61,6 +66,8 @@ export interface CommittedLog {
   onDurable(listener: (durableSeq: number) => void): () => void;
   /** Durable records fromSeq..toSeq (inclusive, clamped to durableSeq), in order. */
   read(fromSeq: number, toSeq?: number): AsyncIterable<LogRecord>;
+  /** The same records with their commit times (null: unknown), for followers that carry them on. */
+  readTimed(fromSeq: number, toSeq?: number): AsyncIterable<TimedRecord>;
   /** Keeps records with seq >= keepFrom() (asked at each release) until the handle is released. */
   hold(name: string, keepFrom: () => number): RetentionHandle;
 }
