@@ -6,6 +6,7 @@ import type { LogRecord, LogStore } from './ports.js';
 
 export const SEGMENT_RECORD_HEAD = 21;
 const RECORD_HEAD = SEGMENT_RECORD_HEAD;
+const TWO_32 = 0x1_0000_0000;
 
 /** Records committed together; timeMs null: written before commit times existed. */
 export interface TimedBatch {
@@ -46,8 +47,11 @@ export function encodeSegmentBatch(records: readonly LogRecord[], timeMs: number
   const buf = Buffer.allocUnsafe(total);
   let off = 0;
   for (const r of records) {
-    buf.writeBigUInt64BE(BigInt(r.seq), off);
-    buf.writeBigInt64BE(BigInt(timeMs ?? -1), off + 8);
+    // Two u32 halves each: no BigInt per record on the streaming path. -1 (unknown) is all ones.
+    buf.writeUInt32BE(Math.floor(r.seq / TWO_32), off);
+    buf.writeUInt32BE(r.seq >>> 0, off + 4);
+    buf.writeUInt32BE(timeMs === null ? 0xffffffff : Math.floor(timeMs / TWO_32), off + 8);
+    buf.writeUInt32BE(timeMs === null ? 0xffffffff : timeMs >>> 0, off + 12);
     buf[off + 16] = r.type;
     buf.writeUInt32BE(r.payload.length, off + 17);
     buf.set(r.payload, off + RECORD_HEAD);

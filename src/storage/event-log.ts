@@ -173,13 +173,25 @@ export class EventLog {
    * no retained record has a known time.
    */
   async seqAtTime(timeMs: number): Promise<number> {
-    let seen = false;
-    for await (const b of batchesFrom(this.db, this.#first, this.#last)) {
-      if (b.timeMs > timeMs) return seen ? b.firstSeq - 1 : this.#first - 1;
-      seen = true;
+    // Times never decrease along the log, so a binary search over sequences takes ~log2(n)
+    // LevelDB seeks (a scan of every batch would grow with the history).
+    let lo = this.#first;
+    let hi = this.#last;
+    let found = this.#first - 1;
+    let foundTime: number | undefined;
+    while (lo <= hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const t = (await batchAt(this.db, mid))?.timeMs;
+      if (t === undefined || t <= timeMs) {
+        found = mid;
+        foundTime = t;
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
-    return seen ? this.#last : this.#first - 1;
+    // Only records of unknown time before it: the point cannot be placed, so it is outside.
+    return foundTime === undefined ? this.#first - 1 : found;
   }
+
 
   /**
    * Records fromSeq..toSeq (default: lastSeq when called), verifying each envelope, CRC and the
