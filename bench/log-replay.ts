@@ -9,7 +9,7 @@ import { defaultFieldOptions } from '../src/domain/types.js';
 import { encodeEvent, type EncodedEvent } from '../src/events/codec.js';
 import type { Event } from '../src/events/types.js';
 import { RoaringBitmap32 } from '../src/roaring/bitmap.js';
-import { Holder } from '../src/state/holder.js';
+import type { Holder } from '../src/state/holder.js';
 import { EventLog, SnapshotStore } from '../src/storage/index.js';
 import { openRaw, rawIterateLog, type LogScan } from './lib/raw-level.js';
 import type { Reporter } from './lib/report.js';

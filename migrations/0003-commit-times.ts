@@ -3,7 +3,7 @@
 // have no time and are restorable by sequence only. The stamp keeps older builds out: they would
 // append batches without times, and those records would then inherit an earlier batch's time.
 import type { LevelDb } from '../src/storage/data-dir.js';
-import type { Migration } from '../src/storage/migrations.js';
+import type { Migration } from '../src/storage/migration.js';
 
 const migration: Migration = {
   version: 3,

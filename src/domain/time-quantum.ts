@@ -1,4 +1,4 @@
-// Time quanta, PQL timestamps and time views (reference §3.6, §4.3). Times are UTC milliseconds
+// Time quanta, PQL timestamps and time views (docs/API.md §3.6, §4.3). Times are UTC milliseconds
 // since the epoch (plain numbers); every calendar step mirrors Go's time.AddDate normalisation,
 // because the view names Pilosa picks for a range depend on it.
 import { STANDARD_VIEW } from './names.js';

@@ -2,7 +2,6 @@
 // import hot path: varints go straight into typed arrays, no per-item objects, no protobufjs Long.
 // Repeated scalars are accepted packed or unpacked and in any number of chunks, as proto3 requires.
 import { badRequest, type DomainError } from '../domain/errors.js';
-import { assert } from '../util/assert.js';
 import { LITTLE_ENDIAN } from '../util/endian.js';
 import type { IdArray } from '../domain/id-array.js';
 
@@ -124,12 +123,14 @@ class Wire {
         this.varint(this.end);
         return;
       case FIXED64:
-        return this.advance(8);
+        this.advance(8);
+        return;
       case LEN:
         this.pos = this.lengthEnd();
         return;
       case FIXED32:
-        return this.advance(4);
+        this.advance(4);
+        return;
       case START_GROUP:
         for (;;) {
           if (this.pos >= this.end) throw malformed('unexpected end of data in group');

@@ -1,4 +1,4 @@
-// Query results → Pilosa JSON shapes (reference.md §3.3). Legacy (0.x) requests name a row's
+// Query results → Pilosa JSON shapes (docs/API.md §3.3). Legacy (0.x) requests name a row's
 // columns `bits` instead of `columns`.
 import type { AttrMap } from '../domain/types.js';
 import type { QueryResponse, QueryResult } from '../executor/result.js';

@@ -1,4 +1,4 @@
-// The executor: PQL read calls × a Holder → results in Pilosa's shapes (reference §3, §4).
+// The executor: PQL read calls × a Holder → results in Pilosa's shapes (docs/API.md §3, §4).
 //
 // Invariants:
 // - Never mutates state. Reads of unknown keys do not allocate IDs: they read as empty rows /

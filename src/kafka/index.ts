@@ -1,4 +1,4 @@
-// kafka: adapters between Apache Kafka and the engine (design §4), all optional.
+// kafka: adapters between Apache Kafka and the engine (docs/ARCHITECTURE.md, "Engine ports"), all optional.
 // - Mirror (--kafka-mirror-topic): committed log records → a topic, in sequence order, behind
 //   the local ack; resumes after the last record Kafka acknowledged (the log is held until then).
 // - Replica (--replica-of <topic>): applies a mirror topic through engine.write(…, {replicated})
@@ -17,7 +17,6 @@ import { IngestManager } from './ingest-manager.js';
 import { Mirror } from './mirror.js';
 import { Replica } from './replica.js';
 
-export { kafkaRoutes } from './http-routes.js';
 export type { IngestStatus } from './ingest-manager.js';
 export type { MirrorStatus } from './mirror.js';
 export type { ReplicaStatus } from './replica.js';

@@ -13,7 +13,7 @@ import { DomainError } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
 import type { Holder } from '../state/holder.js';
-import { ensureTopic, errorText } from './client.js';
+import { ensureTopic } from './client.js';
 import { ConsumerLoop } from './consumer-loop.js';
 import { ImportBuilder, resolveTargets } from './ingest-mapper.js';
 import type { IngestSpec } from './ingest-spec.js';

@@ -1,5 +1,5 @@
 // Ingest definitions: how JSON records of a Kafka topic become bits. The mapping rules are those
-// of the legacy input definitions (reference §6.5): value-to-row, mapping (valueMap),
+// of the legacy input definitions (docs/API.md §6.5): value-to-row, mapping (valueMap),
 // single-row-boolean (rowID), set-timestamp; plus int (an int field's value). A definition is
 // validated against the schema when it is created; the stored form is the normalized JSON.
 //

@@ -1,4 +1,4 @@
-// Legacy PQL (Pilosa 0.5–0.10, reference §6.4) rewritten into current calls before execution, so
+// Legacy PQL (Pilosa 0.5–0.10, docs/API.md §6.4) rewritten into current calls before execution, so
 // one executor serves both generations. Pure syntax: what a frame's labels and int fields are
 // called comes in through LegacyNames (the service reads them from state).
 //

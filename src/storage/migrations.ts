@@ -10,14 +10,8 @@ import m0003 from '../../migrations/0003-commit-times.js';
 import { assert } from '../util/assert.js';
 import type { LevelDb } from './data-dir.js';
 import { FormatTooNewError } from './errors.js';
+import type { Migration } from './migration.js';
 import { FORMAT_VERSION_META, decodeMetaUint, encodeMetaUint, metaKey } from './keys.js';
-
-export interface Migration {
-  /** 1, 2, 3, … with no gaps; the file is migrations/NNNN-name.ts with NNNN = version. */
-  readonly version: number;
-  readonly description: string;
-  up(db: LevelDb): Promise<void>;
-}
 
 export const MIGRATIONS: readonly Migration[] = [m0001, m0002, m0003];
 

@@ -1,7 +1,8 @@
 // Bulk import: protobuf ImportRequest / ImportValueRequest (by field type), a JSON form of both
 // for curl users, and import-roaring. Protobuf success is 200 with an empty body, as in Pilosa.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { badRequest, notFound } from '../../domain/errors.js';
+import { badRequest } from '../../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed, notValidArgument } from '../../domain/messages.js';
 import { STANDARD_VIEW } from '../../domain/names.js';
 import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
@@ -18,13 +19,13 @@ const IMPORT_ARGS = new Set(['clear', 'ignoreKeyCheck']);
 
 export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: Params; Querystring: Record<string, string> }>('/index/:index/field/:field/import', async (req, reply) => {
-    for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw badRequest(`${k} is not a valid argument`);
+    for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw notValidArgument(k);
     const clear = boolArg(req.query.clear);
     const { index, field } = req.params;
     const type = await ctx.engine.read((h) => {
       const f = h.index(index)?.field(field);
-      if (!h.index(index)) throw notFound(`index not found: ${index}`);
-      if (!f) throw notFound(`field not found: ${field}`);
+      if (!h.index(index)) throw indexNotFoundNamed(index);
+      if (!f) throw fieldNotFoundNamed(field);
       return f.options.type;
     });
     const proto = isProtobuf(req.headers['content-type']);
@@ -42,7 +43,7 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
   });
 
   app.post<{ Params: Params & { shard: string }; Querystring: Record<string, string> }>('/index/:index/field/:field/import-roaring/:shard', async (req, reply) => {
-    for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw badRequest(`${k} is not a valid argument`);
+    for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw notValidArgument(k);
     if (!/^\d+$/.test(req.params.shard)) throw badRequest('shard should be an unsigned integer');
     const shard = Number(req.params.shard);
     const r = decodeImportRoaringRequest(bodyBuffer(req.body));

@@ -5,7 +5,8 @@ import protobuf from 'protobufjs';
 import { boolArg, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
-import { checkArgs, maxShards, parseUint } from './internal-routes.js';
+import { maxShards } from '../../executor/max-shards.js';
+import { checkArgs, parseUint } from './internal-routes.js';
 import { legacyNodeJson } from './legacy-node-json.js';
 
 type Query = Record<string, string>;

@@ -1,6 +1,7 @@
 // POST /index/{i}/query: PQL text or protobuf QueryRequest in; JSON or protobuf out.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DomainError, badRequest } from '../../domain/errors.js';
+import { notValidArgument } from '../../domain/messages.js';
 import type { QueryOptions } from '../../executor/result.js';
 import { parseTimeArg, type Target } from '../../engine/history.js';
 import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
@@ -20,7 +21,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
     async (req, reply) => {
       const protoOut = wantsProtobuf(req.headers.accept);
       try {
-        for (const k of Object.keys(req.query)) if (!ARGS.has(k)) throw badRequest(`${k} is not a valid argument`);
+        for (const k of Object.keys(req.query)) if (!ARGS.has(k)) throw notValidArgument(k);
         let text: string;
         let opts: QueryOptions;
         if (isProtobuf(req.headers['content-type'])) {

@@ -3,7 +3,8 @@
 // all in one engine.write, so one request is one atomic event group in the log. The rules for
 // bits (exclusivity, views, existence, keys) are the write model's (service/write-model/), the
 // same that PQL Set/Clear follow; Kafka-fed imports and legacy input come through decideBits.
-import { badRequest, notFound } from '../../domain/errors.js';
+import { badRequest } from '../../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
 import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
 import type { IdArray } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
@@ -129,9 +130,9 @@ function decodeRoaring(data: Uint8Array): Map<number, Bitmap> {
 
 function lookup(h: Holder, indexName: string, fieldName: string): { index: Index; field: Field } {
   const index = h.index(indexName);
-  if (!index) throw notFound(`index not found: ${indexName}`);
+  if (!index) throw indexNotFoundNamed(indexName);
   const field = fieldName === EXISTS_FIELD ? undefined : index.field(fieldName);
-  if (!field) throw notFound(`field not found: ${fieldName}`);
+  if (!field) throw fieldNotFoundNamed(fieldName);
   return { index, field };
 }
 

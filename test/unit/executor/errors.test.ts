@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fixture, keyedFixture } from './fixture.js';
 import { error } from './harness.js';
 
-describe('error catalogue (reference §3.5; all 400)', () => {
+describe('error catalogue (docs/API.md §3.5; all 400)', () => {
   const s = fixture();
   const cases: [string, string][] = [
     ['Foo()', 'executing: map reduce: unknown call: Foo'],

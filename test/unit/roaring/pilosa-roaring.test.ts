@@ -89,7 +89,7 @@ const range = (a: number, b: number): number[] => Array.from({ length: b - a }, 
 describe('decodeRoaringPositions: Pilosa format', () => {
   const observed = '3c30 0000 0100 0000 a000 0000 0000 0000 0300 0100 1800 0000 0100 0100 0200';
 
-  it('decodes the fragment observed from Pilosa 1.4 (reference §5.3): row 10, columns 1..2', () => {
+  it('decodes the fragment observed from Pilosa 1.4 (docs/API.md §5.3): row 10, columns 1..2', () => {
     expect(plain(decodeRoaringPositions(fromHex(observed)))).toEqual([[10, [1, 2]]]);
   });
 
