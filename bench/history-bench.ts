@@ -20,20 +20,28 @@ const quiet = (): void => undefined;
 
 function dirBytes(dir: string): number {
   let total = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) total += statSync(join(e.parentPath, e.name)).size;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) total += statSync(join(e.parentPath, e.name)).size;
   return total;
 }
 
 export async function runHistoryBench(r: Reporter): Promise<void> {
-  r.begin('history', `backup, restore and time-travel reads over a ${EVENTS.toLocaleString('en-US')}-event log (issue 11)`);
+  r.begin(
+    'history',
+    `backup, restore and time-travel reads over a ${EVENTS.toLocaleString('en-US')}-event log (issue 11)`,
+  );
   const root = tempDir('history');
   const data = join(root, 'data');
   try {
     const buildMs = await buildLog(data);
     r.note(`log built in ${(buildMs / 1000).toFixed(1)} s`);
-    const server = await createServer({ ...DEFAULTS, dataDir: data, bind: '127.0.0.1:0', logLevel: 'silent' }, logger, (err) => {
-      throw err;
-    });
+    const server = await createServer(
+      { ...DEFAULTS, dataDir: data, bind: '127.0.0.1:0', logLevel: 'silent' },
+      logger,
+      (err) => {
+        throw err;
+      },
+    );
     let time: string;
     try {
       const port = await server.listen();
@@ -55,7 +63,11 @@ export async function runHistoryBench(r: Reporter): Promise<void> {
       };
       const live = Math.min(await q(''), await q(''), await q(''));
       const first = await q(`?atTime=${encodeURIComponent(time)}`);
-      const repeated = Math.min(await q(`?atTime=${encodeURIComponent(time)}`), await q(`?atTime=${encodeURIComponent(time)}`), await q(`?atTime=${encodeURIComponent(time)}`));
+      const repeated = Math.min(
+        await q(`?atTime=${encodeURIComponent(time)}`),
+        await q(`?atTime=${encodeURIComponent(time)}`),
+        await q(`?atTime=${encodeURIComponent(time)}`),
+      );
       r.figure('live Count(Row) query', live, 'ms');
       r.figure('first atTime query (materializes the state: replay)', first, 'ms');
       r.figure('repeated atTime query (cached state)', repeated, 'ms');

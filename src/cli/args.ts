@@ -16,7 +16,7 @@ export function parseArgs(command: string, argv: readonly string[], known: reado
     const eq = a.indexOf('=');
     const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
     if (!known.includes(name)) throw new UsageError(`${command}: unknown flag --${name} (expected: ${known.map((k) => `--${k}`).join(', ')})`);
-    let value: string | undefined = eq > 0 ? a.slice(eq + 1) : argv[i + 1];
+    const value: string | undefined = eq > 0 ? a.slice(eq + 1) : argv[i + 1];
     if (eq < 0) i++;
     if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new UsageError(`${command}: flag --${name} needs a value`);
     out.set(name, value);

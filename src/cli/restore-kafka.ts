@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { rfc3339, type Target } from '../engine/history.js';
+import { sealRestore } from '../engine/restore-seal.js';
 import { createKafka } from '../kafka/client.js';
 import { MirrorAssembler, type MirrorRecord } from '../kafka/mirror-format.js';
 import { EventLog, SnapshotStore, type LogRecord } from '../storage/index.js';
 import { UsageError } from './args.js';
 import { progress } from './progress.js';
-import { seal } from './restore.js';
 
 const MAX_PIECE = 10_000;
 
@@ -39,7 +39,7 @@ export async function restoreFromKafka(topic: string, brokers: string[], dest: s
     const range = await copyTopic(kafka, topic, end, log, target, out);
     if (target !== undefined && 'seq' in target && target.seq !== log.lastSeq) throw new UsageError(`restore: sequence ${target.seq} is outside the topic: it holds sequence 1 to ${range.last}`);
     if (target !== undefined && 'timeMs' in target && log.lastSeq === 0) throw new UsageError(`restore: time ${rfc3339(target.timeMs)} is outside the topic: it holds ${rfc3339(range.firstTime ?? undefined) ?? 'records without times'} to ${rfc3339(range.lastTime ?? undefined)}`);
-    await seal(log, snapshots, log.lastSeq, logger);
+    await sealRestore(log, snapshots, log.lastSeq, logger);
     const time = await log.commitTime(log.lastSeq);
     out(`restored sequence ${log.lastSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from topic ${topic} (it holds sequence 1 to ${range.last}), into ${dest}`);
     ok = true;

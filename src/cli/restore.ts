@@ -8,9 +8,8 @@ import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { bootstrap } from '../engine/bootstrap.js';
 import { HistoryRangeError, describeRange, resolveTarget, rfc3339, type Target } from '../engine/history.js';
-import { encodeSnapshot } from '../engine/snapshot-codec.js';
+import { sealRestore } from '../engine/restore-seal.js';
 import { EventLog, SnapshotStore } from '../storage/index.js';
 import { LEVELDB_SUBDIR } from '../storage/data-dir.js';
 import { UsageError, parseArgs, required, seqArg, timeArg } from './args.js';
@@ -92,7 +91,7 @@ export async function restore(source: RestoreSource, dest: string, target: Targe
       }
       bar.stop();
       if (log.lastSeq !== toSeq) throw new Error(`restore copied up to sequence ${log.lastSeq}, expected ${toSeq}`);
-      await seal(log, snapshots, toSeq, logger);
+      await sealRestore(log, snapshots, toSeq, logger);
       const time = await log.commitTime(toSeq);
       out(`restored sequence ${toSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from ${source.describe}: snapshot ${base.seq} + ${toSeq - base.seq} events, into ${dest}`);
       out(`the source holds ${describeRange(h)}`);
@@ -105,15 +104,6 @@ export async function restore(source: RestoreSource, dest: string, target: Targe
     throw err;
   }
   return { fromSeq: base.seq, toSeq };
-}
-
-/**
- * Replays the restored directory through the same path a server start takes (proving the copy
- * replays), then snapshots the target so the new server starts without the replay.
- */
-export async function seal(log: EventLog, snapshots: SnapshotStore, toSeq: number, logger: Logger): Promise<void> {
-  const { holder } = await bootstrap(log, snapshots, logger, toSeq);
-  if (toSeq > 0 && (await snapshots.list())[0] !== toSeq) await snapshots.write(toSeq, encodeSnapshot(holder).chunks, await log.commitTime(toSeq));
 }
 
 /** The newest readable snapshot at or before `toSeq` the log continues from; 0 (empty) otherwise. */

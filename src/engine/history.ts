@@ -1,28 +1,14 @@
 // The history a data directory holds: which points (sequence, commit time) can be rebuilt, from
 // the snapshots and the retained log. Used by GET /internal/history, restore and time-travel
 // reads, so all three agree on what is "inside the window".
-import type { SnapshotInfo } from '../storage/snapshot-store.js';
-import type { LogStore, SnapshotFiles } from './ports.js';
+import type { History, HistoryPoint, LogStore, SnapshotFiles, Target } from './ports.js';
 
-export interface HistoryPoint {
-  readonly seq: number;
-  /** ms; undefined when unknown (seq 0, or records from before commit times were stored). */
-  readonly timeMs: number | undefined;
-}
-
-export interface History {
-  readonly oldest: HistoryPoint;
-  readonly newest: HistoryPoint;
-  /** Newest first. */
-  readonly snapshots: readonly SnapshotInfo[];
-}
+export type { History, HistoryPoint, Target } from './ports.js';
 
 /** A target outside the history, or one that cannot be resolved: the message names the range held. */
 export class HistoryRangeError extends Error {
   override name = 'HistoryRangeError';
 }
-
-export type Target = { readonly seq: number } | { readonly timeMs: number };
 
 type LogView = Pick<LogStore, 'firstSeq' | 'commitTime' | 'seqAtTime'>;
 

@@ -2,17 +2,13 @@
 // GET /internal/backup/log streams: per record seq u64 BE | commit time ms i64 BE (-1: unknown) |
 // type u8 | length u32 BE | payload.
 import type { CommitBatch } from '../storage/commit-times.js';
-import type { LogRecord, LogStore } from './ports.js';
+import type { LogRecord, LogStore, TimedBatch } from './ports.js';
+
+export type { TimedBatch } from './ports.js';
 
 export const SEGMENT_RECORD_HEAD = 21;
 const RECORD_HEAD = SEGMENT_RECORD_HEAD;
 const TWO_32 = 0x1_0000_0000;
-
-/** Records committed together; timeMs null: written before commit times existed. */
-export interface TimedBatch {
-  readonly timeMs: number | null;
-  readonly records: LogRecord[];
-}
 
 /** Copy in pieces of at most this many records, so memory stays bounded for any batch size. */
 const MAX_PIECE = 10_000;

@@ -4,8 +4,6 @@ import type { CommitBatch } from '../storage/commit-times.js';
 import type { SnapshotInfo } from '../storage/snapshot-store.js';
 import type { Holder } from '../state/holder.js';
 import type { LogAppender } from './commit-queue.js';
-import type { History, Target } from './history.js';
-import type { TimedBatch } from './log-export.js';
 
 export interface LogRecord {
   seq: number;
@@ -121,4 +119,25 @@ export interface HistoryControl {
   batches(fromSeq: number, toSeq: number): AsyncIterable<TimedBatch>;
   /** The encoded body of the retained snapshot at `seq`. */
   snapshotBody(seq: number): Promise<Uint8Array>;
+}
+
+export interface HistoryPoint {
+  readonly seq: number;
+  /** ms; undefined when unknown (seq 0, or records from before commit times were stored). */
+  readonly timeMs: number | undefined;
+}
+
+export interface History {
+  readonly oldest: HistoryPoint;
+  readonly newest: HistoryPoint;
+  /** Newest first. */
+  readonly snapshots: readonly SnapshotInfo[];
+}
+
+export type Target = { readonly seq: number } | { readonly timeMs: number };
+
+/** Records committed together; timeMs null: written before commit times existed. */
+export interface TimedBatch {
+  readonly timeMs: number | null;
+  readonly records: LogRecord[];
 }

@@ -54,6 +54,8 @@ describe('restore --from-kafka', () => {
     }
     const dest = join(tempDir(), 'refused');
     dirs.push(dest);
-    await expect(restoreCommand([...kafka, '--to-seq', String(last + 100), '--data-dir', dest], quiet, () => undefined)).rejects.toThrow(new RegExp(`outside the topic: it holds sequence 1 to ${last}`));
+    await expect(
+      restoreCommand([...kafka, '--to-seq', String(last + 100), '--data-dir', dest], quiet, () => undefined),
+    ).rejects.toThrow(new RegExp(`outside the topic: it holds sequence 1 to ${last}`));
   }, 180_000);
 });

@@ -60,7 +60,11 @@ async function restoredAnswers(args: string[]): Promise<{ answers: string; seq: 
 
 describe('history while the server runs', () => {
   it('GET /internal/history names the window and its snapshots', async () => {
-    const h = JSON.parse(await ok(server, 'GET', '/internal/history')) as { oldest: { seq: number }; newest: { seq: number; time: string }; snapshots: { seq: number; time: string; bytes: number }[] };
+    const h = JSON.parse(await ok(server, 'GET', '/internal/history')) as {
+      oldest: { seq: number };
+      newest: { seq: number; time: string };
+      snapshots: { seq: number; time: string; bytes: number }[];
+    };
     expect(h.oldest.seq).toBe(0);
     expect(h.newest.seq).toBe(points[points.length - 1].seq);
     expect(h.snapshots.map((s) => s.seq)).toEqual([points[4].seq - 1, points[1].seq]);
@@ -78,7 +82,9 @@ describe('history while the server runs', () => {
     try {
       for (const p of points) {
         expect(await answers(server, `?atSeq=${p.seq}`), `${p.name} by seq`).toBe(stripSchema(p.answers));
-        expect(await answers(server, `?atTime=${encodeURIComponent(p.time)}`), `${p.name} by time`).toBe(stripSchema(p.answers));
+        expect(await answers(server, `?atTime=${encodeURIComponent(p.time)}`), `${p.name} by time`).toBe(
+          stripSchema(p.answers),
+        );
       }
       // Repeated: served from the cache, same answer.
       expect(await answers(server, `?atSeq=${points[2].seq}`)).toBe(stripSchema(points[2].answers));
@@ -115,7 +121,10 @@ describe('history while the server runs', () => {
       writing = false;
       await writer;
     }
-    const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as { range: { fromSeq: number; toSeq: number }; segments: { file: string }[] };
+    const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as {
+      range: { fromSeq: number; toSeq: number };
+      segments: { file: string }[];
+    };
     expect(manifest.range.fromSeq).toBe(points[4].seq - 1); // the newest snapshot
     const primary = await answers(server, `?atSeq=${manifest.range.toSeq}`);
     const restored = await restoredAnswers(['--from', backupDir]);
@@ -124,13 +133,15 @@ describe('history while the server runs', () => {
     // A second backup adds only the log since the first.
     await ok(server, 'POST', '/index/i/query', 'Set(3000, f=8)');
     await backupCommand(['--url', url, '--to', backupDir], quiet, out);
-    const again = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as { range: { toSeq: number }; segments: { file: string }[] };
+    const again = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as {
+      range: { toSeq: number };
+      segments: { file: string }[];
+    };
     expect(again.segments.length).toBe(2);
     expect(again.range.toSeq).toBe((await newest(server)).seq);
     expect(lines.at(-1)).toMatch(new RegExp(`added sequences ${manifest.range.toSeq + 1}\\.\\.${again.range.toSeq}`));
   }, 120_000);
 });
-
 
 describe('restore (server stopped)', () => {
   beforeAll(async () => {
@@ -173,9 +184,15 @@ describe('restore (server stopped)', () => {
       await expect(restoreCommand([...args, '--data-dir', dest], quiet, out)).rejects.toThrow(message);
       expect(existsSync(dest)).toBe(false);
     };
-    await refused(['--from', server.dataDir, '--to-seq', '99999999'], /sequence 99999999 is outside the history: the history holds sequence 0 to sequence \d+/);
+    await refused(
+      ['--from', server.dataDir, '--to-seq', '99999999'],
+      /sequence 99999999 is outside the history: the history holds sequence 0 to sequence \d+/,
+    );
     await refused(['--from', server.dataDir, '--to-time', '2001-01-01T00:00:00Z'], /outside the history/);
-    await refused(['--from', backupDir, '--to-seq', '1'], /sequence 1 is outside the history: the history holds sequence \d+ \(.*\) to sequence \d+/);
+    await refused(
+      ['--from', backupDir, '--to-seq', '1'],
+      /sequence 1 is outside the history: the history holds sequence \d+ \(.*\) to sequence \d+/,
+    );
     await refused(['--from', server.dataDir, '--to-time', 'noon'], /--to-time must be an RFC 3339 time/);
     await refused(['--from', server.dataDir, '--to-seq', '3', '--to-time', '5'], /not both/);
     await refused(['--from', server.dataDir, '--bogus', '1'], /unknown flag --bogus/);
@@ -184,7 +201,10 @@ describe('restore (server stopped)', () => {
     const bad = join(tempDir(), 'bad');
     dirs.push(bad);
     await backupCommand(['--data-dir', server.dataDir, '--to', bad], quiet, out);
-    const m = JSON.parse(readFileSync(join(bad, 'manifest.json'), 'utf8')) as { segments: { file: string }[]; snapshot: { file: string } };
+    const m = JSON.parse(readFileSync(join(bad, 'manifest.json'), 'utf8')) as {
+      segments: { file: string }[];
+      snapshot: { file: string };
+    };
     const seg = join(bad, m.segments[0].file);
     const bytes = readFileSync(seg);
     bytes[Math.floor(bytes.length / 2)] ^= 1;
@@ -196,16 +216,37 @@ describe('restore (server stopped)', () => {
     const full = newDir();
     mkdirSync(full, { recursive: true });
     writeFileSync(join(full, 'something'), 'x');
-    await expect(restoreCommand(['--from', server.dataDir, '--data-dir', full], quiet, out)).rejects.toThrow(/is not empty/);
+    await expect(restoreCommand(['--from', server.dataDir, '--data-dir', full], quiet, out)).rejects.toThrow(
+      /is not empty/,
+    );
     expect(readdirSync(full)).toEqual(['something']);
   }, 60_000);
 
   it('the CLI prints one line, no stack trace, for an expected error', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'restore', '--from', server.dataDir, '--data-dir', newDir(), '--to-seq', '99999999'], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/main.ts',
+        'restore',
+        '--from',
+        server.dataDir,
+        '--data-dir',
+        newDir(),
+        '--to-seq',
+        '99999999',
+      ],
+      { encoding: 'utf8' },
+    );
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^bitledger: restore: sequence 99999999 is outside the history/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
-    const t = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'truncate-log', '--after', '1', '--data-dir', server.dataDir], { encoding: 'utf8' });
+    const t = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', 'truncate-log', '--after', '1', '--data-dir', server.dataDir],
+      { encoding: 'utf8' },
+    );
     expect(t.status).toBe(2);
     expect(t.stderr).toMatch(/below the newest snapshot .* bitledger restore --from/);
     expect(t.stderr).not.toMatch(/\n\s+at /);

@@ -5,7 +5,10 @@ import { RetentionPolicy, type SnapshotTime } from '../../../src/engine/retentio
 const H = 3_600_000;
 const now = 100 * H;
 // Snapshots newest first: at seq 900 (1h ago), 700 (5h), 500 (20h), 300 (30h), 100 (40h).
-const snaps: SnapshotTime[] = [900, 700, 500, 300, 100].map((seq, i) => ({ seq, timeMs: now - [1, 5, 20, 30, 40][i] * H }));
+const snaps: SnapshotTime[] = [900, 700, 500, 300, 100].map((seq, i) => ({
+  seq,
+  timeMs: now - [1, 5, 20, 30, 40][i] * H,
+}));
 const noBytes = async (): Promise<number> => 0;
 
 describe('RetentionPolicy.plan', () => {
@@ -42,7 +45,14 @@ describe('RetentionPolicy.plan', () => {
   });
 
   it('snapshots with unknown times count as older than the window', async () => {
-    const old: SnapshotTime[] = [{ seq: 900, timeMs: now - H }, { seq: 700, timeMs: undefined }, { seq: 500, timeMs: undefined }];
-    expect(await new RetentionPolicy(2, { ms: 24 * H, bytes: 0 }).plan(old, now, noBytes)).toEqual({ keptSnapshots: [900, 700], releasableUpTo: 700 });
+    const old: SnapshotTime[] = [
+      { seq: 900, timeMs: now - H },
+      { seq: 700, timeMs: undefined },
+      { seq: 500, timeMs: undefined },
+    ];
+    expect(await new RetentionPolicy(2, { ms: 24 * H, bytes: 0 }).plan(old, now, noBytes)).toEqual({
+      keptSnapshots: [900, 700],
+      releasableUpTo: 700,
+    });
   });
 });

@@ -17,7 +17,11 @@ const quiet = pino({ level: 'silent' });
 beforeEach(async () => {
   ({ dir, cleanup } = await tempDir());
   const log = await EventLog.open(dir, { fsync: 'always', logger: captureLogger().logger });
-  for (let i = 0; i < 10; i++) await log.append([{ type: 1, payload: bytes(`record ${i + 1}`) }, { type: 1, payload: bytes(`second ${i + 1}`) }]);
+  for (let i = 0; i < 10; i++)
+    await log.append([
+      { type: 1, payload: bytes(`record ${i + 1}`) },
+      { type: 1, payload: bytes(`second ${i + 1}`) },
+    ]);
   const snaps = await SnapshotStore.open(dir, captureLogger().logger);
   await snaps.write(8, [bytes('state at 8')], await log.commitTime(8));
   await log.close();
@@ -57,7 +61,9 @@ describe('log verify', () => {
       await db.del(rawLogKey(6));
       await db.del(rawLogKey(7));
     });
-    expect(await verify()).toMatch(/^ERROR LogVerifyError: log verify: gap: records 6\.\.7 are missing \(sequence 5 is followed by 8\)/);
+    expect(await verify()).toMatch(
+      /^ERROR LogVerifyError: log verify: gap: records 6\.\.7 are missing \(sequence 5 is followed by 8\)/,
+    );
   });
 
   it('names a damaged snapshot', async () => {
