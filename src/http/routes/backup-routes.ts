@@ -44,6 +44,8 @@ export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
         release();
       }
     }
+    // A client gone before the stream started never runs its finally: the socket's close releases too.
+    reply.raw.once('close', release);
     reply.header('x-bl-from', String(from)).header('x-bl-to', String(to));
     return reply.code(200).type('application/octet-stream').send(Readable.from(stream()));
   });
