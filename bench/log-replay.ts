@@ -28,6 +28,7 @@ const logger = pino({ level: 'silent' });
 const NO_SNAPSHOTS: SnapshotFiles = {
   write: () => Promise.reject(new Error('not used')),
   list: () => Promise.resolve([]),
+  infos: () => Promise.resolve([]),
   read: () => Promise.reject(new Error('not used')),
   prune: () => Promise.resolve([]),
 };
@@ -129,7 +130,7 @@ function fail(err: Error): void {
  * Appends EVENTS small encoded events straight to the log (the engine's codec and EventLog, but
  * no apply: building must not cost what replay costs); resolves with the build time.
  */
-async function buildLog(dir: string): Promise<number> {
+export async function buildLog(dir: string): Promise<number> {
   const t0 = now();
   const log = await EventLog.open(dir, { fsync: 'never', logger });
   try {

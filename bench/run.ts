@@ -20,6 +20,7 @@ const BENCHES: Bench[] = [
   { name: 'access-log', run: async () => (await import('./access-log-cost.js')).runAccessLogCost },
   { name: 'cli-import', run: async () => (await import('./cli-import.js')).runCliImport },
   { name: 'kafka', run: async () => (await import('./kafka-bench.js')).runKafkaBench },
+  { name: 'history', run: async () => (await import('./history-bench.js')).runHistoryBench },
 ];
 
 async function main(filters: string[]): Promise<number> {

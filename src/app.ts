@@ -69,7 +69,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     const readOnly = cfg.replicaOf !== '' ? { readOnlyReason: replicaReadOnlyReason(cfg.replicaOf) } : {};
     await keepReserve(cfg.dataDir, cfg.diskReserveBytes, logger);
     const diskSpace = await DiskSpace.open(cfg.dataDir, cfg.diskReserveBytes);
-    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, ...readOnly, diskSpace }, logger, onFatal);
+    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, history: { ms: cfg.historyRetention, bytes: cfg.historyRetentionBytes }, ...readOnly, diskSpace }, logger, onFatal);
     const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
   } catch (err) {

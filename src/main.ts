@@ -9,6 +9,9 @@ import { RemoteError } from './cli/http-target.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { commandHelp, generalHelp } from './config/help.js';
 import { StartupError } from './engine/bootstrap.js';
+import { HistoryRangeError } from './engine/history.js';
+import { LogVerifyError } from './cli/log.js';
+import { UsageError } from './cli/args.js';
 import { DataDirInUseError, FormatTooNewError, LevelDbCorruptError, LogCorruptionError, LogRangeError, SnapshotCorruptError, WalCorruptError } from './storage/errors.js';
 
 async function main(argv: string[]): Promise<void> {
@@ -18,6 +21,12 @@ async function main(argv: string[]): Promise<void> {
   const name = named ? argv[0] : 'server';
   const command = COMMANDS.find((c) => c.name === name);
   if (command === undefined) throw new ConfigError(`unknown command ${name} (expected: ${COMMANDS.map((c) => c.name).join(', ')}; bitledger --help)`);
+  if (command.raw !== undefined) {
+    // History commands parse their own arguments; their logger writes to stderr, since stdout
+    // carries the command's output.
+    if (argv.slice(1).some((a) => a === '--help' || a === '-h')) return out(commandHelp(command));
+    return command.raw(argv.slice(1), pino({ level: 'warn' }, pino.destination(2)), out);
+  }
   const line = parseCommandLine(command, named ? argv.slice(1) : argv);
   if (line.help) return out(command.name === 'server' && !named ? generalHelp(COMMANDS) : commandHelp(command));
   const cfg = loadConfig(line.settingArgs, command.settings ? process.env : {}, (w) => process.stderr.write(`bitledger: warning: ${w}\n`));
@@ -25,7 +34,7 @@ async function main(argv: string[]): Promise<void> {
   await command.run({ line, cfg, logger, out });
 }
 
-const EXPECTED = [ConfigError, StartupError, RemoteError, DataDirInUseError, FormatTooNewError, LogCorruptionError, LogRangeError, SnapshotCorruptError, LevelDbCorruptError, WalCorruptError];
+const EXPECTED = [ConfigError, UsageError, HistoryRangeError, LogVerifyError, StartupError, RemoteError, DataDirInUseError, FormatTooNewError, LogCorruptionError, LogRangeError, SnapshotCorruptError, LevelDbCorruptError, WalCorruptError];
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   const known = EXPECTED.some((E) => err instanceof E);

@@ -17,7 +17,11 @@ export interface RunContext {
 
 export interface Command extends CommandSpec {
   run(ctx: RunContext): Promise<void>;
+  /** Commands that parse their own arguments (the history commands): main.ts hands them argv as is. */
+  raw?: (argv: readonly string[], logger: Logger, out: (line: string) => void) => Promise<void>;
 }
+
+const NO_RUN = async (): Promise<void> => undefined;
 
 const URL_FLAG = { name: 'url', value: 'URL', help: 'server address', default: 'http://127.0.0.1:10101' };
 const INDEX_FLAG = { name: 'index', short: 'i', value: 'INDEX', help: 'index name' };
@@ -32,6 +36,49 @@ function required(line: CommandLine, command: string, name: string): string {
 export const COMMANDS: readonly Command[] = [
   { name: 'server', summary: 'run the server (the default command)', settings: true, flags: [], run: async ({ cfg, logger }) => (await import('./server-command.js')).runServer(cfg, logger) },
   { name: 'inspect', summary: "show a stopped server's data directory: log range, snapshots", settings: true, flags: [], run: async ({ cfg, logger, out }) => (await import('./maintenance.js')).inspect(cfg, logger, out) },
+  {
+    name: 'restore',
+    summary: 'restore a backup, a stopped data directory or a Kafka mirror topic to a sequence or a time, into a new data directory',
+    settings: false,
+    flags: [
+      { name: 'from', value: 'PATH', help: 'a backup directory or a data directory not in use' },
+      { name: 'from-kafka', value: 'TOPIC', help: 'a mirror topic instead (with --kafka-brokers)' },
+      { name: 'kafka-brokers', value: 'LIST', help: 'comma list of brokers for --from-kafka' },
+      { name: 'data-dir', value: 'DIR', help: 'the new, empty data directory' },
+      { name: 'to-seq', value: 'N', help: 'the last sequence to keep' },
+      { name: 'to-time', value: 'T', help: 'RFC 3339 or Unix seconds: keep what was committed at or before it' },
+    ],
+    run: NO_RUN,
+    raw: async (argv, logger, out) => (await import('./restore.js')).restoreCommand(argv, logger, out),
+  },
+  {
+    name: 'backup',
+    summary: "copy a server's newest snapshot and the log after it into a backup directory (incremental)",
+    settings: false,
+    flags: [
+      { name: 'url', value: 'URL', help: 'a running server (online backup)' },
+      { name: 'data-dir', value: 'DIR', help: 'a stopped data directory (offline backup)' },
+      { name: 'to', value: 'PATH', help: 'the backup directory' },
+    ],
+    run: NO_RUN,
+    raw: async (argv, logger, out) => (await import('./backup.js')).backupCommand(argv, logger, out),
+  },
+  {
+    name: 'log',
+    summary: 'log inspect (list records) or log verify (checksums and sequence continuity) of a data directory',
+    settings: false,
+    positional: 'inspect|verify',
+    flags: [
+      { name: 'data-dir', value: 'DIR', help: 'the data directory' },
+      { name: 'from-seq', value: 'N', help: 'inspect: first sequence' },
+      { name: 'to-seq', value: 'N', help: 'inspect: last sequence' },
+      { name: 'since', value: 'T', help: 'inspect: commit time from' },
+      { name: 'until', value: 'T', help: 'inspect: commit time to' },
+      { name: 'index', value: 'I', help: 'inspect: records of this index only' },
+    ],
+    run: NO_RUN,
+    raw: async (argv, logger, out) => (await import('./log.js')).logCommand(argv, logger, out),
+  },
   {
     name: 'repair',
     summary: "rebuild a damaged LevelDB with LevelDB's own repair (the server must be stopped)",

@@ -50,6 +50,20 @@ export async function truncateLog(cfg: Config, after: number, logger: Logger, ou
   requireDataDir(cfg.dataDir);
   const log = await EventLog.open(cfg.dataDir, { fsync: 'always', logger });
   try {
+    // Below the newest snapshot the directory would refuse to start; below the retained log there is nothing to cut to.
+    const [newest] = await (await SnapshotStore.open(cfg.dataDir, logger)).list();
+    if (after < log.firstSeq - 1) {
+      throw new ConfigError(
+        `truncate-log: sequence ${after} is below the retained log (it holds ${log.firstSeq}..${log.lastSeq}); ` +
+          `to go back that far, restore from a backup that holds it: bitledger restore --from BACKUP --data-dir NEW --to-seq ${after}`,
+      );
+    }
+    if (newest !== undefined && after < newest) {
+      throw new ConfigError(
+        `truncate-log: sequence ${after} is below the newest snapshot (${newest}), so the directory could not start afterwards; ` +
+          `to return to sequence ${after}, restore it into a new directory: bitledger restore --from ${cfg.dataDir} --data-dir NEW --to-seq ${after}`,
+      );
+    }
     const dropped = await log.truncateAfter(after);
     out(`dropped ${dropped} records after sequence ${after}`);
   } finally {

@@ -3,6 +3,9 @@
 // deployments) and command-line flags. The settings themselves are the table in settings.ts.
 import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
+import { parseDurationMs } from './duration.js';
+
+export { parseDurationMs } from './duration.js';
 import { type SettingRow, SETTINGS, SETTING_BY_NAME, camel, envName, DEFAULTS, type Config } from './settings.js';
 
 export { DEFAULTS, type Config, type FsyncPolicy } from './settings.js';
@@ -111,28 +114,18 @@ function set(cfg: Config, name: string, value: string, source: string): void {
   } else if (typeof s.default === 'boolean') {
     if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (from ${source})`);
     target[key] = value === 'true';
+  } else if (s.duration !== undefined) {
+    const ms = parseDurationMs(value, s.duration === 's' ? 1000 : 1);
+    if (ms === undefined) throw new ConfigError(`${name} must be a duration such as ${s.shown ?? '60s'} or 500ms, or a number of ${s.duration === 's' ? 'seconds' : 'ms'} (from ${source})`);
+    target[key] = ms;
   } else if (typeof s.default === 'number') {
-    const n = s.name.endsWith('-ms') || s.duration === true ? (parseDurationMs(value) ?? Number.NaN) : Number(value);
+    const n = s.name.endsWith('-ms') ? (parseDurationMs(value) ?? Number.NaN) : Number(value);
     if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name} must be a non-negative number (from ${source})`);
     target[key] = n;
   } else target[key] = value;
 }
 
 
-/**
- * A Go duration ("1m30s", "500ms", as Pilosa's `timeout` argument takes) or a bare number of
- * milliseconds (as the *-ms settings); undefined when it is neither.
- */
-export function parseDurationMs(value: string): number | undefined {
-  const v = value.trim();
-  if (/^\d+(\.\d+)?$/.test(v)) return Number(v);
-  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(v)) return undefined;
-  let ms = 0;
-  for (const m of v.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * DURATION_UNIT_MS[m[2]];
-  return ms;
-}
-
-const DURATION_UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Splits "host:port" (":10101" means all interfaces, as in Pilosa). */
 export function parseBind(bind: string): { host: string; port: number } {

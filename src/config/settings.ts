@@ -18,8 +18,8 @@ export interface SettingRow<N extends string = string, T = unknown> {
   env?: readonly string[];
   /** How the default reads in help ("(off)" for empty values). */
   shown?: string;
-  /** A number of milliseconds that also takes a Go duration ("60s", "1m30s"). */
-  duration?: boolean;
+  /** A duration kept in ms, written as "60s", "1m30s", "24h"; a bare number is in this unit. */
+  duration?: 'ms' | 's';
 }
 
 const row = <const N extends string, T>(name: N, def: T, help: string, more: Omit<SettingRow, 'name' | 'default' | 'help' | 'values'> = {}): SettingRow<N, T> => ({ name, default: def, help, ...more });
@@ -41,13 +41,15 @@ export const SETTINGS = [
   row('kafka-mirror-topic', '', 'mirror committed log records to this topic', { shown: '(off)' }),
   oneOf('kafka-mirror-ack', ['local', 'kafka'], 'local', 'kafka: a write is also acknowledged only once the mirror topic has it'),
   row('replica-of', '', 'run as a read-only replica of this mirror topic', { shown: '(off)' }),
-  row('query-timeout', 60_000, 'deadline of one query in ms or as a duration such as 60s (0: none); the query argument timeout can shorten it', { duration: true, shown: '60s' }),
+  row('query-timeout', 60_000, 'deadline of one query in ms or as a duration such as 60s (0: none); the query argument timeout can shorten it', { duration: 'ms', shown: '60s' }),
   row('max-result-rows', 1_000_000, 'rows, groups or pairs one Rows/GroupBy/TopN may return (0: no bound)'),
   row('tls-certificate', '', 'PEM certificate: with --tls-key, serve https', { pilosa: ['tls.certificate'], shown: '(off)' }),
   row('tls-key', '', 'PEM private key for --tls-certificate', { pilosa: ['tls.key'], shown: '(off)' }),
   row('tls-skip-verify', false, "accepted for Pilosa configs; bitledger makes no outgoing TLS calls", { pilosa: ['tls.skip-verify'] }),
   row('auth-token-file', '', 'bearer tokens, one "TOKEN read-only|read-write" a line (README: Securing bitledger)', { shown: '(off)' }),
   row('allowed-origins', [] as string[], 'browser origins allowed to send mutating requests besides the server\'s own', { pilosa: ['handler.allowed-origins'], shown: '(none)' }),
+  row('history-retention', 24 * 3_600_000, 'every point this far back stays restorable and readable with atTime/atSeq (a duration such as 24h or 7d; a bare number is seconds)', { duration: 's', shown: '24h' }),
+  row('history-retention-bytes', 0, "cap the history's log at this many bytes, oldest snapshots dropped first (0: off)"),
   row('accept-data-loss', false, "start although LevelDB's write-ahead file lost acknowledged writes (each loss logged)"),
   row('disk-reserve-bytes', 64 * 1024 * 1024, 'writes answer 507 while free disk space is below this (plus the largest snapshot)'),
 ] as const;

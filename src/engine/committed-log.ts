@@ -1,7 +1,8 @@
 // The ports the engine hands out (ports.ts): views over its private commit queue, log store and
 // retention policy that let followers read only what is durable and hold only what they need.
 import type { CommitQueue } from './commit-queue.js';
-import type { CommittedLog, CursorStore, LogRecord, LogStore, RetentionHandle } from './ports.js';
+import { logBatches } from './log-export.js';
+import type { CommittedLog, CursorStore, LogRecord, LogStore, RetentionHandle, TimedRecord } from './ports.js';
 import type { RetentionPolicy } from './retention.js';
 
 export class EngineCommittedLog implements CommittedLog {
@@ -34,6 +35,13 @@ export class EngineCommittedLog implements CommittedLog {
     // A record staged but not yet durable is never handed to a follower.
     const to = Math.min(toSeq ?? Number.MAX_SAFE_INTEGER, this.queue.durableSeq);
     return this.log.read(fromSeq, to);
+  }
+
+  async *readTimed(fromSeq: number, toSeq?: number): AsyncGenerator<TimedRecord> {
+    const to = Math.min(toSeq ?? Number.MAX_SAFE_INTEGER, this.queue.durableSeq, this.log.lastSeq);
+    for await (const b of logBatches(this.log, fromSeq, to)) {
+      for (const r of b.records) yield { seq: r.seq, type: r.type, payload: r.payload, timeMs: b.timeMs };
+    }
   }
 
   hold(name: string, keepFrom: () => number): RetentionHandle {

@@ -11,8 +11,9 @@ import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
 import { CommitQueue, type CommitStats, commitQueueOptionsFromEnv } from './commit-queue.js';
 import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
-import type { CommittedLog, CursorStore, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
-import { RetentionPolicy } from './retention.js';
+import { EngineHistory } from './history-control.js';
+import type { CommittedLog, CursorStore, HistoryControl, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
+import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
 
 export interface LogFigures {
@@ -35,12 +36,14 @@ export interface EngineOptions {
   readOnlyReason?: string;
   /** Refuses writes (507) while the disk is below its reserve, before anything is applied. */
   diskSpace?: { shortfall(snapshotBytes: number): string | undefined };
+  /** What retention keeps for point-in-time restores and time-travel reads. */
+  history?: HistoryWindow;
 }
 
 export class Engine {
   private lifecycle: Lifecycle = 'NORMAL';
   private readonly queue: CommitQueue;
-  private readonly retention = new RetentionPolicy();
+  private readonly retention: RetentionPolicy;
   private eventsSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
@@ -51,6 +54,8 @@ export class Engine {
   readonly cursors: CursorStore;
   /** Take a snapshot now, list and read the retained ones. */
   readonly snapshots: SnapshotControl;
+  /** Point-in-time history: the window, past states, the log with commit times. */
+  readonly history: HistoryControl;
 
   constructor(
     private readonly holder: Holder,
@@ -60,12 +65,14 @@ export class Engine {
     private readonly logger: Logger,
     onFatal: (err: Error) => void,
   ) {
+    this.retention = new RetentionPolicy(2, options.history);
     this.queue = new CommitQueue(log, log.lastSeq, (err) => {
       this.lifecycle = 'FAILED';
       onFatal(err);
     }, commitQueueOptionsFromEnv(process.env));
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(this.queue, log);
+    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
     const stats = this.snapshotStats;
     this.snapshots = {
       take: () => this.snapshot(),
@@ -190,15 +197,21 @@ export class Engine {
     this.bytesSinceSnapshot = 0;
     // Never publish a snapshot that is ahead of the durable log.
     await this.queue.whenDurable(seq);
-    const { bytes } = await this.snapshotFiles.write(seq, body.chunks);
-    const all = await this.snapshotFiles.list();
-    await this.snapshotFiles.prune(this.retention.keptSnapshots(all));
-    const releasable = this.retention.releasableUpTo(all);
+    const { bytes } = await this.snapshotFiles.write(seq, body.chunks, await this.log.commitTime(seq));
+    const plan = await this.retention.plan(await this.snapshotFiles.infos(), Date.now(), (after) => this.logBytesAfter(after));
+    await this.snapshotFiles.prune(plan.keptSnapshots);
+    const releasable = plan.releasableUpTo;
     if (releasable > 0) await this.log.releaseUpTo(releasable);
     const ms = Math.round(performance.now() - started);
     Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms, lastAt: Date.now() });
     this.logger.info({ seq, bytes, events: body.events, ms, released: releasable }, 'snapshot written');
     return seq;
+  }
+
+  private async logBytesAfter(seq: number): Promise<number> {
+    let bytes = 0;
+    for await (const b of this.log.commitBatches(seq + 1)) if (b.firstSeq > seq) bytes += b.bytes;
+    return bytes;
   }
 
   /** Graceful stop: refuse new writes, let staged ones become durable, finish a running snapshot. */

@@ -187,7 +187,7 @@ export class Mirror {
       inflight = { done, completes };
     };
     try {
-      for await (const rec of this.log.read(from, target)) {
+      for await (const rec of this.log.readTimed(from, target)) {
         if (this.stopped) break;
         const msgs = recordMessages(rec);
         for (const m of msgs) {

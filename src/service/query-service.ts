@@ -2,6 +2,7 @@
 // durable event group; reads: engine.read/readAsync) → QueryResponse.
 import { DomainError, badRequest } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
+import { HistoryRangeError, type Target } from '../engine/history.js';
 import type { QueryOptions, QueryResponse } from '../executor/result.js';
 import { LIMITS } from '../config/limits.js';
 import { queryBudget } from '../executor/index.js';
@@ -49,6 +50,28 @@ export class QueryService {
       ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
       : await this.engine.readAsync((h) => runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }));
     return { response, legacy };
+  }
+
+  /**
+   * A read-only query against the state as of `target` (atSeq/atTime): a past holder from the
+   * LRU, never the live one. Writes and points outside the history answer 400.
+   */
+  async executeAt(index: string, text: string, opts: QueryOptions, target: Target, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean }> {
+    const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
+    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+    const parsed = parseQuery(text);
+    let seq: number;
+    try {
+      seq = await this.engine.history.resolve(target);
+    } catch (err) {
+      if (err instanceof HistoryRangeError) throw badRequest(err.message);
+      throw err;
+    }
+    const holder = await this.engine.history.stateAt(seq);
+    const query = rewriteLegacyQuery(holder, index, parsed);
+    if (query.calls.some(isWriteCall)) throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
+    const response = await runQueryAsync(holder, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, { maxWritesPerRequest: LIMITS.maxWritesPerRequest }, { budget });
+    return { response, legacy: hasLegacyCall(parsed) };
   }
 }
 

@@ -6,13 +6,14 @@
 import type { Logger } from 'pino';
 import m0001 from '../../migrations/0001-initial.js';
 import m0002 from '../../migrations/0002-sparse-bits.js';
+import m0003 from '../../migrations/0003-commit-times.js';
 import { assert } from '../util/assert.js';
 import type { LevelDb } from './data-dir.js';
 import { FormatTooNewError } from './errors.js';
 import type { Migration } from './migration.js';
 import { FORMAT_VERSION_META, decodeMetaUint, encodeMetaUint, metaKey } from './keys.js';
 
-export const MIGRATIONS: readonly Migration[] = [m0001, m0002];
+export const MIGRATIONS: readonly Migration[] = [m0001, m0002, m0003];
 
 const FORMAT_KEY = metaKey(FORMAT_VERSION_META);
 

@@ -20,6 +20,7 @@ const silent = pino({ level: 'silent' });
 const noSnapshots: SnapshotFiles = {
   write: () => Promise.reject(new Error('read-only')),
   list: () => Promise.resolve([]),
+  infos: () => Promise.resolve([]),
   read: () => Promise.reject(new Error('none')),
   prune: () => Promise.resolve(),
 };

@@ -5,6 +5,7 @@ import { DomainError, badRequest } from '../../domain/errors.js';
 import { notValidArgument } from '../../domain/messages.js';
 import { checkShard, parseShard } from '../../domain/shard.js';
 import type { QueryOptions } from '../../executor/result.js';
+import { parseTimeArg, type Target } from '../../engine/history.js';
 import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
 import { queryResponseJson } from '../../encoding/query-json.js';
 import { bodyBuffer, boolArg, isProtobuf, wantsProtobuf } from '../body.js';
@@ -13,7 +14,7 @@ import { sendError } from '../errors.js';
 import { sendJson } from '../reply.js';
 
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
-const ARGS = new Set(['timeout', 'shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs']);
+const ARGS = new Set(['timeout', 'shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs', 'atSeq', 'atTime']);
 
 export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: { index: string }; Querystring: Record<string, string> }>(
@@ -42,7 +43,9 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         }
         const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
         const signal = clientGone(reply);
-        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts, { timeoutMs, signal, readOnly: req.readOnlyToken }).catch((err: unknown) => {
+        const at = pastTarget(req.query);
+        const run = { timeoutMs, signal, readOnly: req.readOnlyToken };
+        const { response, legacy } = await (at === undefined ? ctx.query.execute(req.params.index, text, opts, run) : ctx.query.executeAt(req.params.index, text, opts, at, run)).catch((err: unknown) => {
           // Nobody reads the error; the log shows the work was stopped, not finished.
           if (signal.aborted) req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
           throw err;
@@ -76,6 +79,21 @@ function clientGone(reply: FastifyReply): AbortSignal {
     if (!reply.raw.writableFinished) ac.abort();
   });
   return ac.signal;
+}
+
+/** atSeq=N or atTime=RFC3339|Unix seconds: a time-travel read; neither: the live state. */
+function pastTarget(q: Record<string, string>): Target | undefined {
+  if (q.atSeq !== undefined && q.atTime !== undefined) throw badRequest('give atSeq or atTime, not both');
+  if (q.atSeq !== undefined) {
+    if (!/^\d+$/.test(q.atSeq) || !Number.isSafeInteger(Number(q.atSeq))) throw badRequest('atSeq should be an unsigned integer');
+    return { seq: Number(q.atSeq) };
+  }
+  if (q.atTime !== undefined) {
+    const timeMs = parseTimeArg(q.atTime);
+    if (timeMs === undefined) throw badRequest('atTime should be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds');
+    return { timeMs };
+  }
+  return undefined;
 }
 
 function parseShards(v: string | undefined): number[] | undefined {

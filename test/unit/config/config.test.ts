@@ -36,6 +36,19 @@ describe('config', () => {
     expect(() => parseBind('nohost')).toThrow(/host:port/);
   });
 
+  it('reads the history window as a duration (flag, env, file) and its byte cap', () => {
+    expect(DEFAULTS.historyRetention).toBe(24 * 3_600_000);
+    expect(DEFAULTS.historyRetentionBytes).toBe(0);
+    expect(loadConfig(['--history-retention', '90m'], {}).historyRetention).toBe(90 * 60_000);
+    expect(loadConfig([], { BITLEDGER_HISTORY_RETENTION: '7d', BITLEDGER_HISTORY_RETENTION_BYTES: '1000000' })).toMatchObject({ historyRetention: 7 * 86_400_000, historyRetentionBytes: 1_000_000 });
+    expect(loadConfig(['--history-retention=3600'], {}).historyRetention).toBe(3_600_000);
+    dir = tempDir();
+    const toml = join(dir, 'h.toml');
+    writeFileSync(toml, 'history-retention = "2h"\n');
+    expect(loadConfig(['--config', toml], {}).historyRetention).toBe(7_200_000);
+    expect(() => loadConfig(['--history-retention', 'a day'], {})).toThrow(/history-retention must be a duration/);
+  });
+
   it('parses bind addresses like Pilosa (":port" is every interface)', () => {
     expect(parseBind(':10101')).toEqual({ host: '0.0.0.0', port: 10101 });
     expect(parseBind('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
