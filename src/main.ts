@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  const known = err instanceof ConfigError || err instanceof StartupError || (err instanceof Error && /in use|InUse|corrupt|format/i.test(err.name));
+  const known = err instanceof ConfigError || err instanceof StartupError || (err instanceof Error && /in use|InUse|corrupt|format|DiskFull/i.test(err.name));
   process.stderr.write(`bitledger: ${known ? (err as Error).message : String((err as Error)?.stack ?? err)}\n`);
   process.exit(known ? 2 : 1);
 });
