@@ -12,7 +12,7 @@ import { StartupError } from './engine/bootstrap.js';
 import { HistoryRangeError } from './engine/history.js';
 import { LogVerifyError } from './cli/log.js';
 import { UsageError } from './cli/args.js';
-import { DataDirInUseError, FormatTooNewError, LevelDbCorruptError, LogCorruptionError, LogRangeError, SnapshotCorruptError, WalCorruptError } from './storage/errors.js';
+import { DataDirInUseError, DiskFullError, FormatTooNewError, LevelDbCorruptError, LogCorruptionError, LogRangeError, SnapshotCorruptError, WalCorruptError } from './storage/errors.js';
 
 async function main(argv: string[]): Promise<void> {
   const out = (line: string): void => void process.stdout.write(line + '\n');
@@ -34,7 +34,7 @@ async function main(argv: string[]): Promise<void> {
   await command.run({ line, cfg, logger, out });
 }
 
-const EXPECTED = [ConfigError, UsageError, HistoryRangeError, LogVerifyError, StartupError, RemoteError, DataDirInUseError, FormatTooNewError, LogCorruptionError, LogRangeError, SnapshotCorruptError, LevelDbCorruptError, WalCorruptError];
+const EXPECTED = [ConfigError, UsageError, HistoryRangeError, LogVerifyError, StartupError, RemoteError, DataDirInUseError, FormatTooNewError, LogCorruptionError, LogRangeError, SnapshotCorruptError, LevelDbCorruptError, WalCorruptError, DiskFullError];
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   const known = EXPECTED.some((E) => err instanceof E);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import type { Logger } from 'pino';
 import { writeAll, writeFileAtomic } from './durable-fs.js';
-import { DataDirInUseError, LevelDbCorruptError, WalCorruptError } from './errors.js';
+import { DataDirInUseError, DiskFullError, LevelDbCorruptError, WalCorruptError } from './errors.js';
 import { missingWal } from './leveldb-manifest.js';
 import { scanWalFiles } from './leveldb-wal.js';
 
@@ -77,7 +77,10 @@ export async function openLevelDb(dataDir: string, opts: OpenLevelDbOptions = {}
     await db.open();
   } catch (err) {
     if (isLockedError(err)) throw new DataDirInUseError(dataDir);
-    throw new LevelDbCorruptError(dataDir, rootCause(err));
+    const cause = rootCause(err);
+    // Not damage: LevelDB needs room to replay its WAL into a table at open.
+    if (/No space left|ENOSPC/i.test(cause)) throw new DiskFullError(dataDir, cause);
+    throw new LevelDbCorruptError(dataDir, cause);
   }
   return db;
 }

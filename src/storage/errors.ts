@@ -101,3 +101,14 @@ export class WalCorruptError extends Error {
     );
   }
 }
+
+/** LevelDB could not open for lack of space (its WAL is replayed into a table at open). */
+export class DiskFullError extends Error {
+  override name = 'DiskFullError';
+  constructor(
+    readonly dir: string,
+    readonly reason: string,
+  ) {
+    super(`disk full: LevelDB in ${dir} cannot open (${reason}). Nothing was lost; free space on its file system, then start again.`);
+  }
+}

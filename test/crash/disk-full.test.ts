@@ -1,7 +1,7 @@
 // Disk full, on a real 64 MiB tmpfs mounted by the test (root only; CI runs as root): a server
 // process whose disk fills answers writes 507 with nothing half-applied, goes on answering
 // reads, takes writes again once space is freed, and starts again on a nearly full disk.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, statfsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,5 +105,18 @@ describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
     expect((await importRow(server.url, 9999)).status).toBe(507);
     unlinkSync(filler);
     expect((await importRow(server.url, 9999)).status).toBe(200);
+
+    // 5. No room at all (the reserve file is gone too): the start is refused on one line, as a
+    // full disk rather than damage, and works once space is freed.
+    await server.kill('SIGKILL');
+    rmSync(join(dataDir, 'disk-reserve'), { force: true });
+    fill(0);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^bitledger: disk full: LevelDB in .* cannot open \(.*No space left.*\)\. Nothing was lost; free space/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    unlinkSync(filler);
+    server = await spawnServer(dataDir, port, args);
+    expect((await rowCounts(server.url, [9999]))[0]).toBeGreaterThan(BITS * 0.95);
   }, 240_000);
 });
