@@ -16,6 +16,11 @@ const STATUS: Record<ErrorCode, number> = {
   unavailable: 503,
 };
 
+/** The HTTP status of a DomainError, the same whether the answer is JSON or protobuf. */
+export function statusOf(err: DomainError): number {
+  return STATUS[err.code];
+}
+
 export type ErrorShape = 'query' | 'admin';
 
 declare module 'fastify' {

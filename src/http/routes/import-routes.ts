@@ -7,7 +7,7 @@ import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/im
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
 import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
-import { bodyBuffer, boolArg, isProtobuf, jsonBody } from '../body.js';
+import { bodyBuffer, boolArg, importEncoding, isProtobuf, jsonBody } from '../body.js';
 import type { HttpContext } from '../context.js';
 import { sendError } from '../errors.js';
 import { SUCCESS, sendJson } from '../reply.js';
@@ -20,13 +20,13 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
     for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw badRequest(`${k} is not a valid argument`);
     const clear = boolArg(req.query.clear);
     const { index, field } = req.params;
+    const proto = importEncoding(req.headers['content-type'], true) === 'protobuf';
     const type = await ctx.engine.read((h) => {
       const f = h.index(index)?.field(field);
       if (!h.index(index)) throw notFound(`index not found: ${index}`);
       if (!f) throw notFound(`field not found: ${field}`);
       return f.options.type;
     });
-    const proto = isProtobuf(req.headers['content-type']);
     const body = bodyBuffer(req.body);
     if (type === 'int') {
       const v = proto ? decodeImportValueRequest(body) : valuesFromJson(jsonBody(req.body));
@@ -44,6 +44,7 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
     for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw badRequest(`${k} is not a valid argument`);
     if (!/^\d+$/.test(req.params.shard)) throw badRequest('shard should be an unsigned integer');
     const shard = Number(req.params.shard);
+    importEncoding(req.headers['content-type'], false);
     const r = decodeImportRoaringRequest(bodyBuffer(req.body));
     await ctx.imports.importRoaring({
       index: req.params.index,
