@@ -3,7 +3,7 @@
 // default they are dead-lettered, and a dead-letter rate over the threshold is warned and counted.
 import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.js';
-import { consume, ok, produce, uniqueTopic, waitFor, kafkaServerPool } from './kafka-support.js';
+import { consume, createTopic, ok, produce, uniqueTopic, waitFor, kafkaServerPool } from './kafka-support.js';
 
 const pool = kafkaServerPool();
 
@@ -37,6 +37,7 @@ function definition(topic: string, index: string, group: string, extra: Record<s
 describe('ingest of records with properties the definition does not map (real broker)', () => {
   it('imports them with unmappedProperties "ignore", dead-letters them by default, and warns about the rate', async () => {
     const topic = uniqueTopic('unmapped');
+    await createTopic(pool.brokers, topic, 1);
     const s = await pool.start();
     await setup(s, 'loose');
     await setup(s, 'strict');
