@@ -38,7 +38,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     // A replica (--replica-of) applies only what it consumes: local writes are refused.
     const readOnly = cfg.replicaOf !== '' ? { readOnlyReason: replicaReadOnlyReason(cfg.replicaOf) } : {};
     engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, ...readOnly }, logger, onFatal);
-    const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck };
+    const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck, mirrorAckTimeoutMs: cfg.kafkaMirrorAckTimeoutMs };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
   } catch (err) {
     await log.close();

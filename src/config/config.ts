@@ -22,6 +22,8 @@ export interface Config {
   replicaOf: string;
   /** local: a write is acked once durable here; kafka: also once the mirror topic has it. */
   kafkaMirrorAck: 'local' | 'kafka';
+  /** With kafkaMirrorAck kafka: longest a write waits for the mirror before a 503 (ms). */
+  kafkaMirrorAckTimeoutMs: number;
   maxBodyBytes: number;
 }
 
@@ -38,6 +40,7 @@ export const DEFAULTS: Config = {
   kafkaMirrorTopic: '',
   replicaOf: '',
   kafkaMirrorAck: 'local',
+  kafkaMirrorAckTimeoutMs: 10_000,
   maxBodyBytes: LIMITS.maxBodyBytes,
 };
 
@@ -55,6 +58,7 @@ const KEYS: Record<string, Key> = {
   'kafka-mirror-topic': 'kafkaMirrorTopic',
   'replica-of': 'replicaOf',
   'kafka-mirror-ack': 'kafkaMirrorAck',
+  'kafka-mirror-ack-timeout': 'kafkaMirrorAckTimeoutMs',
   'max-body-bytes': 'maxBodyBytes',
 };
 

@@ -10,6 +10,7 @@ import { CommitQueue } from './commit-queue.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
 import { RetentionPolicy } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
+import { noteWrite } from '../util/write-scope.js';
 
 export type Lifecycle = 'STARTING' | 'NORMAL' | 'STOPPING' | 'FAILED';
 
@@ -54,11 +55,14 @@ export class Engine {
     const sink: EventSink = { emit: (e) => this.emit(e) };
     let result: T | undefined;
     let error: unknown;
+    const before = this.queue.lastAssignedSeq;
     try {
       result = decide(this.holder, sink);
     } catch (err) {
       error = err;
     }
+    // decide is synchronous: whatever was staged since `before` is this request's.
+    if (this.queue.lastAssignedSeq > before) noteWrite(this.queue.lastAssignedSeq);
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
     this.maybeSnapshot();
     if (error !== undefined) throw error;
