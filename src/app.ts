@@ -51,7 +51,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   const recalc = (): void => recalculateCaches(eng.holder);
   const app = buildHttpApp(
     // kafka: mirror/replica/ingest routes and their /status extras.
-    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, kafka, statusExtras: () => kafka.statusExtras() },
+    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng, cfg.legacyRelease), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, kafka, statusExtras: () => kafka.statusExtras(), legacyRelease: cfg.legacyRelease },
     logger,
     onFatal,
     cfg.maxBodyBytes,

@@ -25,6 +25,8 @@ export interface Config {
   /** With kafkaMirrorAck kafka: longest a write waits for the mirror before a 503 (ms). */
   kafkaMirrorAckTimeoutMs: number;
   maxBodyBytes: number;
+  /** Answer as this 0.x release ('' = accept every 0.x spelling). */
+  legacyRelease: '' | '0.5' | '0.6' | '0.7' | '0.8' | '0.9' | '0.10';
 }
 
 export const DEFAULTS: Config = {
@@ -42,6 +44,7 @@ export const DEFAULTS: Config = {
   kafkaMirrorAck: 'local',
   kafkaMirrorAckTimeoutMs: 10_000,
   maxBodyBytes: LIMITS.maxBodyBytes,
+  legacyRelease: '',
 };
 
 type Key = keyof Config;
@@ -60,6 +63,7 @@ const KEYS: Record<string, Key> = {
   'kafka-mirror-ack': 'kafkaMirrorAck',
   'kafka-mirror-ack-timeout': 'kafkaMirrorAckTimeoutMs',
   'max-body-bytes': 'maxBodyBytes',
+  'legacy-release': 'legacyRelease',
 };
 
 export class ConfigError extends Error {
@@ -112,6 +116,9 @@ function set(cfg: Config, name: string, value: string, source: string): void {
   } else if (key === 'kafkaMirrorAck') {
     if (value !== 'local' && value !== 'kafka') throw new ConfigError(`kafka-mirror-ack must be local or kafka (from ${source})`);
     cfg.kafkaMirrorAck = value;
+  } else if (key === 'legacyRelease') {
+    if (value !== '0.5' && value !== '0.6' && value !== '0.7' && value !== '0.8' && value !== '0.9' && value !== '0.10') throw new ConfigError(`legacy-release must be 0.5, 0.6, 0.7, 0.8, 0.9 or 0.10 (from ${source})`);
+    cfg.legacyRelease = value;
   } else if (Array.isArray(current)) {
     (cfg[key] as string[]) = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   } else if (typeof current === 'number') {

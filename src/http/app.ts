@@ -15,6 +15,7 @@ import { legacyFrameRoutes } from './routes/legacy-frame-routes.js';
 import { legacyInputRoutes } from './routes/legacy-input-routes.js';
 import { legacyClusterRoutes } from './routes/legacy-cluster-routes.js';
 import { legacyImportRoutes } from './routes/legacy-import-routes.js';
+import { legacyReleaseRoutes } from './routes/legacy-release-routes.js';
 
 export function buildHttpApp(ctx: HttpContext, logger: Logger, onInvariantBroken: (err: Error) => void, bodyLimit: number = LIMITS.maxBodyBytes): FastifyInstance {
   const app = Fastify({
@@ -42,6 +43,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger, onInvariantBroken
   legacyInputRoutes(app, ctx);
   legacyClusterRoutes(app, ctx);
   legacyImportRoutes(app, ctx);
+  legacyReleaseRoutes(app, ctx, ctx.legacyRelease ?? '');
   if (ctx.kafka) kafkaRoutes(app, ctx.kafka);
   return app;
 }

@@ -4,6 +4,7 @@ import type { SchemaService } from '../service/schema-service.js';
 import type { QueryService } from '../service/query-service.js';
 import type { ImportService } from '../service/import/import-service.js';
 import type { KafkaRuntime } from '../kafka/index.js';
+import type { LegacyRelease } from '../service/legacy/legacy-release.js';
 
 export interface NodeInfo {
   id: string;
@@ -22,6 +23,8 @@ export interface HttpContext {
   recalculateCaches: () => void;
   /** Extra /status fields (e.g. replica lag). */
   statusExtras?: () => Record<string, unknown>;
+  /** --legacy-release: answer as this 0.x release (absent or '': every spelling). */
+  legacyRelease?: LegacyRelease;
   /** Kafka mirror, replica and ingests (src/kafka); their routes are registered when present. */
   kafka?: KafkaRuntime;
 }

@@ -36,9 +36,9 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
           };
         }
-        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts);
+        const { response, legacy, calls } = await ctx.query.execute(req.params.index, text, opts);
         if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(response)));
-        return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined));
+        return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined, calls));
       } catch (err) {
         if (protoOut && err instanceof DomainError) return sendProtoError(reply, err);
         throw err;
