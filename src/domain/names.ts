@@ -14,5 +14,7 @@ export function validateName(name: string): void {
 /** The hidden field that records every column ever written (existence tracking). */
 export const EXISTS_FIELD = '_exists';
 export const STANDARD_VIEW = 'standard';
+/** 0.x inverse view of an inverseEnabled frame: keyed by column, rows and columns transposed. */
+export const INVERSE_VIEW = 'inverse';
 export const BSI_VIEW_PREFIX = 'bsig_';
 export const bsiViewName = (field: string): string => `${BSI_VIEW_PREFIX}${field}`;

@@ -3,6 +3,8 @@
 // level, "finding top results: " under TopN, …).
 import { addDays, ZERO_TIME } from '../domain/time-quantum.js';
 import type { Call, Value } from '../pql/ast.js';
+import { INVERSE_VIEW } from '../domain/names.js';
+import { INVERSE_ARG } from '../pql/legacy.js';
 import type { BsiPredicate } from '../state/bsi.js';
 import type { Index } from '../state/index-state.js';
 import { type Fail, MAX_ID, fieldArg, intArg, timeArg } from './args.js';
@@ -95,7 +97,10 @@ function compileRow(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
   if (call.name === 'Row' && call.args.size === 1) return { kind: 'row', field, row };
   const from = timeArg(call, 'from', f);
   const to = timeArg(call, 'to', f);
-  if (call.name === 'Row' && from === undefined && to === undefined) return { kind: 'row', field, row };
+  if (call.name === 'Row' && from === undefined && to === undefined) {
+    // Only the legacy rewrite writes _inverse (Bitmap(frame, columnID) of an inverseEnabled frame).
+    return call.args.has(INVERSE_ARG) ? { kind: 'row', field, row, view: INVERSE_VIEW } : { kind: 'row', field, row };
+  }
   // A field without a quantum (every non-time field) has no time views: nothing matches.
   if (field.options.timeQuantum === '') return { kind: 'empty' };
   return { kind: 'timeRow', field, row, from: from ?? ZERO_TIME, to: to ?? addDays(env.clock.now(), 1) };

@@ -24,7 +24,12 @@ export interface LegacyNames {
   columnLabel(): string;
   /** The current field holding int field `name` of frame `frame`. */
   intField(frame: string, name: string): string;
+  /** Whether the frame keeps an inverse view (0.x inverseEnabled). */
+  inverseEnabled(frame: string): boolean;
 }
+
+/** Row(f=c, _inverse=true): the row of column c in f's inverse view (its rows as columns). */
+export const INVERSE_ARG = '_inverse';
 
 /** A legacy call that cannot be mapped (missing or unknown argument, unsupported inverse view). */
 export class LegacyQueryError extends Error {
@@ -117,7 +122,13 @@ function bitmap(a: ArgReader, names: LegacyNames): Call {
   const frame = a.frame();
   const row = a.row(frame, names);
   if (row === undefined) {
-    if (a.column(names) !== undefined) throw inverse('Bitmap');
+    const column = a.column(names);
+    if (column !== undefined) {
+      if (!names.inverseEnabled(frame)) throw new LegacyQueryError(`Bitmap(): frame ${frame} has no inverse view (create it with "inverseEnabled": true) to query by column`);
+      a.noChildren();
+      a.done();
+      return a.make('Row', [[frame, column], [INVERSE_ARG, { kind: 'bool', value: true }]]);
+    }
     throw new LegacyQueryError(`Bitmap() requires a row argument (row, rowID or ${names.rowLabel(frame)})`);
   }
   a.noChildren();

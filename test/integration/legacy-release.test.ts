@@ -122,3 +122,30 @@ describe('--legacy-release', () => {
     expect((await req(s, 'POST', '/recalculate-caches')).status).toBe(r.recalc ? 204 : 404);
   });
 });
+
+describe('inverse views (inverseEnabled frames)', () => {
+  it('Bitmap(frame, columnID) answers the frame rows of that column, through ClearBit and a restart', async () => {
+    const s = await start();
+    expect((await req(s, 'POST', '/index/inv')).status).toBe(200);
+    expect((await req(s, 'POST', '/index/inv/frame/likes', '{"options":{"inverseEnabled":true}}')).status).toBe(200);
+    expect((await req(s, 'POST', '/index/inv/frame/plain')).status).toBe(200);
+    const big = 3 * 1048576 + 5; // a row in another shard than its columns
+    const w = await req(s, 'POST', '/index/inv/query', `SetBit(frame="likes", rowID=1, columnID=10) SetBit(frame="likes", rowID=2, columnID=10) SetBit(frame="likes", rowID=${big}, columnID=10) SetBit(frame="likes", rowID=2, columnID=11) SetBit(frame="plain", rowID=1, columnID=10)`);
+    expect(w.json()).toEqual({ results: [true, true, true, true, true] });
+    const read = async (t: TestServer) => (await req(t, 'POST', '/index/inv/query', 'Bitmap(frame="likes", columnID=10) Bitmap(frame="likes", columnID=11) Bitmap(frame="likes", rowID=2) Count(Bitmap(frame="likes", columnID=10))')).json();
+    expect(await read(s)).toEqual({ results: [{ attrs: {}, bits: [1, 2, big] }, { attrs: {}, bits: [2] }, { attrs: {}, bits: [10, 11] }, 3] });
+    // ClearBit clears the transposed bit too.
+    expect((await req(s, 'POST', '/index/inv/query', 'ClearBit(frame="likes", rowID=2, columnID=10)')).json()).toEqual({ results: [true] });
+    const after = { results: [{ attrs: {}, bits: [1, big] }, { attrs: {}, bits: [2] }, { attrs: {}, bits: [11] }, 2] };
+    expect(await read(s)).toEqual(after);
+    // A frame without an inverse view says so.
+    const bad = await req(s, 'POST', '/index/inv/query', 'Bitmap(frame="plain", columnID=10)');
+    expect(bad.status).toBe(400);
+    expect(bad.json()).toEqual({ error: 'executing: Bitmap(): frame plain has no inverse view (create it with "inverseEnabled": true) to query by column' });
+    // Replay reproduces the inverse view from the log.
+    const dir = s.dataDir;
+    await s.close();
+    server = await startServer({ dataDir: dir });
+    expect(await read(server)).toEqual(after);
+  });
+});
