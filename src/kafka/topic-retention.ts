@@ -1,7 +1,10 @@
 // The mirror topic is the replicas' only source of history: a record the broker deletes by
 // retention leaves a gap no replica can cross. So the mirror creates its topic with unlimited
 // retention, and an existing topic with a finite one is reported at start.
-import { ConfigResourceTypes, type Kafka } from 'kafkajs';
+import kafkajs, { type Kafka } from 'kafkajs';
+
+// kafkajs is CommonJS: Node's ESM loader sees only some of its named exports, not this one.
+const { ConfigResourceTypes } = kafkajs;
 
 export const UNLIMITED_RETENTION = [
   { name: 'retention.ms', value: '-1' },
