@@ -142,6 +142,9 @@ describe('inverse views (inverseEnabled frames)', () => {
     const bad = await req(s, 'POST', '/index/inv/query', 'Bitmap(frame="plain", columnID=10)');
     expect(bad.status).toBe(400);
     expect(bad.json()).toEqual({ error: 'executing: Bitmap(): frame plain has no inverse view (create it with "inverseEnabled": true) to query by column' });
+    // The inverse view's shards (rows) count apart from the columns' shards.
+    expect((await req(s, 'GET', '/slices/max')).json()).toMatchObject({ standard: { inv: 0 }, inverse: { inv: 3 } });
+    expect((await req(s, 'GET', '/internal/shards/max')).json()).toEqual({ standard: { inv: 0 } });
     // Replay reproduces the inverse view from the log.
     const dir = s.dataDir;
     await s.close();

@@ -1,6 +1,7 @@
 // Internal endpoints Pilosa client libraries call: key translation, shard owners, max shards.
 import type { FastifyInstance } from 'fastify';
 import { DomainError, badRequest, notFound } from '../../domain/errors.js';
+import { INVERSE_VIEW } from '../../domain/names.js';
 import { decodeTranslateKeysRequest, encodeTranslateKeysResponse } from '../../encoding/public-proto.js';
 import { assignKeys } from '../../service/key-assign.js';
 import type { Holder } from '../../state/holder.js';
@@ -57,11 +58,15 @@ function translatorOf(h: Holder, index: string, field: string): KeyTranslator {
 const EMPTY_KEYS = new KeyTranslator();
 
 /** Highest shard holding data, per index by name; 0 for an empty index. */
-export function maxShards(h: Holder): { [index: string]: number } {
+export function maxShards(h: Holder, inverse = false): { [index: string]: number } {
   const out: { [index: string]: number } = {};
   for (const idx of h.sortedIndexes()) {
-    const shards = idx.shards();
-    out[idx.name] = shards.length === 0 ? 0 : shards[shards.length - 1];
+    // The shards of a 0.x inverse view number rows, not columns: they count apart.
+    let max = 0;
+    for (const f of idx.fields.values()) {
+      for (const [name, v] of f.views) if ((name === INVERSE_VIEW) === inverse) for (const s of v.fragments.keys()) if (s > max) max = s;
+    }
+    out[idx.name] = max;
   }
   return out;
 }
