@@ -2,6 +2,8 @@
 // Pilosa answers nonsense with zeros (§8.12: Sum/Min/Max without a usable field) or panics
 // (§8.11: Options() without a child), we answer 400 instead.
 import { badRequest } from '../domain/errors.js';
+import { INVERSE_VIEW } from '../domain/names.js';
+import { INVERSE_ARG } from '../pql/legacy.js';
 import type { Call } from '../pql/ast.js';
 import type { Field } from '../state/field.js';
 import {
@@ -143,6 +145,7 @@ function compileTopN(env: CompileEnv, call: Call): TopNPlan {
     tanimoto,
     attrName,
     attrValues: values?.kind === 'list' ? values.items : undefined,
+    ...(call.args.has(INVERSE_ARG) ? { view: INVERSE_VIEW } : {}),
   };
 }
 

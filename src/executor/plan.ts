@@ -47,6 +47,8 @@ export interface TopNPlan {
   tanimoto: number;
   attrName?: string;
   attrValues?: Value[];
+  /** 0.x TopN(inverse=true): rank the inverse view's rows (columns), every one a candidate. */
+  view?: string;
 }
 
 export interface OptionSettings {

@@ -101,7 +101,7 @@ function rewriteCall(call: Call, names: LegacyNames): Call {
     case 'Max':
       return aggregate(a, names);
     case 'TopN':
-      return topN(a);
+      return topN(a, names);
     case 'SetRowAttrs':
       return setRowAttrs(a, names);
     case 'SetColumnAttrs':
@@ -198,11 +198,14 @@ function aggregate(a: ArgReader, names: LegacyNames): Call {
 }
 
 /** TopN(R, frame=f, n, ids, field=attr, filters=[…], threshold, tanimotoThreshold) → TopN(f, R, …). */
-function topN(a: ArgReader): Call {
+function topN(a: ArgReader, names: LegacyNames): Call {
   const frame = a.frame();
   const inv = a.take('inverse');
-  if (inv !== undefined && !(inv.kind === 'bool' && !inv.value)) throw inverse('TopN');
   const args: [string, Value][] = [['_field', { kind: 'string', value: frame }]];
+  if (inv !== undefined && !(inv.kind === 'bool' && !inv.value)) {
+    if (inv.kind !== 'bool' || !names.inverseEnabled(frame)) throw inverse('TopN', frame);
+    args.push([INVERSE_ARG, inv]);
+  }
   for (const [k, v] of a.rest()) {
     if (k === 'field') args.push(['attrName', v]);
     else if (k === 'filters') args.push(['attrValues', v]);
@@ -229,8 +232,9 @@ function setColumnAttrs(a: ArgReader, names: LegacyNames): Call {
   return a.make('SetColumnAttrs', [['_col', col], ...a.rest()]);
 }
 
-function inverse(call: string): LegacyQueryError {
-  return new LegacyQueryError(`${call}(): inverse views (inverseEnabled frames) are not supported; query by row`);
+function inverse(call: string, frame?: string): LegacyQueryError {
+  if (frame !== undefined) return new LegacyQueryError(`${call}(): frame ${frame} has no inverse view (create it with "inverseEnabled": true)`);
+  return new LegacyQueryError(`${call}(): inverse views (inverseEnabled frames) are not supported here; query by row`);
 }
 
 /** Takes arguments off a call one by one; what is left is either an error or passed through. */

@@ -138,10 +138,15 @@ describe('inverse views (inverseEnabled frames)', () => {
     expect((await req(s, 'POST', '/index/inv/query', 'ClearBit(frame="likes", rowID=2, columnID=10)')).json()).toEqual({ results: [true] });
     const after = { results: [{ attrs: {}, bits: [1, big] }, { attrs: {}, bits: [2] }, { attrs: {}, bits: [11] }, 2] };
     expect(await read(s)).toEqual(after);
+    // TopN(inverse=true) ranks columns by how many rows they have.
+    expect((await req(s, 'POST', '/index/inv/query', 'TopN(frame="likes", inverse=true, n=5) TopN(frame="likes", n=5)')).json()).toEqual({
+      results: [[{ id: 10, count: 2 }, { id: 11, count: 1 }], [{ id: 1, count: 1 }, { id: 2, count: 1 }, { id: big, count: 1 }]],
+    });
     // A frame without an inverse view says so.
     const bad = await req(s, 'POST', '/index/inv/query', 'Bitmap(frame="plain", columnID=10)');
     expect(bad.status).toBe(400);
     expect(bad.json()).toEqual({ error: 'executing: Bitmap(): frame plain has no inverse view (create it with "inverseEnabled": true) to query by column' });
+    expect((await req(s, 'POST', '/index/inv/query', 'TopN(frame="plain", inverse=true)')).json()).toEqual({ error: 'executing: TopN(): frame plain has no inverse view (create it with "inverseEnabled": true)' });
     // The inverse view's shards (rows) count apart from the columns' shards.
     expect((await req(s, 'GET', '/slices/max')).json()).toMatchObject({ standard: { inv: 0 }, inverse: { inv: 3 } });
     expect((await req(s, 'GET', '/internal/shards/max')).json()).toEqual({ standard: { inv: 0 } });
