@@ -70,7 +70,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     await keepReserve(cfg.dataDir, cfg.diskReserveBytes, logger);
     const diskSpace = await DiskSpace.open(cfg.dataDir, cfg.diskReserveBytes);
     engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, history: { ms: cfg.historyRetention, bytes: cfg.historyRetentionBytes }, ...readOnly, diskSpace }, logger, onFatal);
-    const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck };
+    const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck, mirrorAckTimeoutMs: cfg.kafkaMirrorAckTimeout };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
   } catch (err) {
     await log.close();
@@ -90,7 +90,7 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     return { ...kafka.statusExtras(), ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }) };
   };
   const app = buildHttpApp(
-    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng, { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows }), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, statusExtras },
+    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng, { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows }, cfg.legacyRelease), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, statusExtras, legacyRelease: cfg.legacyRelease },
     logger,
     onFatal,
     cfg.maxBodyBytes,

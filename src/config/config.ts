@@ -107,7 +107,11 @@ function set(cfg: Config, name: string, value: string, source: string): void {
   const key = camel(s.name) as keyof Config;
   const target = cfg as unknown as Record<string, unknown>;
   if (s.values !== undefined) {
-    if (!s.values.includes(value)) throw new ConfigError(`${name} must be ${s.values.slice(0, -1).join(', ')} or ${s.values[s.values.length - 1]} (from ${source})`);
+    if (!s.values.includes(value)) {
+      const named = s.values.filter((v) => v !== '');
+      const empty = named.length < s.values.length ? ' (or empty)' : '';
+      throw new ConfigError(`${name} must be ${named.slice(0, -1).join(', ')} or ${named[named.length - 1]}${empty} (from ${source})`);
+    }
     target[key] = value;
   } else if (Array.isArray(s.default)) {
     target[key] = value.split(',').map((v) => v.trim()).filter((v) => v !== '');

@@ -15,6 +15,7 @@ import { EngineHistory } from './history-control.js';
 import type { CommittedLog, CursorStore, HistoryControl, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
 import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
+import { noteWrite } from '../util/write-scope.js';
 
 export interface LogFigures {
   /** Highest sequence applied in memory (durable or about to be). */
@@ -119,6 +120,7 @@ export class Engine {
     const sink: EventSink = { emit: (e) => this.emit(e) };
     let result: T | undefined;
     let error: unknown;
+    const before = this.queue.lastAssignedSeq;
     try {
       result = decide(this.holder, sink);
     } catch (err) {
@@ -126,6 +128,8 @@ export class Engine {
     } finally {
       this.queue.endGroup(); // the request's events are one group: never split across batches
     }
+    // decide is synchronous: whatever was staged since `before` is this request's.
+    if (this.queue.lastAssignedSeq > before) noteWrite(this.queue.lastAssignedSeq);
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
     this.maybeSnapshot();
     if (error !== undefined) throw error;

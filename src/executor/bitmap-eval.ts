@@ -32,7 +32,7 @@ export function bitmapAt(ctx: ReadContext, p: BitmapPlan, shard: number): RO {
   switch (p.kind) {
     case 'row': {
       const id = resolveRow(ctx.index, p.field, p.row);
-      return id === undefined ? EMPTY : (ctx.fragment(p.field, STANDARD_VIEW, shard)?.row(id) ?? EMPTY);
+      return id === undefined ? EMPTY : (ctx.fragment(p.field, p.view ?? STANDARD_VIEW, shard)?.row(id) ?? EMPTY);
     }
     case 'timeRow': {
       const id = resolveRow(ctx.index, p.field, p.row);

@@ -19,8 +19,14 @@ type Work<T> = Generator<void, T, undefined>;
 export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
   const { field } = p;
   let candidates: number[];
+  const view = p.view ?? STANDARD_VIEW;
   if (p.ids !== undefined) {
     candidates = p.ids;
+  } else if (p.view !== undefined) {
+    // The ranked cache is the standard view's: an inverse view's rows are all candidates.
+    const set = new Set<number>();
+    for (const s of ctx.shards) for (const r of ctx.fragment(field, p.view, s)?.rows.keys() ?? []) set.add(r);
+    candidates = [...set];
   } else {
     const set = new Set<number>();
     for (const s of ctx.shards) {
@@ -40,7 +46,7 @@ export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
   let srcCount = 0;
   if (tanimoto && p.src !== undefined) for (const s of outShards(ctx, p.src)) srcCount += bitmapAt(ctx, p.src, s).size;
   for (const s of ctx.shards) {
-    const frag = ctx.fragment(field, STANDARD_VIEW, s);
+    const frag = ctx.fragment(field, view, s);
     if (frag !== undefined && candidates.length > 0) {
       const src = p.src === undefined ? undefined : bitmapAt(ctx, p.src, s);
       for (let i = 0; i < candidates.length; i++) {

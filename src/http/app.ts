@@ -18,6 +18,7 @@ import { legacyFrameRoutes } from './routes/legacy-frame-routes.js';
 import { legacyInputRoutes } from './routes/legacy-input-routes.js';
 import { legacyClusterRoutes } from './routes/legacy-cluster-routes.js';
 import { legacyImportRoutes } from './routes/legacy-import-routes.js';
+import { legacyReleaseRoutes } from './routes/legacy-release-routes.js';
 
 /** TLS and the request checks of security.ts; none: plain http, no checks (tests, tools). */
 export interface HttpSecurity {
@@ -64,5 +65,6 @@ export function buildHttpApp(
   legacyClusterRoutes(app, ctx);
   legacyImportRoutes(app, ctx);
   consoleRoutes(app, ctx);
+  legacyReleaseRoutes(app, ctx, ctx.legacyRelease ?? '');
   return app;
 }

@@ -18,6 +18,11 @@ const STATUS: Record<ErrorCode, number> = {
   insufficient_storage: 507,
 };
 
+/** The HTTP status of a DomainError, the same whether the answer is JSON or protobuf. */
+export function statusOf(err: DomainError): number {
+  return STATUS[err.code];
+}
+
 export type ErrorShape = 'query' | 'admin';
 
 declare module 'fastify' {

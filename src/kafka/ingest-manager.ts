@@ -132,6 +132,7 @@ export class IngestManager {
       recordsPerSec: 0,
       importedThisRun: 0,
       deadLetteredThisRun: 0,
+      deadLetterRateWarnings: 0,
       transientErrors: 0,
       ...(this.kafka === undefined && !ingest.paused ? { lastError: this.whyNotRunning } : {}),
     };

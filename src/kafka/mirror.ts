@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { CommittedLog, CursorStore } from '../engine/ports.js';
 import { Sleeper, backoffMs, ensureTopic, errorText } from './client.js';
 import { MirrorCursor } from './mirror-cursor.js';
+import { UNLIMITED_RETENTION, finiteRetention } from './topic-retention.js';
 import { recordMessages } from './mirror-format.js';
 
 /**
@@ -38,6 +39,8 @@ export interface MirrorStatus {
   lastAckAt?: string;
   /** Throughput of the last busy period. */
   recordsPerSec: number;
+  /** Set when the topic existed with a finite retention (replicas started later may find a gap). */
+  retentionWarning?: string;
 }
 
 export class Mirror {
@@ -53,6 +56,7 @@ export class Mirror {
   private state: MirrorStatus['state'] = 'starting';
   private lastError: string | undefined;
   private lastAckAt: Date | undefined;
+  private retentionWarning: string | undefined;
 
   private constructor(
     private readonly log: CommittedLog,
@@ -95,6 +99,7 @@ export class Mirror {
       ...this.stats,
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
       ...(this.lastAckAt !== undefined ? { lastAckAt: this.lastAckAt.toISOString() } : {}),
+      ...(this.retentionWarning !== undefined ? { retentionWarning: this.retentionWarning } : {}),
     };
   }
 
@@ -221,7 +226,7 @@ export class Mirror {
 
   private async connect(): Promise<Producer> {
     if (!this.topicReady) {
-      await ensureTopic(this.kafka, this.topic, 1);
+      if (!(await ensureTopic(this.kafka, this.topic, 1, UNLIMITED_RETENTION))) await this.checkRetention();
       this.topicReady = true;
     }
     if (this.producer === undefined) {
@@ -236,6 +241,13 @@ export class Mirror {
       this.producer = producer;
     }
     return this.producer;
+  }
+
+  private async checkRetention(): Promise<void> {
+    const finite = await finiteRetention(this.kafka, this.topic);
+    if (finite === undefined) return;
+    this.retentionWarning = `mirror topic ${this.topic} has a finite retention (${finite}): once the broker deletes old records, a replica started from nothing cannot follow; set retention.ms=-1 and retention.bytes=-1 on the topic`;
+    this.logger.warn({ retention: finite }, this.retentionWarning);
   }
 
   private async dropProducer(): Promise<void> {

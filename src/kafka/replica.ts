@@ -55,6 +55,7 @@ export class Replica {
   private lagTimer: NodeJS.Timeout | undefined;
   private state: ReplicaStatus['state'] = 'starting';
   private lastError: string | undefined;
+  private gap = false;
   private highWatermark = -1n;
   private topicSeq = 0;
   private appliedRecords = 0;
@@ -190,7 +191,13 @@ export class Replica {
     this.rate.add(records.length);
   }
 
+  /** Set when the topic has a gap this replica cannot cross: it answers no queries then. */
+  get cannotFollow(): string | undefined {
+    return this.state === 'failed' && this.gap ? this.lastError : undefined;
+  }
+
   private fail(err: unknown): void {
+    this.gap = err instanceof GapError;
     this.state = 'failed';
     this.lastError = errorText(err);
     this.logger.error({ err: this.lastError }, 'replica: stopped following');
@@ -220,8 +227,8 @@ class GapError extends Error {
   constructor(expected: number, found: number, offset: string) {
     super(
       `mirror topic jumps from sequence ${expected - 1} to ${found} (offset ${offset}): the primary's records ${expected}..${found - 1} ` +
-        'are not in the topic (released before mirroring started). Seed this replica with a snapshot of the primary at sequence ≥ ' +
-        `${found - 1}, or start it with an empty data directory on a topic that holds the whole history.`,
+        '(released before mirroring started, or deleted by the topic\'s retention). Seed this replica: restore a backup or snapshot of the ' +
+        `primary taken at sequence ≥ ${found - 1} into its data directory, or start it from an earlier offset, with an empty data directory on a topic that holds the whole history.`,
     );
   }
 }

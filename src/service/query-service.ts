@@ -12,6 +12,7 @@ import { runQuery, runQueryAsync } from './query/index.js';
 import { isWriteCall } from './query/write-plan.js';
 import { rewriteLegacyQuery } from './legacy/legacy-query.js';
 import { hasLegacyCall } from '../pql/legacy.js';
+import { type LegacyRelease, checkLegacyRelease } from './legacy/legacy-release.js';
 
 /** The bounds of read queries (--query-timeout, --max-result-rows); 0: none. */
 export interface QueryBounds {
@@ -31,14 +32,20 @@ export class QueryService {
   constructor(
     private readonly engine: Engine,
     private readonly bounds: QueryBounds = { queryTimeoutMs: 0, maxResultRows: 0 },
+    private readonly release: LegacyRelease = '',
   ) {}
 
-  /** `legacy`: the query used 0.x calls, so its answer names row columns `bits`. */
-  async execute(index: string, text: string, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean }> {
+  /**
+   * `legacy`: the query used 0.x calls, so its answer names row columns `bits`; `calls`: the
+   * top-level call names (0.x answers Min/Max and Sum in different shapes).
+   */
+  async execute(index: string, text: string, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
     const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
     const legacy = hasLegacyCall(parsed);
+    if (legacy) checkLegacyRelease(this.release, parsed);
+    const calls = parsed.calls.map((c) => c.name);
     // Naming only (labels, frames); the write or read below validates against the state again.
     // A current-API query skips it (no closure, nothing to rewrite).
     const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
@@ -49,14 +56,14 @@ export class QueryService {
     const response = writes
       ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
       : await this.engine.readAsync((h) => runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }));
-    return { response, legacy };
+    return { response, legacy, calls };
   }
 
   /**
    * A read-only query against the state as of `target` (atSeq/atTime): a past holder from the
    * LRU, never the live one. Writes and points outside the history answer 400.
    */
-  async executeAt(index: string, text: string, opts: QueryOptions, target: Target, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean }> {
+  async executeAt(index: string, text: string, opts: QueryOptions, target: Target, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
     const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
@@ -71,7 +78,7 @@ export class QueryService {
     const query = rewriteLegacyQuery(holder, index, parsed);
     if (query.calls.some(isWriteCall)) throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
     const response = await runQueryAsync(holder, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, { maxWritesPerRequest: LIMITS.maxWritesPerRequest }, { budget });
-    return { response, legacy: hasLegacyCall(parsed) };
+    return { response, legacy: hasLegacyCall(parsed), calls: parsed.calls.map((c) => c.name) };
   }
 }
 

@@ -9,7 +9,7 @@ import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../e
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
 import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
-import { bodyBuffer, boolArg, isProtobuf } from '../body.js';
+import { bodyBuffer, boolArg, importEncoding, isProtobuf } from '../body.js';
 import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { sendError } from '../errors.js';
@@ -23,13 +23,13 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
     for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw notValidArgument(k);
     const clear = boolArg(req.query.clear);
     const { index, field } = req.params;
+    const proto = importEncoding(req.headers['content-type'], true) === 'protobuf';
     const type = await ctx.engine.read((h) => {
       const f = h.index(index)?.field(field);
       if (!h.index(index)) throw indexNotFoundNamed(index);
       if (!f) throw fieldNotFoundNamed(field);
       return f.options.type;
     });
-    const proto = isProtobuf(req.headers['content-type']);
     const body = bodyBuffer(req.body);
     if (type === 'int') {
       const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
@@ -48,6 +48,7 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: Params & { shard: string }; Querystring: Record<string, string> }>('/index/:index/field/:field/import-roaring/:shard', async (req, reply) => {
     for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw notValidArgument(k);
     const shard = parseShard(req.params.shard);
+    importEncoding(req.headers['content-type'], false);
     const r = decodeImportRoaringRequest(bodyBuffer(req.body));
     await ctx.imports.importRoaring({
       index: req.params.index,

@@ -22,11 +22,10 @@ export function legacyClusterRoutes(app: FastifyInstance, ctx: HttpContext): voi
   });
 
   // 0.5–0.8 read {"maxSlices":…} (or protobuf MaxSlicesResponse), 0.9+ {"standard":…,"inverse":…}.
-  // Inverse views are not kept, so every inverse maximum is 0.
+  // Inverse views (inverseEnabled frames) count their own maxima: their shards number rows.
   app.get<{ Querystring: Query }>('/slices/max', async (req, reply) => {
     checkArgs(req.query, [], ['inverse']);
-    const standard = await ctx.engine.read(maxShards);
-    const inverse = Object.fromEntries(Object.keys(standard).map((k) => [k, 0]));
+    const [standard, inverse] = await ctx.engine.read((h) => [maxShards(h), maxShards(h, true)]);
     const maxSlices = boolArg(req.query.inverse) ? inverse : standard;
     if (wantsProtobuf(req.headers.accept)) return reply.code(200).type('application/x-protobuf').send(Buffer.from(encodeMaxSlices(maxSlices)));
     return sendJson(reply, { standard, inverse, maxSlices });

@@ -10,7 +10,7 @@ import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-p
 import { queryResponseJson } from '../../encoding/query-json.js';
 import { bodyBuffer, boolArg, isProtobuf, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
-import { sendError } from '../errors.js';
+import { sendError, statusOf } from '../errors.js';
 import { sendJson } from '../reply.js';
 
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
@@ -27,7 +27,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         let text: string;
         let opts: QueryOptions;
         if (isProtobuf(req.headers['content-type'])) {
-          const r = decodeQueryRequest(bodyBuffer(req.body));
+          const r = decodeProtoQuery(bodyBuffer(req.body));
           text = r.query;
           for (const s of r.shards) checkShard(s);
           opts = { shards: r.shards.length > 0 ? r.shards : undefined, columnAttrs: r.columnAttrs, excludeColumns: r.excludeColumns, excludeRowAttrs: r.excludeRowAttrs };
@@ -45,13 +45,13 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         const signal = clientGone(reply);
         const at = pastTarget(req.query);
         const run = { timeoutMs, signal, readOnly: req.readOnlyToken };
-        const { response, legacy } = await (at === undefined ? ctx.query.execute(req.params.index, text, opts, run) : ctx.query.executeAt(req.params.index, text, opts, at, run)).catch((err: unknown) => {
+        const { response, legacy, calls } = await (at === undefined ? ctx.query.execute(req.params.index, text, opts, run) : ctx.query.executeAt(req.params.index, text, opts, at, run)).catch((err: unknown) => {
           // Nobody reads the error; the log shows the work was stopped, not finished.
           if (signal.aborted) req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
           throw err;
         });
         if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(response)));
-        return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined));
+        return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined, calls));
       } catch (err) {
         if (protoOut && err instanceof DomainError) return sendProtoError(reply, err);
         throw err;
@@ -62,7 +62,23 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
 }
 
 function sendProtoError(reply: FastifyReply, err: DomainError): FastifyReply {
-  return reply.code(400).type('application/protobuf').send(Buffer.from(encodeQueryResponse({ err: err.message })));
+  return reply.code(statusOf(err)).type('application/protobuf').send(Buffer.from(encodeQueryResponse({ err: err.message })));
+}
+
+/** A PQL text sent with a protobuf Content-Type is told so, instead of a decoder's offset error. */
+function decodeProtoQuery(body: Buffer): ReturnType<typeof decodeQueryRequest> {
+  try {
+    return decodeQueryRequest(body);
+  } catch (err) {
+    if (err instanceof DomainError && looksLikePql(body)) {
+      throw badRequest('the body looks like PQL text but the Content-Type says protobuf: send PQL with Content-Type text/plain, or a protobuf QueryRequest with application/x-protobuf');
+    }
+    throw err;
+  }
+}
+
+function looksLikePql(body: Buffer): boolean {
+  return /^\s*[A-Za-z]\w*\s*\(/.test(body.subarray(0, 256).toString('latin1'));
 }
 
 /** Pilosa's `timeout` argument: a Go duration (10s, 1m30s, 500ms) or a number of ms. */

@@ -120,8 +120,11 @@ export function quantum(v: unknown): string {
 /** The current field a frame maps to, given the index's default time quantum. */
 export function frameFieldOptions(input: FrameOptionsInput, indexQuantum: string): FieldOptions {
   const q = input.timeQuantum ?? indexQuantum;
-  if (q !== '') return parseFieldOptions({ type: 'time', timeQuantum: q });
-  return parseFieldOptions({ type: 'set', cacheType: input.cacheType ?? 'ranked', cacheSize: input.cacheSize ?? DEFAULT_CACHE_SIZE });
+  const cache = { cacheType: input.cacheType ?? 'ranked', cacheSize: input.cacheSize ?? DEFAULT_CACHE_SIZE };
+  // 0.x time frames kept a ranked cache (TopN works on them); 1.x time fields have none, so the
+  // cache options are set on the time field directly rather than through the 1.x option rules.
+  if (q !== '') return { ...parseFieldOptions({ type: 'time', timeQuantum: q }), ...cache };
+  return parseFieldOptions({ type: 'set', ...cache });
 }
 
 export function intFieldOptions(frame: string, f: FrameIntField): { name: string; options: FieldOptions } {

@@ -2,12 +2,14 @@
 // the rules of the write model (service/write-model/bits.ts) that imports follow too.
 // `changed` is exact: true only when a bit (or a value) of the field actually changed; the
 // existence bit Set records is not part of it (as in Pilosa).
-import { bsiViewName } from '../../domain/names.js';
+import { INVERSE_VIEW, bsiViewName } from '../../domain/names.js';
 import { offsetOf, shardOf } from '../../domain/shard.js';
 import type { EventSink } from '../../events/types.js';
 import { resolveCol, resolveRow } from '../../executor/index.js';
 import { bsiValue } from '../../state/bsi.js';
+import type { Field } from '../../state/field.js';
 import type { Index } from '../../state/index-state.js';
+import { inverseEnabled } from '../legacy/legacy-meta.js';
 import { assert } from '../../util/assert.js';
 import { clearOtherRowsOfColumn, isExclusive, markExists, needsExists, setViews } from '../write-model/bits.js';
 import type { WritePlan } from './write-plan.js';
@@ -40,7 +42,16 @@ export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolea
     changed = true;
   }
   if (exists) markExists(index, col, sink);
+  // The standard view alone says whether the bit changed (the inverse view mirrors it).
+  if (inverseEnabled(index, field.name)) setInverse(index, field, row, col, sink);
   return changed;
+}
+
+/** The transposed bit (column → row) in the inverse view of a 0.x inverseEnabled frame. */
+function setInverse(index: Index, field: Field, row: number, col: number, sink: EventSink): void {
+  const [shard, off] = [shardOf(row), offsetOf(row)];
+  if (field.view(INVERSE_VIEW)?.fragment(shard)?.has(col, off) === true) return;
+  sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view: INVERSE_VIEW, shard, rows: [col], columns: [one(off)] });
 }
 
 export function decideSetValue(index: Index, p: Plan<'setValue'>, sink: EventSink): boolean {
@@ -72,6 +83,12 @@ export function decideClear(index: Index, p: Plan<'clear'>, sink: EventSink): bo
   const [shard, off] = [shardOf(col), offsetOf(col)];
   let changed = false;
   for (const [name, view] of p.field.views) {
+    if (name === INVERSE_VIEW) {
+      // Transposed: the column is the row there.
+      if (view.fragment(shardOf(row))?.has(col, offsetOf(row)) !== true) continue;
+      sink.emit({ type: 'BitsCleared', index: index.name, field: p.field.name, view: name, shard: shardOf(row), rows: [col], columns: [one(offsetOf(row))] });
+      continue;
+    }
     if (view.fragment(shard)?.has(row, off) !== true) continue;
     sink.emit({ type: 'BitsCleared', index: index.name, field: p.field.name, view: name, shard, rows: [row], columns: [one(off)] });
     changed = true;

@@ -49,6 +49,13 @@ describe('config', () => {
     expect(() => loadConfig(['--history-retention', 'a day'], {})).toThrow(/history-retention must be a duration/);
   });
 
+  it('reads --legacy-release and --kafka-mirror-ack-timeout', () => {
+    expect(loadConfig(['--legacy-release', '0.10', '--kafka-mirror-ack-timeout', '2500'], {})).toMatchObject({ legacyRelease: '0.10', kafkaMirrorAckTimeout: 2500 });
+    expect(loadConfig([], { BITLEDGER_LEGACY_RELEASE: '0.7' }).legacyRelease).toBe('0.7');
+    expect(() => loadConfig(['--legacy-release', '1.0'], {})).toThrow(/legacy-release must be 0.5, 0.6, 0.7, 0.8, 0.9 or 0.10/);
+    expect(() => loadConfig(['--kafka-mirror-ack-timeout', 'soon'], {})).toThrow(/kafka-mirror-ack-timeout must be a duration/);
+  });
+
   it('parses bind addresses like Pilosa (":port" is every interface)', () => {
     expect(parseBind(':10101')).toEqual({ host: '0.0.0.0', port: 10101 });
     expect(parseBind('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
