@@ -111,7 +111,7 @@ describe('ImportBuilder: dead-letter reasons', () => {
     ['a missing column', '{"color":1}', /^column id must be a non-negative number$/],
     ['a negative column', '{"id":-1,"color":1}', /^column id must be a non-negative number$/],
     ['a string column on an integer index', '{"id":"7","color":1}', /^column id must be a non-negative number$/],
-    ['an unknown property', '{"id":1,"shape":"round"}', /^field not found: shape$/],
+    ['an unknown property', '{"id":1,"shape":"round"}', /^field not found: shape \(no field maps this property; set "unmappedProperties": "ignore"/],
     ['a value not in valueMap', '{"id":1,"grp":"green"}', /^grp: value "green" is not in valueMap$/],
     ['an inherited valueMap key', '{"id":1,"grp":"constructor"}', /is not in valueMap/],
     ['a non-boolean for single-row-boolean', '{"id":1,"active":"yes"}', /^active: single-row-boolean needs true or false/],

@@ -23,6 +23,8 @@ describe('parseIngestSpec', () => {
     expect(s).toEqual({
       topic: 'events',
       index: 'i',
+      unmappedProperties: 'dead-letter',
+      deadLetterWarnRatio: 0.1,
       column: { field: 'id' },
       fields: [
         { name: 'when', field: 'cat', mapping: 'timestamp' },
