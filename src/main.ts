@@ -7,7 +7,7 @@ import { COMMANDS } from './cli/commands.js';
 import { parseCommandLine } from './cli/command-line.js';
 import { RemoteError } from './cli/http-target.js';
 import { ConfigError, loadConfig } from './config/config.js';
-import { commandHelp, generalHelp } from './config/help.js';
+import { commandHelp, generalHelp } from './cli/help.js';
 import { StartupError } from './engine/bootstrap.js';
 import { HistoryRangeError } from './engine/history.js';
 import { LogVerifyError } from './cli/log.js';

@@ -2,8 +2,13 @@
 // traffic to a node that is still replaying, stopping, failed after a storage error, whose
 // replica stopped following, or whose Kafka mirror cannot publish.
 import type { Engine } from '../engine/engine.js';
-import type { KafkaRuntime } from '../kafka/index.js';
 import type { ReplayProgress } from '../metrics/server-metrics.js';
+
+/** What readiness reads of the Kafka runtime (http/ does not import kafka/; app.ts passes it). */
+export interface KafkaHealth {
+  readonly replica?: { status(): { state: string; topic: string; lastError?: string | null } };
+  readonly mirror?: { status(): { state: string; topic: string; lastError?: string | null } };
+}
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
@@ -11,7 +16,7 @@ export function startingReason(p: ReplayProgress): string {
   return p.phase === 'snapshot' ? 'starting: loading the newest snapshot' : `starting: replaying the log (${p.done}/${p.total} events)`;
 }
 
-export function readiness(engine: Engine, kafka: KafkaRuntime | undefined): Readiness {
+export function readiness(engine: Engine, kafka: KafkaHealth | undefined): Readiness {
   if (engine.state === 'STOPPING') return { ready: false, reason: 'stopping' };
   if (engine.state === 'FAILED') return { ready: false, reason: 'failed after a storage error; restart the server' };
   if (engine.state === 'STARTING') return { ready: false, reason: 'starting' };

@@ -3,13 +3,22 @@
 // the components' own figures when Prometheus scrapes, so an unscraped server pays nothing.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../engine/engine.js';
-import type { KafkaRuntime } from '../kafka/index.js';
 import { type IndexFootprint, indexFootprints } from './index-footprint.js';
 
 /** What the scrape reads once the server has booted (absent while it replays). */
+/**
+ * What the metrics read of the Kafka runtime (src/kafka), described here so that metrics/ stays
+ * below kafka/ and http/ in the layers: the composition root passes the runtime itself.
+ */
+export interface KafkaFigures {
+  readonly mirror?: { readonly healthy: boolean; status(): { lagRecords: number } };
+  readonly replica?: { status(): { lagMessages: number; state: string } };
+  readonly ingests: { list(): string[]; status(name: string): { lag: number } };
+}
+
 export interface MetricsSources {
   engine: Engine;
-  kafka: KafkaRuntime;
+  kafka: KafkaFigures;
 }
 
 export interface ReplayProgress {

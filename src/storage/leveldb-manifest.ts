@@ -49,10 +49,19 @@ export function manifestLogNumber(manifest: Buffer): number | undefined {
         if (tag === LOG_NUMBER) log = r.varint();
         else if (tag === NEXT_FILE || tag === LAST_SEQUENCE || tag === PREV_LOG_NUMBER) r.varint();
         else if (tag === COMPARATOR) r.slice();
-        else if (tag === COMPACT_POINTER) (r.varint(), r.slice());
-        else if (tag === DELETED_FILE) (r.varint(), r.varint());
-        else if (tag === NEW_FILE) (r.varint(), r.varint(), r.varint(), r.slice(), r.slice());
-        else return undefined; // unknown: leave the judgment to LevelDB
+        else if (tag === COMPACT_POINTER) {
+          r.varint(); // level
+          r.slice(); // key
+        } else if (tag === DELETED_FILE) {
+          r.varint(); // level
+          r.varint(); // file number
+        } else if (tag === NEW_FILE) {
+          r.varint(); // level
+          r.varint(); // file number
+          r.varint(); // file size
+          r.slice(); // smallest key
+          r.slice(); // largest key
+        } else return undefined; // unknown: leave the judgment to LevelDB
       }
     }
   } catch {

@@ -2,7 +2,7 @@
 // the reason) and GET /metrics (Prometheus text).
 import type { FastifyInstance } from 'fastify';
 import type { ServerMetrics } from '../../metrics/server-metrics.js';
-import { type Readiness } from '../readiness.js';
+import type { Readiness } from '../readiness.js';
 import { sendJson } from '../reply.js';
 
 export function opsRoutes(app: FastifyInstance, metrics: ServerMetrics, ready: () => Readiness, state: () => string): void {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../../src/cli/commands.js';
-import { commandHelp, generalHelp } from '../../../src/config/help.js';
+import { commandHelp, generalHelp } from '../../../src/cli/help.js';
 import { SETTINGS, envName } from '../../../src/config/settings.js';
 import { withFlagTable } from '../../../scripts/docs-flags.js';
 

@@ -1,7 +1,7 @@
 // Help text and the README's flag table, generated from the settings table and the command
 // table so neither can drift from what the parser accepts.
-import type { CommandSpec } from '../cli/command-line.js';
-import { DEFAULTS, SETTINGS, type SettingRow, camel, envName } from './settings.js';
+import type { CommandSpec } from './command-line.js';
+import { DEFAULTS, SETTINGS, type SettingRow, camel, envName } from '../config/settings.js';
 
 function shownDefault(s: SettingRow): string {
   if (s.shown !== undefined) return s.shown;
