@@ -13,8 +13,25 @@ export type Event =
    * `exists`: the columns also enter the index's existence field (row 0 of `_exists`), so an
    * import does not log every column a second time (half the log bytes of a one-row import).
    */
-  | { type: 'BitsSet'; index: string; field: string; view: string; shard: number; rows: number[]; columns: ColumnOffsets[]; exists?: boolean }
-  | { type: 'BitsCleared'; index: string; field: string; view: string; shard: number; rows: number[]; columns: ColumnOffsets[] }
+  | {
+      type: 'BitsSet';
+      index: string;
+      field: string;
+      view: string;
+      shard: number;
+      rows: number[];
+      columns: ColumnOffsets[];
+      exists?: boolean;
+    }
+  | {
+      type: 'BitsCleared';
+      index: string;
+      field: string;
+      view: string;
+      shard: number;
+      rows: number[];
+      columns: ColumnOffsets[];
+    }
   /** ClearRow: the row removed from every view and shard of the field. */
   | { type: 'RowCleared'; index: string; field: string; row: number }
   /** Store: the row of `view` replaced wholesale; shards not listed end up empty for that row. */
@@ -32,7 +49,15 @@ export type Event =
    * Kafka-fed import: next offsets to consume per partition, committed in the same batch as the
    * bits they produced; records/deadLettered are counts added by this commit (exactly-once totals).
    */
-  | { type: 'KafkaOffsetsCommitted'; ingest: string; topic: string; partitions: number[]; offsets: string[]; records: number; deadLettered: number }
+  | {
+      type: 'KafkaOffsetsCommitted';
+      ingest: string;
+      topic: string;
+      partitions: number[];
+      offsets: string[];
+      records: number;
+      deadLettered: number;
+    }
   /** An ingest definition (src/kafka), stored as opaque JSON; re-defining keeps its offsets. */
   | { type: 'IngestDefined'; name: string; spec: string; paused: boolean }
   | { type: 'IngestDeleted'; name: string }
