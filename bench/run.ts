@@ -16,6 +16,7 @@ const BENCHES: Bench[] = [
   { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
   { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
   { name: 'kafka', run: async () => (await import('./kafka-bench.js')).runKafkaBench },
+  { name: 'scale', run: async () => (await import('./scale.js')).runScale },
 ];
 
 async function main(filters: string[]): Promise<number> {
