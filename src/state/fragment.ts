@@ -56,6 +56,12 @@ export class Fragment {
     } else r.orInPlace(offsets);
   }
 
+  /** Like addBits, but a bitmap for a new row becomes the row itself: the caller gives it up. */
+  adoptBits(row: number, offsets: ColumnOffsets): void {
+    if (offsets instanceof Uint32Array || this.rows.has(row) || offsets.isEmpty) this.addBits(row, offsets);
+    else this.rows.set(row, offsets);
+  }
+
   removeBits(row: number, offsets: ColumnOffsets): void {
     const r = this.rows.get(row);
     if (r === undefined) return;
