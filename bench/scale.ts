@@ -5,11 +5,12 @@
 // bytes per bit added (RSS delta after a GC) beside the serialized size of the same bitmaps,
 // snapshot write MB/s, restart (a new server process until /status answers) against reading the
 // data directory's bytes in the same run, and Count/TopN over all shards.
-// The server under measurement runs in this process so a GC can be forced before reading RSS
-// (run with node --expose-gc; without it the flag is set at run time).
+// The server under measurement runs in a child process of the bench (one per shape) that also
+// generates the data, so a GC can be forced before reading RSS.
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
@@ -26,6 +27,10 @@ import { REPO_ROOT, freePort, removeDir, tempDir } from './lib/server-child.js';
 import { MB, now, percentile } from './lib/stats.js';
 
 type Shape = 'sparse' | 'dense' | 'runs';
+interface ShapeReporter {
+  figure(...f: Parameters<Reporter['figure']>): unknown;
+  note(text: string): void;
+}
 const SHAPES: Shape[] = ['sparse', 'dense', 'runs'];
 const BITS_PER_SHARD = 1_000_000;
 
@@ -74,6 +79,7 @@ function shardChunk(shape: Shape, shard: number): { rowIds: Float64Array; column
 
 /** Bits held and their portable serialized size, over every fragment of the holder. */
 function heldBitmaps(holder: Holder): { bits: number; serialized: number; rows: number } {
+  // bits: field f's (what was imported); serialized and rows: everything held, _exists too.
   let bits = 0;
   let serialized = 0;
   let rows = 0;
@@ -82,7 +88,7 @@ function heldBitmaps(holder: Holder): { bits: number; serialized: number; rows: 
       for (const view of field.views.values())
         for (const frag of view.fragments.values())
           for (const bm of frag.rows.values()) {
-            bits += bm.size;
+            if (field.name === 'f') bits += bm.size;
             serialized += bm.getSerializationSizeInBytes('portable');
             rows++;
           }
@@ -105,7 +111,7 @@ function rawRead(dir: string): { ms: number; bytes: number } {
 }
 
 /** A server process on `dataDir`: ms from spawn until /status answers, and its own load report. */
-async function restart(dataDir: string): Promise<{ ms: number; loadMs: number }> {
+async function restart(dataDir: string): Promise<{ ms: number; loadMs: number; rss: number }> {
   const port = await freePort();
   const t0 = now();
   const proc = spawn(process.execPath, ['dist/src/main.js', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'info'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -126,14 +132,17 @@ async function restart(dataDir: string): Promise<{ ms: number; loadMs: number }>
     }
     const ms = now() - t0;
     const m = /on snapshot \d+ in (\d+) ms/.exec(out);
-    return { ms, loadMs: m === null ? NaN : Number(m[1]) };
+    // Resident set of the restarted process once it answers (no forced GC there).
+    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
+    return { ms, loadMs: m === null ? NaN : Number(m[1]), rss };
   } finally {
     proc.kill('SIGTERM');
     await exited;
   }
 }
 
-async function runShape(r: Reporter, shape: Shape, totalBits: number, baseRestartMs: number): Promise<void> {
+async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base: { ms: number; rss: number }): Promise<void> {
+  const baseRestartMs = base.ms;
   const dataDir = tempDir(`scale-${shape}`);
   const logger = pino({ level: 'warn' });
   const shards = Math.ceil(totalBits / BITS_PER_SHARD);
@@ -164,7 +173,7 @@ async function runShape(r: Reporter, shape: Shape, totalBits: number, baseRestar
     r.figure(`${label}: resident per bit`, (rss1 - rss0) / held.bits, 'B/bit', shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined);
     r.figure(`${label}: serialized per bit`, held.serialized / held.bits, 'B/bit');
     r.figure(`${label}: resident / serialized`, (rss1 - rss0) / held.serialized, '×', shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined);
-    r.note(`${label}: ${held.bits} bits in ${held.rows} rows (incl. _exists); RSS +${((rss1 - rss0) / MB).toFixed(1)} MB, V8 heap +${((heap1 - heap0) / MB).toFixed(1)} MB, serialized ${(held.serialized / MB).toFixed(1)} MB`);
+    r.note(`${label}: ${held.bits} bits in field f, ${held.rows} rows (incl. _exists); RSS +${((rss1 - rss0) / MB).toFixed(1)} MB, V8 heap +${((heap1 - heap0) / MB).toFixed(1)} MB, serialized ${(held.serialized / MB).toFixed(1)} MB`);
 
     await http.ok('POST', '/recalculate-caches');
     for (const [name, pql] of [
@@ -194,6 +203,7 @@ async function runShape(r: Reporter, shape: Shape, totalBits: number, baseRestar
     r.figure(`${label}: restart until /status answers`, re.ms / 1000, 's', { op: '<=', value: totalBits > 100e6 ? 5 : 0.5, source: 'issue 16' });
     r.figure(`${label}: restart / raw read of the data dir`, re.ms / raw.ms, '×', { op: '<=', value: 10, source: 'issue 16' });
     r.figure(`${label}: (restart − empty restart) / raw read`, (re.ms - baseRestartMs) / raw.ms, '×');
+    r.figure(`${label}: resident per bit after restart`, (re.rss - base.rss) / held.bits, 'B/bit');
     r.note(
       `${label}: snapshot ${(snapBytes / MB).toFixed(1)} MB in ${snapMs.toFixed(0)} ms; data dir ${(dirBytes(dataDir) / MB).toFixed(1)} MB read raw in ${raw.ms.toFixed(0)} ms (page cache warm); ` +
         `restart ${re.ms.toFixed(0)} ms of which snapshot load + replay ${re.loadMs} ms; an empty data dir restarts in ${baseRestartMs.toFixed(0)} ms`,
@@ -210,12 +220,45 @@ export async function runScale(r: Reporter): Promise<void> {
   r.begin('scale', `scale on one node: ${(totalBits / 1e6).toFixed(0)}M bits (issue 16)`);
   r.note('server in this process (GC forced before RSS is read); restarts are new processes on the same data dir; fsync always; index with default options (trackExistence on)');
   const empty = tempDir('scale-empty');
-  let baseRestartMs: number;
+  let base: { ms: number; rss: number };
   try {
     await restart(empty); // creates the data dir's files, warms the file cache
-    baseRestartMs = (await restart(empty)).ms;
+    base = await restart(empty);
   } finally {
     removeDir(empty);
   }
-  for (const shape of SHAPES) if (only === undefined || shape === only) await runShape(r, shape, totalBits, baseRestartMs);
+  for (const shape of SHAPES) if (only === undefined || shape === only) await inChild(r, shape, totalBits, base);
+}
+
+/**
+ * Each shape in a fresh process: heap holes a previous shape freed would otherwise absorb the
+ * next one's bitmaps and hide them from the RSS delta. The child prints its figures as JSON lines.
+ */
+async function inChild(r: Reporter, shape: Shape, totalBits: number, base: { ms: number; rss: number }): Promise<void> {
+  const proc = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'shape', shape, String(totalBits), String(base.ms), String(base.rss)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let buf = '';
+  proc.stdout.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      const m = JSON.parse(line) as { figure?: Parameters<Reporter['figure']>; note?: string };
+      if (m.figure !== undefined) r.figure(...m.figure);
+      if (m.note !== undefined) r.note(m.note);
+    }
+  });
+  const code = await new Promise<number | null>((res) => proc.once('exit', (c) => res(c)));
+  if (code !== 0) throw new Error(`scale ${shape} child exited with ${code}`);
+}
+
+/** The child's reporter: figures and notes go to the parent as JSON lines. */
+const lineReporter: ShapeReporter = {
+  figure: (...f: Parameters<Reporter['figure']>): void => void process.stdout.write(JSON.stringify({ figure: f }) + '\n'),
+  note: (note: string): void => void process.stdout.write(JSON.stringify({ note }) + '\n'),
+};
+
+if (process.argv[2] === 'shape' && process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [shape, bits, ms, rss] = process.argv.slice(3);
+  await runShape(lineReporter, shape as Shape, Number(bits), { ms: Number(ms), rss: Number(rss) });
 }

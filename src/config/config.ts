@@ -31,7 +31,7 @@ export const DEFAULTS: Config = {
   fsync: 'always',
   fsyncIntervalMs: 100,
   snapshotEveryEvents: 200_000,
-  snapshotEveryBytes: 256 * 1024 * 1024,
+  snapshotEveryBytes: 64 * 1024 * 1024,
   cacheRecalcIntervalMs: 10_000,
   logLevel: 'info',
   kafkaBrokers: [],

@@ -12,8 +12,8 @@ export type Event =
    * Bulk or single bit sets in one (field, view, shard): the column offsets of each row.
    * `exists`: the columns also enter the index's existence field (row 0 of `_exists`), so an
    * import does not log every column a second time (half the log bytes of a one-row import).
-   * `adopt` (snapshot loads only, never logged): the bitmaps are fresh and apply keeps them as
-   * the rows instead of copying them.
+   * `adopt` (never logged): the bitmaps are fresh and nothing else holds them (a snapshot load,
+   * an import's own row bitmaps), so apply may keep them as the rows instead of copying them.
    */
   | { type: 'BitsSet'; index: string; field: string; view: string; shard: number; rows: number[]; columns: ColumnOffsets[]; exists?: boolean; adopt?: boolean }
   | { type: 'BitsCleared'; index: string; field: string; view: string; shard: number; rows: number[]; columns: ColumnOffsets[] }

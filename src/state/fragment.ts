@@ -53,13 +53,25 @@ export class Fragment {
       else r.orInPlace(new RoaringBitmap32(offsets));
     } else if (r === undefined) {
       if (!offsets.isEmpty) this.rows.set(row, offsets.clone());
-    } else r.orInPlace(offsets);
+    } else {
+      // A union grows containers with spare capacity; bulk adds are where it piles up.
+      r.orInPlace(offsets);
+      r.shrinkToFit();
+    }
   }
 
-  /** Like addBits, but a bitmap for a new row becomes the row itself: the caller gives it up. */
+  /**
+   * Like addBits, but a bitmap for a new row becomes the row itself (compacted): the caller
+   * gives it up. Saves the copy, and the freed original that would leave a hole in the heap.
+   */
   adoptBits(row: number, offsets: ColumnOffsets): void {
     if (offsets instanceof Uint32Array || this.rows.has(row) || offsets.isEmpty) this.addBits(row, offsets);
-    else this.rows.set(row, offsets);
+    else {
+      // Runs where they are smaller (run-heavy imports shrink several-fold), then no spare room.
+      offsets.runOptimize();
+      offsets.shrinkToFit();
+      this.rows.set(row, offsets);
+    }
   }
 
   removeBits(row: number, offsets: ColumnOffsets): void {

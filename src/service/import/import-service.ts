@@ -84,7 +84,8 @@ export class ImportService {
         const b = bucketByRow(vr, vc, shard, idx);
         if (exclusive && !req.clear) emitExclusiveClears(field, view, shard, b, sink, index.name);
         if (req.clear) sink.emit({ type: 'BitsCleared', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns });
-        else sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns, ...(exists ? { exists } : {}) });
+        // b's bitmaps are this request's own: the fragment may keep them (adopt) rather than copy.
+        else sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns, adopt: true, ...(exists ? { exists } : {}) });
       }
     }
   }

@@ -40,7 +40,7 @@ const load = (body: Uint8Array): Holder => {
 };
 
 /** The format before FRAGMENT_RECORD: every state event through the log codec, framed. */
-function previousFormat(holder: Holder): Uint8Array {
+function previousFormat(holder: Holder): Buffer {
   const parts: Uint8Array[] = [];
   for (const e of stateEvents(holder)) {
     const { type, payload } = encodeEvent(e);
@@ -81,6 +81,6 @@ describe('snapshot codec', () => {
     const len = body.readUInt32LE(p + 1);
     const cut = Buffer.from(body.subarray(0, p + 5 + len));
     cut.writeUInt32LE(len - 3, p + 1);
-    expect(() => [...decodeSnapshot(cut.subarray(0, p + 5 + len - 3))]).toThrow(/fragment record|truncated/);
+    expect(() => [...decodeSnapshot(Buffer.from(cut.subarray(0, p + 5 + len - 3)))]).toThrow(/fragment record|truncated/);
   });
 });
