@@ -144,7 +144,7 @@ async function restart(dataDir: string): Promise<{ ms: number; loadMs: number; r
 async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base: { ms: number; rss: number }): Promise<void> {
   const baseRestartMs = base.ms;
   const dataDir = tempDir(`scale-${shape}`);
-  const logger = pino({ level: 'warn' });
+  const logger = pino({ level: 'warn' }, pino.destination(2)); // stdout carries the figures
   const shards = Math.ceil(totalBits / BITS_PER_SHARD);
   let server: Awaited<ReturnType<typeof createServer>> | undefined;
   try {
@@ -218,7 +218,7 @@ export async function runScale(r: Reporter): Promise<void> {
   const totalBits = Number(process.env.BENCH_SCALE_BITS ?? 64e6);
   const only = process.env.BENCH_SCALE_ONLY;
   r.begin('scale', `scale on one node: ${(totalBits / 1e6).toFixed(0)}M bits (issue 16)`);
-  r.note('server in this process (GC forced before RSS is read); restarts are new processes on the same data dir; fsync always; index with default options (trackExistence on)');
+  r.note('server in a fresh process per shape, with the data generator (GC forced before RSS is read); restarts are new processes on the same data dir; fsync always; index with default options (trackExistence on)');
   const empty = tempDir('scale-empty');
   let base: { ms: number; rss: number };
   try {
@@ -235,7 +235,7 @@ export async function runScale(r: Reporter): Promise<void> {
  * next one's bitmaps and hide them from the RSS delta. The child prints its figures as JSON lines.
  */
 async function inChild(r: Reporter, shape: Shape, totalBits: number, base: { ms: number; rss: number }): Promise<void> {
-  const proc = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'shape', shape, String(totalBits), String(base.ms), String(base.rss)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...(process.env.BENCH_SCALE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''), '--expose-gc', fileURLToPath(import.meta.url), 'shape', shape, String(totalBits), String(base.ms), String(base.rss)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let buf = '';
   proc.stdout.on('data', (d: Buffer) => {
     buf += d.toString();
@@ -243,8 +243,10 @@ async function inChild(r: Reporter, shape: Shape, totalBits: number, base: { ms:
     while ((nl = buf.indexOf('\n')) >= 0) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
+      if (!line.startsWith('{')) continue;
       const m = JSON.parse(line) as { figure?: Parameters<Reporter['figure']>; note?: string };
-      if (m.figure !== undefined) r.figure(...m.figure);
+      // JSON has no undefined: a figure without a target arrives with null.
+      if (m.figure !== undefined) r.figure(m.figure[0], m.figure[1], m.figure[2], m.figure[3] ?? undefined);
       if (m.note !== undefined) r.note(m.note);
     }
   });

@@ -23,6 +23,12 @@ const BULK_LIMIT = 256;
  */
 export class Fragment {
   readonly rows = new Map<number, Bitmap>();
+  /**
+   * Rows that are read-only views into a loaded snapshot's bytes (adopted frozen bitmaps): no
+   * per-container allocations, so they take about their serialized size. A write copies such a
+   * row first. Undefined while there are none, so fragments built by writes pay nothing.
+   */
+  private frozen: Set<number> | undefined;
 
   constructor(readonly shard: number) {}
 
@@ -42,7 +48,7 @@ export class Fragment {
 
   /** `offsets` is copied: callers (replay) may reuse it. */
   addBits(row: number, offsets: ColumnOffsets): void {
-    const r = this.rows.get(row);
+    const r = this.writable(row);
     if (offsets instanceof Uint32Array) {
       if (r === undefined) {
         if (offsets.length > 0) this.rows.set(row, new RoaringBitmap32(offsets));
@@ -67,15 +73,27 @@ export class Fragment {
   adoptBits(row: number, offsets: ColumnOffsets): void {
     if (offsets instanceof Uint32Array || this.rows.has(row) || offsets.isEmpty) this.addBits(row, offsets);
     else {
-      // Runs where they are smaller (run-heavy imports shrink several-fold), then no spare room.
-      offsets.runOptimize();
-      offsets.shrinkToFit();
+      if (offsets.isFrozen) (this.frozen ??= new Set()).add(row);
+      else {
+        // Runs where they are smaller (run-heavy imports shrink several-fold), then no spare room.
+        offsets.runOptimize();
+        offsets.shrinkToFit();
+      }
       this.rows.set(row, offsets);
     }
   }
 
-  removeBits(row: number, offsets: ColumnOffsets): void {
+  /** The row for an in-place change: a frozen row is replaced by a mutable copy first. */
+  private writable(row: number): Bitmap | undefined {
     const r = this.rows.get(row);
+    if (r === undefined || this.frozen === undefined || !this.frozen.delete(row)) return r;
+    const copy = r.clone();
+    this.rows.set(row, copy);
+    return copy;
+  }
+
+  removeBits(row: number, offsets: ColumnOffsets): void {
+    const r = this.writable(row);
     if (r === undefined) return;
     if (offsets instanceof Uint32Array) {
       if (offsets.length <= PER_BIT_LIMIT) for (let i = 0; i < offsets.length; i++) r.remove(offsets[i]);
@@ -86,7 +104,7 @@ export class Fragment {
 
   /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
   add(row: number, offset: number): boolean {
-    let r = this.rows.get(row);
+    let r = this.writable(row);
     if (r === undefined) {
       r = new RoaringBitmap32();
       this.rows.set(row, r);
@@ -95,18 +113,20 @@ export class Fragment {
   }
 
   remove(row: number, offset: number): void {
-    const r = this.rows.get(row);
+    const r = this.writable(row);
     // isEmpty is a native call too: only worth asking when a bit actually went.
     if (r !== undefined && r.delete(offset) && r.isEmpty) this.rows.delete(row);
   }
 
   /** Replace a row wholesale (Store). An empty bitmap deletes the row. */
   setRow(row: number, offsets: Bitmap): void {
+    this.frozen?.delete(row);
     if (offsets.isEmpty) this.rows.delete(row);
     else this.rows.set(row, offsets.clone());
   }
 
   clearRow(row: number): boolean {
+    this.frozen?.delete(row);
     return this.rows.delete(row);
   }
 

@@ -74,6 +74,30 @@ describe('snapshot codec', () => {
     expect(stateDigest(load(old))).toBe(stateDigest(live));
   });
 
+  it('loads rows as frozen views that later writes copy, from an unaligned buffer too', () => {
+    const live = sampleHolder();
+    const body = Buffer.concat(encodeSnapshot(live).chunks);
+    const shifted = Buffer.alloc(body.length + 1).subarray(1); // never 32-byte aligned
+    body.copy(shifted);
+    const restored = load(shifted);
+    const row = (h: Holder, r: number) => h.index('i')?.field('f')?.view('standard')?.fragment(0)?.row(r);
+    expect(row(restored, 7)?.isFrozen).toBe(true);
+    const writes: Event[] = [
+      { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [7], columns: [Uint32Array.of(300_000, 300_001)] },
+      { type: 'BitsCleared', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [1], columns: [new RoaringBitmap32([0, 7, 14])] },
+      { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [2 ** 40], columns: [new RoaringBitmap32([5, 6])], adopt: true },
+      { type: 'RowCleared', index: 'i', field: 'f', row: 1 },
+      { type: 'ValuesSet', index: 'i', field: 'n', shard: 0, columns: Uint32Array.of(2, 4), values: BigInt64Array.of(-7n, 12n) },
+    ];
+    for (const e of writes) {
+      apply(live, e);
+      apply(restored, e);
+      expect(stateDigest(restored)).toBe(stateDigest(live));
+    }
+    expect(row(restored, 7)?.isFrozen).toBe(false);
+    expect(row(restored, 7)?.has(300_001)).toBe(true);
+  });
+
   it('refuses a truncated fragment record', () => {
     const body = Buffer.concat(encodeSnapshot(sampleHolder()).chunks);
     let p = 0;
