@@ -41,13 +41,21 @@ const gc: () => void = (() => {
   return runInNewContext('gc') as () => void;
 })();
 
-/** Resident bytes after two full GCs (the second collects what the first's finalizers freed). */
+/**
+ * Resident bytes after full GCs with pauses between them: native bitmaps are freed by finalizers
+ * that run after the GC that found them dead, and may free more for the next one.
+ */
 async function settledRss(): Promise<number> {
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < 5; i++) {
     gc();
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
   }
   return process.memoryUsage().rss;
+}
+
+/** RssFile of /proc/self/status: file pages mapped in (LevelDB maps its table files to read them). */
+function fileRss(): number {
+  return Number(/RssFile:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) * 1024;
 }
 
 /** One shard's import: rows ascending, columns ascending within a row (duplicates possible). */
@@ -157,7 +165,9 @@ async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base:
     await createIndex(http, 'i');
     await createField(http, 'i', 'f');
     const rss0 = await settledRss();
-    const heap0 = process.memoryUsage().heapUsed;
+    const mem0 = process.memoryUsage();
+    const file0 = fileRss();
+    const heap0 = mem0.heapUsed;
     let ingestMs = 0;
     for (let shard = 0; shard < shards; shard++) {
       const body = encodeImportRequest({ index: 'i', field: 'f', shard, ...shardChunk(shape, shard) });
@@ -166,14 +176,16 @@ async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base:
       ingestMs += now() - t0;
     }
     const rss1 = await settledRss();
-    const heap1 = process.memoryUsage().heapUsed;
+    const mem1 = process.memoryUsage();
+    const file1 = fileRss();
+    const heap1 = mem1.heapUsed;
     const held = heldBitmaps(server.engine.holder);
     const label = `${shape} ${(totalBits / 1e6).toFixed(0)}M`;
     r.figure(`${label}: import`, totalBits / (ingestMs / 1000), 'bits/s');
     r.figure(`${label}: resident per bit`, (rss1 - rss0) / held.bits, 'B/bit', shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined);
     r.figure(`${label}: serialized per bit`, held.serialized / held.bits, 'B/bit');
     r.figure(`${label}: resident / serialized`, (rss1 - rss0) / held.serialized, '×', shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined);
-    r.note(`${label}: ${held.bits} bits in field f, ${held.rows} rows (incl. _exists); RSS +${((rss1 - rss0) / MB).toFixed(1)} MB, V8 heap +${((heap1 - heap0) / MB).toFixed(1)} MB, serialized ${(held.serialized / MB).toFixed(1)} MB`);
+    r.note(`${label}: ${held.bits} bits in field f, ${held.rows} rows (incl. _exists); RSS +${((rss1 - rss0) / MB).toFixed(1)} MB (file pages +${((file1 - file0) / MB).toFixed(1)} MB), V8 heap +${((heap1 - heap0) / MB).toFixed(1)} MB (reserved +${((mem1.heapTotal - mem0.heapTotal) / MB).toFixed(1)} MB), array buffers +${((mem1.arrayBuffers - mem0.arrayBuffers) / MB).toFixed(1)} MB, serialized ${(held.serialized / MB).toFixed(1)} MB`);
 
     await http.ok('POST', '/recalculate-caches');
     for (const [name, pql] of [

@@ -8,7 +8,7 @@
 import { decodeEvent, encodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
 import roaring from 'roaring';
-import { RoaringBitmap32, type Bitmap } from '../state/fragment.js';
+import { FROZEN_ALIGN, FROZEN_FORMAT, RoaringBitmap32, frozenPad, type Bitmap } from '../state/fragment.js';
 import type { Holder } from '../state/holder.js';
 import { stateEvents } from '../state/snapshot.js';
 import { AssertionError } from '../util/assert.js';
@@ -24,9 +24,9 @@ import { AssertionError } from '../util/assert.js';
  * views trust their bytes.
  */
 export const FRAGMENT_RECORD = 0xf0;
-const FROZEN = 'unsafe_frozen_croaring';
-const ALIGN = 32;
-const padTo = (at: number): number => (ALIGN - (at % ALIGN)) % ALIGN;
+const FROZEN = FROZEN_FORMAT;
+const ALIGN = FROZEN_ALIGN;
+const padTo = frozenPad;
 
 /** Encodes synchronously, so the body is the state at exactly one sequence. */
 export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: number; bytes: number } {

@@ -1,6 +1,10 @@
 import roaring from 'roaring';
 
 const { RoaringBitmap32 } = roaring;
+/** CRoaring's own layout, which a read-only view uses in place (little-endian, 32-byte aligned). */
+export const FROZEN_FORMAT = 'unsafe_frozen_croaring';
+export const FROZEN_ALIGN = 32;
+export const frozenPad = (at: number): number => (FROZEN_ALIGN - (at % FROZEN_ALIGN)) % FROZEN_ALIGN;
 export type Bitmap = InstanceType<typeof RoaringBitmap32>;
 export { RoaringBitmap32 };
 
