@@ -1,6 +1,9 @@
-// Snapshot bodies: the fragment record (rows as portable roaring, adopted by apply) must rebuild
+// Snapshot bodies: the fragment record (rows as frozen views, adopted by apply) must rebuild
 // exactly the state it was taken from, and a body of the previous format (every fragment a
 // BitsSet event) must still load to the same state.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { defaultFieldOptions } from '../../../src/domain/types.js';
 import { FRAGMENT_RECORD, decodeSnapshot, encodeSnapshot } from '../../../src/engine/snapshot-codec.js';
@@ -12,26 +15,34 @@ import { RoaringBitmap32 } from '../../../src/state/fragment.js';
 import { Holder } from '../../../src/state/holder.js';
 import { stateEvents } from '../../../src/state/snapshot.js';
 
-/** A state with sparse, dense and run rows, an int field, keys, attrs and existence. */
-function sampleHolder(): Holder {
+const range = (from: number, to: number, step = 1): number[] => Array.from({ length: Math.ceil((to - from) / step) }, (_, k) => from + k * step);
+
+/** Sparse, dense and run rows, an int field, existence: also what the fixture file was written from. */
+const fixtureEvents = (): Event[] => [
+  { type: 'IndexCreated', index: 'i', options: { keys: false, trackExistence: true } },
+  { type: 'FieldCreated', index: 'i', field: 'f', options: defaultFieldOptions('set') },
+  { type: 'FieldCreated', index: 'i', field: 'n', options: { ...defaultFieldOptions('int'), min: -1000n, max: 1000n } },
+  { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [1, 7, 2 ** 40], columns: [new RoaringBitmap32(range(0, 5000, 7)), new RoaringBitmap32(range(0, 200_000)), new RoaringBitmap32([1, 1_048_575])], exists: true },
+  { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 3, rows: [1], columns: [Uint32Array.of(3, 9, 12)] },
+  { type: 'ValuesSet', index: 'i', field: 'n', shard: 0, columns: Uint32Array.of(1, 2, 3), values: BigInt64Array.of(-5n, 0n, 999n) },
+];
+
+const holderOf = (events: Event[]): Holder => {
   const h = new Holder();
-  const range = (from: number, to: number, step = 1): number[] => Array.from({ length: Math.ceil((to - from) / step) }, (_, k) => from + k * step);
-  const events: Event[] = [
-    { type: 'IndexCreated', index: 'i', options: { keys: false, trackExistence: true } },
-    { type: 'IndexCreated', index: 'k', options: { keys: true, trackExistence: false } },
-    { type: 'FieldCreated', index: 'i', field: 'f', options: defaultFieldOptions('set') },
-    { type: 'FieldCreated', index: 'i', field: 'n', options: { ...defaultFieldOptions('int'), min: -1000n, max: 1000n } },
-    { type: 'FieldCreated', index: 'k', field: 'g', options: defaultFieldOptions('set') },
-    { type: 'KeysAssigned', index: 'k', field: '', firstId: 1, keys: ['a', 'b', 'c'] },
-    { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [1, 7, 2 ** 40], columns: [new RoaringBitmap32(range(0, 5000, 7)), new RoaringBitmap32(range(0, 200_000)), new RoaringBitmap32([1, 1_048_575])], exists: true },
-    { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 3, rows: [1], columns: [Uint32Array.of(3, 9, 12)] },
-    { type: 'ValuesSet', index: 'i', field: 'n', shard: 0, columns: Uint32Array.of(1, 2, 3), values: BigInt64Array.of(-5n, 0n, 999n) },
-    { type: 'BitsSet', index: 'k', field: 'g', view: 'standard', shard: 0, rows: [4], columns: [Uint32Array.of(1, 2)] },
-    { type: 'RowAttrsSet', index: 'i', field: 'f', row: 7, attrs: { color: 'red' } },
-  ];
   for (const e of events) apply(h, e);
   return h;
-}
+};
+
+/** The fixture's state plus keys, attrs and a second index. */
+const sampleHolder = (): Holder =>
+  holderOf([
+    ...fixtureEvents(),
+    { type: 'IndexCreated', index: 'k', options: { keys: true, trackExistence: false } },
+    { type: 'FieldCreated', index: 'k', field: 'g', options: defaultFieldOptions('set') },
+    { type: 'KeysAssigned', index: 'k', field: '', firstId: 1, keys: ['a', 'b', 'c'] },
+    { type: 'BitsSet', index: 'k', field: 'g', view: 'standard', shard: 0, rows: [4], columns: [Uint32Array.of(1, 2)] },
+    { type: 'RowAttrsSet', index: 'i', field: 'f', row: 7, attrs: { color: 'red' } },
+  ]);
 
 const load = (body: Uint8Array): Holder => {
   const h = new Holder();
@@ -72,6 +83,15 @@ describe('snapshot codec', () => {
     for (let p = 0; p < old.length; p += 5 + old.readUInt32LE(p + 1)) types.push(old[p]);
     expect(types).not.toContain(FRAGMENT_RECORD);
     expect(stateDigest(load(old))).toBe(stateDigest(live));
+  });
+
+  it('loads a snapshot body written by the build before fragment records', () => {
+    // Written by the previous build's encodeSnapshot from fixtureEvents().
+    const old = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/snapshot-body-bitsset-events.bin'));
+    const types: number[] = [];
+    for (let p = 0; p < old.length; p += 5 + old.readUInt32LE(p + 1)) types.push(old[p]);
+    expect(types).not.toContain(FRAGMENT_RECORD);
+    expect(stateDigest(load(old))).toBe(stateDigest(holderOf(fixtureEvents())));
   });
 
   it('loads rows as frozen views that later writes copy, from an unaligned buffer too', () => {
