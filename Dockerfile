@@ -1,17 +1,16 @@
-# bitledger server image (used by docker-compose.yml): compiled in a build stage, run with node.
+# bitledger server image (used by docker-compose.yml). Build stage: install with the toolchain
+# (roaring is compiled by node-gyp against the image's own Node headers) and compile src only
+# (tsconfig.build.json: no tests, no benches). Run stage: production dependencies and dist/src.
 FROM node:20-bookworm AS build
 WORKDIR /app
-# The repo's .npmrc is not copied: its nodedir points at the dev machine's Node headers; the full
-# node image builds the native addons (roaring, classic-level) with its own toolchain.
-COPY package.json package-lock.json ./
-RUN npm ci
-COPY tsconfig.json ./
+ENV npm_package_config_node_gyp_nodedir=/usr/local
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
 COPY proto ./proto
 COPY migrations ./migrations
 COPY src ./src
-COPY test ./test
-COPY bench ./bench
-RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app
@@ -20,6 +19,13 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/proto ./proto
 COPY --from=build /app/dist ./dist
+# Runs as the image's unprivileged user; /data is the volume (log, snapshots, node id).
+RUN mkdir -p /data && chown node:node /data
+USER node
 VOLUME /data
 EXPOSE 10101
+# Ready = replay finished, not stopping, replica/mirror healthy (GET /ready; no curl in -slim).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:10101/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/main.js", "server", "--bind", "0.0.0.0:10101", "--data-dir", "/data"]

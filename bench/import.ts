@@ -9,7 +9,7 @@ import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
 import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
 import { SHARD_WIDTH } from '../src/domain/shard.js';
 import { EXISTS_FIELD } from '../src/domain/names.js';
-import { RoaringBitmap32, type Bitmap } from '../src/state/fragment.js';
+import { RoaringBitmap32, type Bitmap } from '../src/roaring/bitmap.js';
 import { HttpClient } from './lib/http-client.js';
 import { importChunks, type Chunk, type ImportShape } from './lib/import-data.js';
 import { dirBytes, indexBytes, readLog, type LogContents, type LogRecordBytes } from './lib/log-bytes.js';

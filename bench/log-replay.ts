@@ -8,8 +8,8 @@ import type { SnapshotFiles } from '../src/engine/ports.js';
 import { defaultFieldOptions } from '../src/domain/types.js';
 import { encodeEvent, type EncodedEvent } from '../src/events/codec.js';
 import type { Event } from '../src/events/types.js';
-import { RoaringBitmap32 } from '../src/state/fragment.js';
-import { Holder } from '../src/state/holder.js';
+import { RoaringBitmap32 } from '../src/roaring/bitmap.js';
+import type { Holder } from '../src/state/holder.js';
 import { EventLog, SnapshotStore } from '../src/storage/index.js';
 import { openRaw, rawIterateLog, type LogScan } from './lib/raw-level.js';
 import type { Reporter } from './lib/report.js';
@@ -28,6 +28,7 @@ const logger = pino({ level: 'silent' });
 const NO_SNAPSHOTS: SnapshotFiles = {
   write: () => Promise.reject(new Error('not used')),
   list: () => Promise.resolve([]),
+  infos: () => Promise.resolve([]),
   read: () => Promise.reject(new Error('not used')),
   prune: () => Promise.resolve([]),
 };
@@ -106,7 +107,7 @@ async function snapshotFigures(r: Reporter, dir: string, holder: Holder, events:
     const t0 = now();
     await engine.snapshot();
     const ms = now() - t0;
-    const bytes = engine.snapshotStats.lastBytes;
+    const bytes = engine.snapshots.stats.lastBytes;
     r.figure('Engine.snapshot() write (log events covered)', events / (ms / 1000), 'events/s');
     r.figure('Engine.snapshot() write', bytes / MB / (ms / 1000), 'MB/s');
     r.note(`snapshot: ${(bytes / MB).toFixed(1)} MB in ${ms.toFixed(0)} ms`);
@@ -129,7 +130,7 @@ function fail(err: Error): void {
  * Appends EVENTS small encoded events straight to the log (the engine's codec and EventLog, but
  * no apply: building must not cost what replay costs); resolves with the build time.
  */
-async function buildLog(dir: string): Promise<number> {
+export async function buildLog(dir: string): Promise<number> {
   const t0 = now();
   const log = await EventLog.open(dir, { fsync: 'never', logger });
   try {

@@ -5,18 +5,19 @@ import { encodeImportValueRequest } from '../src/encoding/import-request-encode.
 import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
 import { SHARD_WIDTH } from '../src/domain/shard.js';
 import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
-import type { Bitmap } from '../src/state/fragment.js';
+import type { Bitmap } from '../src/roaring/bitmap.js';
 import { bitmapPool, randomBitmap } from './lib/bitmaps.js';
 import { HttpClient } from './lib/http-client.js';
 import { closedLoop, type LoadResult } from './lib/load.js';
 import { createField, createIndex, importProtobuf, importRoaring, query, type QueryJson } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { startChildServer } from './lib/server-child.js';
+import { runAccessLogCost } from './access-log-cost.js';
 
 const LOAD_MS = Number(process.env.BENCH_QUERY_MS ?? 5000);
 const LATENCY_MS = 2000;
 const PILOSA_14 = { reqPerSec: 367, p50Ms: 2.45 };
-const COUNT_PQL = 'Count(Intersect(Row(f=1), Row(f=2)))';
+export const COUNT_PQL = 'Count(Intersect(Row(f=1), Row(f=2)))';
 
 export async function runQueryHttp(r: Reporter): Promise<void> {
   r.begin('query-http', 'queries over HTTP (issue 3)');
@@ -41,6 +42,7 @@ export async function runQueryHttp(r: Reporter): Promise<void> {
     setup.close();
     await server.dispose();
   }
+  await runAccessLogCost(r);
 }
 
 async function countLoad(r: Reporter, url: string): Promise<void> {
@@ -93,7 +95,7 @@ function expectAnswer(pql: string, res: QueryJson): void {
 }
 
 /** Index q, 16 shards: f rows 1–2 at 10%; t 50 rows (0.2%–10%) for TopN; g 10 rows; int v. */
-async function loadSmallIndex(c: HttpClient): Promise<void> {
+export async function loadSmallIndex(c: HttpClient): Promise<void> {
   await createIndex(c, 'q');
   await createField(c, 'q', 'f');
   await createField(c, 'q', 't');

@@ -15,7 +15,12 @@ const BENCHES: Bench[] = [
   { name: 'import', run: async () => (await import('./import.js')).runImport },
   { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
   { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
+  { name: 'query-bounds', run: async () => (await import('./query-bounds.js')).runQueryBounds },
+  // Also run at the end of query-http; listed alone so it can be run by itself.
+  { name: 'access-log', run: async () => (await import('./access-log-cost.js')).runAccessLogCost },
+  { name: 'cli-import', run: async () => (await import('./cli-import.js')).runCliImport },
   { name: 'kafka', run: async () => (await import('./kafka-bench.js')).runKafkaBench },
+  { name: 'history', run: async () => (await import('./history-bench.js')).runHistoryBench },
   { name: 'scale', run: async () => (await import('./scale.js')).runScale },
 ];
 

@@ -179,7 +179,7 @@ async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base:
     const mem1 = process.memoryUsage();
     const file1 = fileRss();
     const heap1 = mem1.heapUsed;
-    const held = heldBitmaps(server.engine.holder);
+    const held = server.engine.peekApplied(heldBitmaps);
     const label = `${shape} ${(totalBits / 1e6).toFixed(0)}M`;
     r.figure(`${label}: import`, totalBits / (ingestMs / 1000), 'bits/s');
     r.figure(`${label}: resident per bit`, (rss1 - rss0) / held.bits, 'B/bit', shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined);
@@ -205,7 +205,7 @@ async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base:
     const t0 = now();
     await server.engine.snapshot();
     const snapMs = now() - t0;
-    const snapBytes = server.engine.snapshotStats.lastBytes;
+    const snapBytes = server.engine.snapshots.stats.lastBytes;
     r.figure(`${label}: snapshot write`, snapBytes / MB / (snapMs / 1000), 'MB/s');
     await server.close();
     server = undefined;
@@ -217,7 +217,7 @@ async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base:
       throw err;
     });
     const rssReloaded = await settledRss();
-    const reheld = heldBitmaps(reloaded.engine.holder);
+    const reheld = reloaded.engine.peekApplied(heldBitmaps);
     await reloaded.close();
     r.figure(`${label}: resident per bit after a reload`, (rssReloaded - rssBefore) / reheld.bits, 'B/bit', shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined);
     r.figure(`${label}: … / serialized`, (rssReloaded - rssBefore) / reheld.serialized, '×', shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined);

@@ -1,7 +1,7 @@
 // Format 1: the initial layout (log records under 'L' + u64 BE seq, meta under 'M').
 // A fresh store has nothing to convert; the runner stamps version 1 after this step.
 import type { LevelDb } from '../src/storage/data-dir.js';
-import type { Migration } from '../src/storage/migrations.js';
+import type { Migration } from '../src/storage/migration.js';
 
 const migration: Migration = {
   version: 1,

@@ -3,7 +3,7 @@
 // converting: format-1 records stay readable. The stamp exists so that an older build, which
 // would skip the new fields as unknown and silently lose those bits, refuses the directory.
 import type { LevelDb } from '../src/storage/data-dir.js';
-import type { Migration } from '../src/storage/migrations.js';
+import type { Migration } from '../src/storage/migration.js';
 
 const migration: Migration = {
   version: 2,

@@ -1,56 +1,43 @@
 #!/usr/bin/env node
-// Process entry: `bitledger server [flags]` (the default command), `bitledger inspect` and
-// `bitledger truncate-log --after N` (offline repair).
-// The only place that exits the process.
+// Process entry: `bitledger [COMMAND] [flags]` through the command table (src/cli/commands.ts);
+// `server` is the default. The only place that exits the process: an expected error is one line
+// on stderr and exit code 2, anything else prints its stack and exits 1.
 import { pino } from 'pino';
+import { COMMANDS } from './cli/commands.js';
+import { parseCommandLine } from './cli/command-line.js';
+import { RemoteError } from './cli/http-target.js';
 import { ConfigError, loadConfig } from './config/config.js';
-import { createServer } from './app.js';
+import { commandHelp, generalHelp } from './cli/help.js';
 import { StartupError } from './engine/bootstrap.js';
-import { inspect, truncateLog } from './cli/maintenance.js';
+import { HistoryRangeError } from './engine/history.js';
+import { LogVerifyError } from './cli/log.js';
+import { UsageError } from './cli/args.js';
+import { DataDirInUseError, DiskFullError, FormatTooNewError, LevelDbCorruptError, LogCorruptionError, LogRangeError, SnapshotCorruptError, WalCorruptError } from './storage/errors.js';
 
 async function main(argv: string[]): Promise<void> {
-  const [command = 'server', ...args] = argv[0]?.startsWith('--') ? ['server', ...argv] : argv;
-  const afterAt = args.indexOf('--after');
-  const after = afterAt >= 0 ? Number(args[afterAt + 1]) : NaN;
-  const rest = afterAt >= 0 ? args.filter((_, i) => i !== afterAt && i !== afterAt + 1) : args;
-  const cfg = loadConfig(rest, process.env);
-  const logger = pino({ level: cfg.logLevel, base: { svc: 'bitledger' } });
   const out = (line: string): void => void process.stdout.write(line + '\n');
-  if (command === 'inspect') return inspect(cfg, logger, out);
-  if (command === 'truncate-log') {
-    if (!Number.isSafeInteger(after) || after < 0) throw new ConfigError('truncate-log needs --after <sequence>');
-    return truncateLog(cfg, after, logger, out);
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') return out(generalHelp(COMMANDS));
+  const named = argv[0] !== undefined && !argv[0].startsWith('-');
+  const name = named ? argv[0] : 'server';
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) throw new ConfigError(`unknown command ${name} (expected: ${COMMANDS.map((c) => c.name).join(', ')}; bitledger --help)`);
+  if (command.raw !== undefined) {
+    // History commands parse their own arguments; their logger writes to stderr, since stdout
+    // carries the command's output.
+    if (argv.slice(1).some((a) => a === '--help' || a === '-h')) return out(commandHelp(command));
+    return command.raw(argv.slice(1), pino({ level: 'warn' }, pino.destination(2)), out);
   }
-  if (command !== 'server') throw new ConfigError(`unknown command ${command} (expected: server, inspect, truncate-log)`);
-  const fatal = (err: Error): void => {
-    logger.fatal({ err: String(err), stack: err.stack }, 'fatal: stopping; restart replays the log');
-    logger.flush();
-    process.exit(70);
-  };
-  const server = await createServer(cfg, logger, fatal);
-  await server.listen();
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    server.close().then(
-      () => {
-        logger.info('stopped cleanly');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error({ err: String(err) }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  const line = parseCommandLine(command, named ? argv.slice(1) : argv);
+  if (line.help) return out(command.name === 'server' && !named ? generalHelp(COMMANDS) : commandHelp(command));
+  const cfg = loadConfig(line.settingArgs, command.settings ? process.env : {}, (w) => process.stderr.write(`bitledger: warning: ${w}\n`));
+  const logger = pino({ level: cfg.logLevel, base: { svc: 'bitledger' } });
+  await command.run({ line, cfg, logger, out });
 }
 
+const EXPECTED = [ConfigError, UsageError, HistoryRangeError, LogVerifyError, StartupError, RemoteError, DataDirInUseError, FormatTooNewError, LogCorruptionError, LogRangeError, SnapshotCorruptError, LevelDbCorruptError, WalCorruptError, DiskFullError];
+
 main(process.argv.slice(2)).catch((err: unknown) => {
-  const known = err instanceof ConfigError || err instanceof StartupError || (err instanceof Error && /in use|corrupt|format/i.test(err.name));
+  const known = EXPECTED.some((E) => err instanceof E);
   process.stderr.write(`bitledger: ${known ? (err as Error).message : String((err as Error)?.stack ?? err)}\n`);
   process.exit(known ? 2 : 1);
 });

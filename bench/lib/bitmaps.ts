@@ -1,7 +1,7 @@
 // Random column-offset bitmaps for query data. A small pool per density is built bit by bit once
 // (2^20 draws each); shards reuse pool members, so 256 shards at 50% cost no per-bit loops.
 import { SHARD_WIDTH } from '../../src/domain/shard.js';
-import { RoaringBitmap32, type Bitmap } from '../../src/state/fragment.js';
+import { RoaringBitmap32, type Bitmap } from '../../src/roaring/bitmap.js';
 
 export function randomBitmap(density: number, width = SHARD_WIDTH): Bitmap {
   const buf = new Uint32Array(Math.min(width, Math.ceil(width * density * 1.1) + 64));

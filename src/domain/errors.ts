@@ -2,13 +2,15 @@
 // renders Pilosa's body shape. Nothing that throws a DomainError may have mutated state.
 export type ErrorCode =
   | 'bad_request' // 400
+  | 'forbidden' // 403 (e.g. a write with a read-only token)
   | 'not_found' // 404
   | 'conflict' // 409
   | 'method_not_allowed' // 405
   | 'not_acceptable' // 406
   | 'too_large' // 413
   | 'unsupported_media' // 415
-  | 'unavailable'; // 503 (e.g. read-only replica, shutting down)
+  | 'unavailable' // 503 (e.g. read-only replica, shutting down)
+  | 'insufficient_storage'; // 507 (disk below its reserve: writes wait, reads go on)
 
 export class DomainError extends Error {
   override name = 'DomainError';

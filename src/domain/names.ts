@@ -13,6 +13,10 @@ export function validateName(name: string): void {
 
 /** The hidden field that records every column ever written (existence tracking). */
 export const EXISTS_FIELD = '_exists';
+/** Fields the server keeps itself (user names start with a letter): never deleted by request. */
+export const isReservedField = (name: string): boolean => name.startsWith('_');
 export const STANDARD_VIEW = 'standard';
+/** 0.x inverse view of an inverseEnabled frame: keyed by column, rows and columns transposed. */
+export const INVERSE_VIEW = 'inverse';
 export const BSI_VIEW_PREFIX = 'bsig_';
 export const bsiViewName = (field: string): string => `${BSI_VIEW_PREFIX}${field}`;

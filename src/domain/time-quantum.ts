@@ -1,4 +1,4 @@
-// Time quanta, PQL timestamps and time views (reference §3.6, §4.3). Times are UTC milliseconds
+// Time quanta, PQL timestamps and time views (docs/API.md §3.6, §4.3). Times are UTC milliseconds
 // since the epoch (plain numbers); every calendar step mirrors Go's time.AddDate normalisation,
 // because the view names Pilosa picks for a range depend on it.
 import { STANDARD_VIEW } from './names.js';
@@ -306,3 +306,12 @@ function daysInMonth(y: number, mo: number): number {
 }
 
 const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * Whether `view` is a time view that a field of quantum `q` writes: a unit of the quantum, and
+ * a real period (no month 13), spelt as the server spells it (viewByTimeUnit).
+ */
+export function isTimeViewOf(q: string, view: string, prefix = STANDARD_VIEW): boolean {
+  const p = viewPeriod(view, prefix);
+  return p !== undefined && quantumUnits(q).includes(p.unit) && viewByTimeUnit(p.start, p.unit, prefix) === view;
+}

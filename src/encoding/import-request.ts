@@ -2,7 +2,6 @@
 // import hot path: varints go straight into typed arrays, no per-item objects, no protobufjs Long.
 // Repeated scalars are accepted packed or unpacked and in any number of chunks, as proto3 requires.
 import { badRequest, type DomainError } from '../domain/errors.js';
-import { assert } from '../util/assert.js';
 import { LITTLE_ENDIAN } from '../util/endian.js';
 import type { IdArray } from '../domain/id-array.js';
 
@@ -124,12 +123,14 @@ class Wire {
         this.varint(this.end);
         return;
       case FIXED64:
-        return this.advance(8);
+        this.advance(8);
+        return;
       case LEN:
         this.pos = this.lengthEnd();
         return;
       case FIXED32:
-        return this.advance(4);
+        this.advance(4);
+        return;
       case START_GROUP:
         for (;;) {
           if (this.pos >= this.end) throw malformed('unexpected end of data in group');
@@ -177,23 +178,32 @@ class IdColumn {
     this.arr[this.n++] = v;
   }
 
-  read(w: Wire, wireType: number): void {
+  /** A packed field comes back as work that yields every YIELD_BYTES (see Decoding). */
+  read(w: Wire, wireType: number): Decoding | undefined {
     if (wireType === VARINT) {
       this.reserve(this.n === this.arr.length ? Math.max(1024, this.n) : 1);
       this.push(w.uint(w.end, this.what));
-      return;
+      return undefined;
     }
     if (wireType !== LEN) throw malformed(`wrong wireType ${wireType} for ${this.what}s`);
-    const end = w.lengthEnd();
+    return this.readPacked(w, w.lengthEnd());
+  }
+
+  private *readPacked(w: Wire, end: number): Decoding {
     this.reserve(countVarints(w.buf, w.pos, end));
     // The fast loops stop before a varint they do not take (and ≤ 10 bytes before the end, so
     // they need no bounds checks); the careful reader takes that one, which also rejects IDs
     // above 2^53−1 with the error naming them.
+    let next = w.pos + YIELD_BYTES;
     while (w.pos < end) {
       const arr = this.arr;
       if (arr instanceof Uint32Array) this.n = readNarrow(w, end, arr, this.n);
       else this.n = readWide(w, end, arr, this.n);
       if (w.pos < end) this.push(w.uint(end, this.what));
+      if (w.pos >= next) {
+        next = w.pos + YIELD_BYTES;
+        yield;
+      }
     }
   }
 
@@ -305,31 +315,39 @@ class Int64Column {
     this.n++;
   }
 
-  read(w: Wire, wireType: number): void {
+  read(w: Wire, wireType: number): Decoding | undefined {
     this.seen = true;
     if (wireType === VARINT) {
       this.reserve(this.n === this.arr.length ? Math.max(1024, this.n) : 1);
       w.varint(w.end);
       this.put(w);
-      return;
+      return undefined;
     }
     if (wireType !== LEN) throw malformed(`wrong wireType ${wireType} for ${this.what}`);
-    const end = w.lengthEnd();
+    return this.readPacked(w, w.lengthEnd());
+  }
+
+  private *readPacked(w: Wire, end: number): Decoding {
     this.reserve(countVarints(w.buf, w.pos, end));
-    if (LITTLE_ENDIAN) this.readPackedHalves(w, end);
+    if (LITTLE_ENDIAN) {
+      while (end - w.pos >= 10) {
+        this.readPackedHalves(w, end, w.pos + YIELD_BYTES);
+        if (end - w.pos >= 10) yield;
+      }
+    }
     while (w.pos < end) {
       w.varint(end);
       this.put(w);
     }
   }
 
-  /** Fast path: whole varints straight into the 32-bit view while ≥ 10 bytes remain. */
-  private readPackedHalves(w: Wire, end: number): void {
+  /** Fast path: whole varints straight into the 32-bit view while ≥ 10 bytes remain (to `stop`). */
+  private readPackedHalves(w: Wire, end: number, stop: number): void {
     const buf = w.buf;
     const halves = this.halves;
     let n = this.n;
     let p = w.pos;
-    while (end - p >= 10) {
+    while (end - p >= 10 && p < stop) {
       let lo = 0;
       let hi = 0;
       let shift = 0;
@@ -392,8 +410,11 @@ function textView(buf: Uint8Array): Buffer {
   return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
-/** Walks the top-level fields of a message, handing each (field, wireType) to `onField`. */
-function walk(buf: Uint8Array, onField: (w: Wire, field: number, wireType: number) => void): void {
+/**
+ * Walks the top-level fields of a message, handing each (field, wireType) to `onField`; a
+ * packed column comes back as work, run here, that yields between pieces of YIELD_BYTES.
+ */
+function* walk(buf: Uint8Array, onField: (w: Wire, field: number, wireType: number) => Decoding | undefined): Decoding {
   const w = new Wire(buf, buf.length);
   while (w.pos < w.end) {
     w.varint(w.end);
@@ -402,7 +423,29 @@ function walk(buf: Uint8Array, onField: (w: Wire, field: number, wireType: numbe
     const wireType = w.lo & 7;
     if (field === 0) throw malformed('illegal tag 0');
     if (wireType === END_GROUP) throw malformed(`unexpected end group for field ${field}`);
-    onField(w, field, wireType);
+    const work = onField(w, field, wireType);
+    if (work !== undefined) yield* work;
+  }
+}
+
+/**
+ * Decoding work: suspended every YIELD_BYTES of packed IDs or values (about 10 ms), so that the
+ * async decoders can let other requests in while a 100 MB body is decoded (≈0.5 s of work).
+ */
+type Decoding = Generator<void, void, undefined>;
+const YIELD_BYTES = 1 << 20;
+
+function drainDecoding(work: Decoding): void {
+  while (work.next().done !== true);
+}
+
+/** Runs decoding work, returning to the event loop after each piece of about `sliceMs`. */
+async function drainDecodingAsync(work: Decoding, sliceMs = 5): Promise<void> {
+  let start = performance.now();
+  while (work.next().done !== true) {
+    if (performance.now() - start < sliceMs) continue;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    start = performance.now();
   }
 }
 
@@ -438,6 +481,32 @@ function readHeader(h: Header, w: Wire, f: number, wt: number, text: Buffer): bo
 }
 
 export function decodeImportRequest(buf: Uint8Array): ImportRequest {
+  const d = importRequestDecoding(buf);
+  drainDecoding(d.work);
+  return d.result();
+}
+
+/** decodeImportRequest, yielding to the event loop during large bodies. */
+export async function decodeImportRequestAsync(buf: Uint8Array, sliceMs?: number): Promise<ImportRequest> {
+  const d = importRequestDecoding(buf);
+  await drainDecodingAsync(d.work, sliceMs);
+  return d.result();
+}
+
+export function decodeImportValueRequest(buf: Uint8Array): ImportValueRequest {
+  const d = importValueRequestDecoding(buf);
+  drainDecoding(d.work);
+  return d.result();
+}
+
+/** decodeImportValueRequest, yielding to the event loop during large bodies. */
+export async function decodeImportValueRequestAsync(buf: Uint8Array, sliceMs?: number): Promise<ImportValueRequest> {
+  const d = importValueRequestDecoding(buf);
+  await drainDecodingAsync(d.work, sliceMs);
+  return d.result();
+}
+
+function importRequestDecoding(buf: Uint8Array): { work: Decoding; result: () => ImportRequest } {
   const text = textView(buf);
   const h: Header = { index: '', field: '', shard: 0 };
   const rowIds = new IdColumn('row ID');
@@ -445,8 +514,8 @@ export function decodeImportRequest(buf: Uint8Array): ImportRequest {
   const timestamps = new Int64Column('timestamps');
   const rowKeys: string[] = [];
   const columnKeys: string[] = [];
-  walk(buf, (w, f, wt) => {
-    if (readHeader(h, w, f, wt, text)) return;
+  const work = walk(buf, (w, f, wt) => {
+    if (readHeader(h, w, f, wt, text)) return undefined;
     switch (f) {
       case 4:
         return rowIds.read(w, wt);
@@ -457,33 +526,35 @@ export function decodeImportRequest(buf: Uint8Array): ImportRequest {
       case 7:
         expect(wt, LEN, 'RowKeys');
         rowKeys.push(w.string(text));
-        return;
+        return undefined;
       case 8:
         expect(wt, LEN, 'ColumnKeys');
         columnKeys.push(w.string(text));
-        return;
+        return undefined;
       default:
         w.skip(wt, f);
+        return undefined;
     }
   });
-  return {
+  const result = (): ImportRequest => ({
     ...h,
     rowIds: rowIds.result(),
     columnIds: columnIds.result(),
     timestamps: timestamps.seen ? timestamps.result() : null,
     rowKeys,
     columnKeys,
-  };
+  });
+  return { work, result };
 }
 
-export function decodeImportValueRequest(buf: Uint8Array): ImportValueRequest {
+function importValueRequestDecoding(buf: Uint8Array): { work: Decoding; result: () => ImportValueRequest } {
   const text = textView(buf);
   const h: Header = { index: '', field: '', shard: 0 };
   const columnIds = new IdColumn('column ID');
   const values = new Int64Column('values');
   const columnKeys: string[] = [];
-  walk(buf, (w, f, wt) => {
-    if (readHeader(h, w, f, wt, text)) return;
+  const work = walk(buf, (w, f, wt) => {
+    if (readHeader(h, w, f, wt, text)) return undefined;
     switch (f) {
       case 5:
         return columnIds.read(w, wt);
@@ -492,10 +563,11 @@ export function decodeImportValueRequest(buf: Uint8Array): ImportValueRequest {
       case 7:
         expect(wt, LEN, 'ColumnKeys');
         columnKeys.push(w.string(text));
-        return;
+        return undefined;
       default:
         w.skip(wt, f);
+        return undefined;
     }
   });
-  return { ...h, columnIds: columnIds.result(), values: values.result(), columnKeys };
+  return { work, result: () => ({ ...h, columnIds: columnIds.result(), values: values.result(), columnKeys }) };
 }

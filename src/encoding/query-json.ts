@@ -1,18 +1,20 @@
-// Query results → Pilosa JSON shapes (reference.md §3.3). Legacy (0.x) requests name a row's
+// Query results → Pilosa JSON shapes (docs/API.md §3.3). Legacy (0.x) requests name a row's
 // columns `bits` instead of `columns`.
 import type { AttrMap } from '../domain/types.js';
 import type { QueryResponse, QueryResult } from '../executor/result.js';
 import type { Jsonish } from './json.js';
 
-export function queryResponseJson(resp: QueryResponse, legacy = false): Jsonish {
-  const out: { [k: string]: Jsonish } = { results: resp.results.map((r) => resultJson(r, legacy)) };
+/** `calls`: the top-level call names, when known (0.x: Sum answers `sum`, Min/Max `value`). */
+export function queryResponseJson(resp: QueryResponse, legacy = false, calls?: readonly string[]): Jsonish {
+  const out: { [k: string]: Jsonish } = { results: resp.results.map((r, i) => resultJson(r, legacy, legacy && (calls === undefined || calls[i] === 'Sum'))) };
   if (resp.columnAttrs !== undefined && resp.columnAttrs.length > 0) {
     out.columnAttrs = resp.columnAttrs.map((c) => (c.key !== undefined ? { key: c.key, attrs: attrsJson(c.attrs) } : { id: c.id, attrs: attrsJson(c.attrs) }));
   }
   return out;
 }
 
-export function resultJson(r: QueryResult, legacy: boolean): Jsonish {
+/** `legacy`: 0.x names (`bits` for a row's columns); `sumShape`: a value named `sum` (0.x Sum). */
+export function resultJson(r: QueryResult, legacy: boolean, sumShape = legacy): Jsonish {
   switch (r.type) {
     case 'row': {
       const o: { [k: string]: Jsonish } = { attrs: attrsJson(r.attrs), [legacy ? 'bits' : 'columns']: r.columns };
@@ -26,7 +28,7 @@ export function resultJson(r: QueryResult, legacy: boolean): Jsonish {
     case 'pairs':
       return r.pairs.map(pairJson);
     case 'valcount':
-      return legacy ? { sum: r.value, count: r.count } : { value: r.value, count: r.count };
+      return sumShape ? { sum: r.value, count: r.count } : { value: r.value, count: r.count };
     case 'null':
       return null;
     case 'groupcounts':

@@ -1,4 +1,4 @@
-// Schema listings in Pilosa 1.4's exact shapes and key order (reference.md §1.4).
+// Schema listings in Pilosa 1.4's exact shapes and key order (docs/API.md §1.4).
 import { EXISTS_FIELD } from '../domain/names.js';
 import { SHARD_WIDTH } from '../domain/shard.js';
 import type { Field } from '../state/field.js';

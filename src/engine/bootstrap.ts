@@ -19,7 +19,13 @@ export interface BootstrapReport {
   ms: number;
 }
 
-export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger: Logger, targetSeq = Infinity): Promise<{ holder: Holder; report: BootstrapReport }> {
+/** Replay progress: called after each batch (a returned promise is awaited: tests slow replay). */
+export type ReplayProgressListener = (done: number, total: number) => void | Promise<void>;
+
+/** Replay logs its progress at this interval, so a long startup is visibly moving. */
+const PROGRESS_LOG_MS = 2_000;
+
+export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger: Logger, targetSeq = Infinity, onProgress?: ReplayProgressListener): Promise<{ holder: Holder; report: BootstrapReport }> {
   const started = performance.now();
   let holder = new Holder();
   for (const seq of await snapshots.list()) {
@@ -52,11 +58,20 @@ export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger:
     // The holder is private until bootstrap returns, so pending merged records may span batches.
     const coalescer = new ReplayCoalescer(holder);
     let last = holder.appliedSeq;
+    const total = to - from + 1;
+    let loggedAt = performance.now();
+    await onProgress?.(0, total);
     for await (const batch of log.readBatches(from, to)) {
       // Decoded and taken one at a time, so decoding may reuse scratch bitmaps.
       for (const rec of batch) coalescer.add(decodeEvent(rec.type, rec.payload, true));
       last = batch[batch.length - 1].seq;
       replayed += batch.length;
+      if (performance.now() - loggedAt >= PROGRESS_LOG_MS) {
+        loggedAt = performance.now();
+        const perSec = Math.round(replayed / ((loggedAt - started) / 1000));
+        logger.info({ done: replayed, total, perSec }, `replaying: ${replayed}/${total} events (${Math.floor((100 * replayed) / total)}%)`);
+      }
+      await onProgress?.(replayed, total);
     }
     coalescer.flush();
     holder.appliedSeq = last;

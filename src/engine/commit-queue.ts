@@ -1,12 +1,63 @@
 // The single serial writer. Requests stage encoded records synchronously (in the order their
-// events were applied); one append is in flight at a time, and every record staged while it runs
-// goes into the next batch together (group commit). A waiter is released only once the batch
-// holding its last record is durable per the fsync policy.
+// events were applied) as one group per request; one append is in flight at a time, and every
+// group closed while it runs goes into the next batch together (group commit). A batch is cut
+// only between groups, so a crash between two batches never leaves part of a request durable: a
+// group larger than the batch limit is written as one LevelDB batch of its own. A waiter is
+// released only once the batch holding its last record is durable per the fsync policy.
 import type { EncodedEvent } from '../events/codec.js';
+import { LIMITS } from '../config/limits.js';
 import { assert } from '../util/assert.js';
 
 export interface LogAppender {
   append(records: EncodedEvent[], meta?: { key: string; value: Uint8Array | null }[]): Promise<{ firstSeq: number; lastSeq: number; bytes: number }>;
+}
+
+type MetaWrite = { key: string; value: Uint8Array | null };
+
+/** One request's records and the metadata that must commit with them. */
+export interface Group {
+  records: EncodedEvent[];
+  meta: MetaWrite[];
+  closed: boolean;
+}
+
+export interface CommitQueueOptions {
+  /** Batches hold whole groups up to this many records; one larger group is a batch alone. */
+  maxBatchRecords: number;
+  /** Test hook: wait this long after each durable batch (a crash test kills in the gap). */
+  pauseAfterBatchMs: number;
+}
+
+const DEFAULT_OPTIONS: CommitQueueOptions = { maxBatchRecords: LIMITS.maxBatchRecords, pauseAfterBatchMs: 0 };
+
+/**
+ * Test hooks, read once where the engine builds its queue: BITLEDGER_TEST_MAX_BATCH_RECORDS
+ * lowers the batch limit and BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS pauses after every durable
+ * batch, so a crash test can stage more than the limit in one request and kill between batches.
+ */
+export function commitQueueOptionsFromEnv(env: NodeJS.ProcessEnv): Partial<CommitQueueOptions> {
+  const opts: Partial<CommitQueueOptions> = {};
+  const max = Number(env.BITLEDGER_TEST_MAX_BATCH_RECORDS);
+  if (Number.isSafeInteger(max) && max > 0) opts.maxBatchRecords = max;
+  const pause = Number(env.BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS);
+  if (Number.isSafeInteger(pause) && pause > 0) opts.pauseAfterBatchMs = pause;
+  return opts;
+}
+
+/**
+ * Takes the batch to write next from the front of `groups`: whole closed groups while they fit
+ * in `max` records, and always at least the first closed group however large it is.
+ */
+export function takeBatch(groups: Group[], max: number): Group[] {
+  let n = 0;
+  let records = 0;
+  while (n < groups.length && groups[n].closed) {
+    const size = groups[n].records.length;
+    if (n > 0 && records + size > max) break;
+    records += size;
+    n++;
+  }
+  return groups.splice(0, n);
 }
 
 interface Waiter {
@@ -22,8 +73,9 @@ export interface CommitStats {
 }
 
 export class CommitQueue {
-  private staged: EncodedEvent[] = [];
-  private stagedMeta: { key: string; value: Uint8Array | null }[] = [];
+  /** Staged groups, oldest first; only the last may still be open. */
+  private groups: Group[] = [];
+  private readonly options: CommitQueueOptions;
   private waiters: Waiter[] = [];
   private inFlight = false;
   private failed: Error | undefined;
@@ -34,28 +86,53 @@ export class CommitQueue {
   readonly stats: CommitStats = { batches: 0, records: 0, bytes: 0 };
   /** Called after each durable batch with the new durable sequence (mirror, replication). */
   readonly durableListeners: ((seq: number) => void)[] = [];
+  /** Called after each append with its record count and duration (metrics: group size, fsync). */
+  readonly batchListeners: ((records: number, ms: number) => void)[] = [];
 
   constructor(
     private readonly log: LogAppender,
     lastSeq: number,
     private readonly onFatal: (err: Error) => void,
-    private readonly maxBatchRecords = 50_000,
+    options: Partial<CommitQueueOptions> = {},
   ) {
+    this.options = { ...DEFAULT_OPTIONS, ...options };
+    assert(this.options.maxBatchRecords > 0, `maxBatchRecords must be > 0, got ${this.options.maxBatchRecords}`);
     this.assignedSeq = lastSeq;
     this.durableSeq = lastSeq;
   }
 
-  /** Stages one record; returns the sequence it will have in the log. */
+  /** Stages one record in the open group (opening one); returns the sequence it will have. */
   stage(record: EncodedEvent): number {
     this.checkHealthy();
-    this.staged.push(record);
+    this.openGroup().records.push(record);
     return ++this.assignedSeq;
   }
 
-  /** Stages a metadata write that lands in the same batch as the records staged with it. */
+  /**
+   * Stages a metadata write in the same batch as the records of the open group; outside a group
+   * it becomes a group of its own, written in order with the groups around it.
+   */
   stageMeta(key: string, value: Uint8Array | null): void {
     this.checkHealthy();
-    this.stagedMeta.push({ key, value });
+    const open = this.groups.length > 0 && !this.groups[this.groups.length - 1].closed;
+    if (open) this.groups[this.groups.length - 1].meta.push({ key, value });
+    else this.groups.push({ records: [], meta: [{ key, value }], closed: true });
+  }
+
+  /** Ends the open group (one request's events): batches may be cut after it, never inside. */
+  endGroup(): void {
+    const last = this.groups[this.groups.length - 1];
+    if (last === undefined || last.closed) return;
+    last.closed = true;
+    if (this.waiters.length > 0) this.kick();
+  }
+
+  private openGroup(): Group {
+    const last = this.groups[this.groups.length - 1];
+    if (last !== undefined && !last.closed) return last;
+    const g: Group = { records: [], meta: [], closed: false };
+    this.groups.push(g);
+    return g;
   }
 
   get lastAssignedSeq(): number {
@@ -81,21 +158,27 @@ export class CommitQueue {
     if (this.failed) throw this.failed;
   }
 
+  private hasClosedGroup(): boolean {
+    return this.groups.length > 0 && this.groups[0].closed;
+  }
+
   private kick(): void {
-    if (this.inFlight || (this.staged.length === 0 && this.stagedMeta.length === 0)) return;
+    if (this.inFlight || !this.hasClosedGroup()) return;
     this.inFlight = true;
     void this.flushLoop();
   }
 
   private async flushLoop(): Promise<void> {
     try {
-      while (this.staged.length > 0 || this.stagedMeta.length > 0) {
-        // Take a batch; bounded so one giant backlog does not become one giant LevelDB write.
-        const batch = this.staged.length <= this.maxBatchRecords ? this.staged : this.staged.slice(0, this.maxBatchRecords);
-        this.staged = batch === this.staged ? [] : this.staged.slice(this.maxBatchRecords);
-        const meta = this.stagedMeta;
-        this.stagedMeta = [];
+      while (this.hasClosedGroup()) {
+        // Bounded so one giant backlog does not become one giant LevelDB write, but cut only
+        // between groups: a request is durable as a whole or not at all.
+        const groups = takeBatch(this.groups, this.options.maxBatchRecords);
+        const batch = groups.length === 1 ? groups[0].records : groups.flatMap((g) => g.records);
+        const meta = groups.flatMap((g) => g.meta);
+        const started = performance.now();
         const res = await this.log.append(batch, meta.length > 0 ? meta : undefined);
+        for (const l of this.batchListeners) l(batch.length, performance.now() - started);
         this.stats.batches++;
         this.stats.records += batch.length;
         this.stats.bytes += res.bytes;
@@ -106,11 +189,12 @@ export class CommitQueue {
         }
         for (const l of this.durableListeners) l(this.durableSeq);
         this.release();
+        if (this.options.pauseAfterBatchMs > 0) await new Promise((r) => setTimeout(r, this.options.pauseAfterBatchMs));
       }
     } catch (err) {
       // A failed or unknown-outcome append leaves memory ahead of the log: nothing may be
       // acknowledged any more, and only a restart (replay) gives a trustworthy state again.
-      const e = err instanceof Error ? err : new Error(String(err));
+      const e = diskFull(err) ?? (err instanceof Error ? err : new Error(String(err)));
       this.failed = e;
       for (const w of this.waiters) w.reject(e);
       this.waiters = [];
@@ -129,4 +213,11 @@ export class CommitQueue {
     }
     this.waiters = still;
   }
+}
+
+/** An append that failed for lack of space, said plainly (the reserve check should prevent it). */
+function diskFull(err: unknown): Error | undefined {
+  const text = String(err instanceof Error && err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err);
+  if (!/ENOSPC|No space left/i.test(text)) return undefined;
+  return new Error(`disk full: a log append failed (${text.replace(/\s+/g, ' ')}); nothing in it was acknowledged. Free space, then restart: replay restores every acknowledged write`);
 }

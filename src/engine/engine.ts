@@ -1,15 +1,32 @@
-// The engine: decide → apply → stage → durable → answer. Every state change passes through
-// write(); reads go through read() so that no answer depends on a write that is not yet durable.
+// The engine: decide → apply → stage → durable → answer (docs/ARCHITECTURE.md, "The write
+// pipeline"). Every state change passes through write(); reads go through read() so that no
+// answer depends on a write that is not yet durable. The holder, commit queue, log store,
+// snapshot files and retention policy are private: followers of the log, consumer cursors and
+// snapshot control use the ports in ports.ts (committedLog, cursors, snapshots).
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { encodeEvent } from '../events/codec.js';
 import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
-import { CommitQueue } from './commit-queue.js';
-import type { LogStore, SnapshotFiles } from './ports.js';
-import { RetentionPolicy } from './retention.js';
+import { CommitQueue, type CommitStats, commitQueueOptionsFromEnv } from './commit-queue.js';
+import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
+import { EngineHistory } from './history-control.js';
+import type { CommittedLog, CursorStore, HistoryControl, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
+import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
+import { noteWrite } from '../util/write-scope.js';
+
+export interface LogFigures {
+  /** Highest sequence applied in memory (durable or about to be). */
+  assignedSeq: number;
+  durableSeq: number;
+  firstSeq: number;
+  lastSeq: number;
+  fsync: { policy: string; intervalMs?: number } | undefined;
+  /** Group commits, records and bytes appended since start. */
+  commits: Readonly<CommitStats>;
+}
 
 export type Lifecycle = 'STARTING' | 'NORMAL' | 'STOPPING' | 'FAILED';
 
@@ -18,29 +35,78 @@ export interface EngineOptions {
   snapshotEveryBytes: number;
   /** Replicas apply only what they consume: local writes are refused with this message. */
   readOnlyReason?: string;
+  /** Refuses writes (507) while the disk is below its reserve, before anything is applied. */
+  diskSpace?: { shortfall(snapshotBytes: number): string | undefined };
+  /** What retention keeps for point-in-time restores and time-travel reads. */
+  history?: HistoryWindow;
 }
 
 export class Engine {
-  state: Lifecycle = 'NORMAL';
-  readonly queue: CommitQueue;
-  readonly retention = new RetentionPolicy();
+  private lifecycle: Lifecycle = 'NORMAL';
+  private readonly queue: CommitQueue;
+  private readonly retention: RetentionPolicy;
   private eventsSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
-  readonly snapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0 };
+  private readonly snapshotStats: SnapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0, lastAt: 0 };
+  /** Followers of the durable log (Kafka mirror; backup and point-in-time restore next). */
+  readonly committedLog: CommittedLog;
+  /** Consumer positions, written in the batch of the events they go with. */
+  readonly cursors: CursorStore;
+  /** Take a snapshot now, list and read the retained ones. */
+  readonly snapshots: SnapshotControl;
+  /** Point-in-time history: the window, past states, the log with commit times. */
+  readonly history: HistoryControl;
 
   constructor(
-    readonly holder: Holder,
-    readonly log: LogStore,
-    readonly snapshots: SnapshotFiles,
-    readonly options: EngineOptions,
+    private readonly holder: Holder,
+    private readonly log: LogStore,
+    private readonly snapshotFiles: SnapshotFiles,
+    private readonly options: EngineOptions,
     private readonly logger: Logger,
     onFatal: (err: Error) => void,
   ) {
+    this.retention = new RetentionPolicy(2, options.history);
     this.queue = new CommitQueue(log, log.lastSeq, (err) => {
-      this.state = 'FAILED';
+      this.lifecycle = 'FAILED';
       onFatal(err);
-    });
+    }, commitQueueOptionsFromEnv(process.env));
+    this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
+    this.cursors = new EngineCursorStore(this.queue, log);
+    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
+    const stats = this.snapshotStats;
+    this.snapshots = {
+      take: () => this.snapshot(),
+      list: () => snapshotFiles.list(),
+      read: (seq) => snapshotFiles.read(seq),
+      newest: async () => snapshotFiles.newest?.(),
+      stats,
+    };
+  }
+
+  get state(): Lifecycle {
+    return this.lifecycle;
+  }
+
+  /** Sequence of the last event applied in memory (durable or about to be). */
+  get appliedSeq(): number {
+    return this.holder.appliedSeq;
+  }
+
+  /** Figures for operators (status pages, metrics, the console): sequences, totals, the fsync policy. */
+  logFigures(): LogFigures {
+    const q = this.queue;
+    return { assignedSeq: q.lastAssignedSeq, durableSeq: q.durableSeq, firstSeq: this.log.firstSeq, lastSeq: this.log.lastSeq, fsync: this.log.fsyncPolicy, commits: q.stats };
+  }
+
+  /** Calls `listener` after every group commit with its record count and append time (metrics). */
+  onCommit(listener: (records: number, ms: number) => void): void {
+    this.queue.batchListeners.push(listener);
+  }
+
+  /** Set on a replica: local writes are refused with this message. */
+  get readOnlyReason(): string | undefined {
+    return this.options.readOnlyReason;
   }
 
   /**
@@ -54,20 +120,20 @@ export class Engine {
     const sink: EventSink = { emit: (e) => this.emit(e) };
     let result: T | undefined;
     let error: unknown;
+    const before = this.queue.lastAssignedSeq;
     try {
       result = decide(this.holder, sink);
     } catch (err) {
       error = err;
+    } finally {
+      this.queue.endGroup(); // the request's events are one group: never split across batches
     }
+    // decide is synchronous: whatever was staged since `before` is this request's.
+    if (this.queue.lastAssignedSeq > before) noteWrite(this.queue.lastAssignedSeq);
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
     this.maybeSnapshot();
     if (error !== undefined) throw error;
     return result as T;
-  }
-
-  /** Stages metadata (e.g. Kafka offsets) in the batch of the events emitted with it. */
-  emitMeta(key: string, value: Uint8Array | null): void {
-    this.queue.stageMeta(key, value);
   }
 
   /** Runs a read; answers only once everything it could have seen is durable. */
@@ -84,6 +150,16 @@ export class Engine {
     return result;
   }
 
+  /**
+   * Runs `fn` on the applied state now, without waiting for durability: it may see writes that
+   * are not yet durable (and would be lost in a crash). Only for decisions that a later
+   * write()/read() validates again or that answer nothing about the data (legacy call naming,
+   * ingest positions, status, cache recalculation); an answer to a client goes through read().
+   */
+  peekApplied<T>(fn: (holder: Holder) => T): T {
+    return fn(this.holder);
+  }
+
   private emit(e: Event): void {
     const rec = encodeEvent(e);
     apply(this.holder, e);
@@ -97,6 +173,8 @@ export class Engine {
     if (this.state === 'STOPPING') throw new DomainError('unavailable', 'server is shutting down');
     // A replica refusing a write is the client's mistake (wrong node), not an outage: 405, not 503.
     if (this.options.readOnlyReason !== undefined && !replicated) throw new DomainError('method_not_allowed', this.options.readOnlyReason);
+    const full = this.options.diskSpace?.shortfall(this.snapshotStats.lastBytes);
+    if (full !== undefined) throw new DomainError('insufficient_storage', full);
   }
 
   private maybeSnapshot(): void {
@@ -123,21 +201,27 @@ export class Engine {
     this.bytesSinceSnapshot = 0;
     // Never publish a snapshot that is ahead of the durable log.
     await this.queue.whenDurable(seq);
-    const { bytes } = await this.snapshots.write(seq, body.chunks);
-    const all = await this.snapshots.list();
-    await this.snapshots.prune(this.retention.keptSnapshots(all));
-    const releasable = this.retention.releasableUpTo(all);
+    const { bytes } = await this.snapshotFiles.write(seq, body.chunks, await this.log.commitTime(seq));
+    const plan = await this.retention.plan(await this.snapshotFiles.infos(), Date.now(), (after) => this.logBytesAfter(after));
+    await this.snapshotFiles.prune(plan.keptSnapshots);
+    const releasable = plan.releasableUpTo;
     if (releasable > 0) await this.log.releaseUpTo(releasable);
     const ms = Math.round(performance.now() - started);
-    Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms });
+    Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms, lastAt: Date.now() });
     this.logger.info({ seq, bytes, events: body.events, ms, released: releasable }, 'snapshot written');
     return seq;
   }
 
+  private async logBytesAfter(seq: number): Promise<number> {
+    let bytes = 0;
+    for await (const b of this.log.commitBatches(seq + 1)) if (b.firstSeq > seq) bytes += b.bytes;
+    return bytes;
+  }
+
   /** Graceful stop: refuse new writes, let staged ones become durable, finish a running snapshot. */
   async stop(): Promise<void> {
-    if (this.state === 'FAILED') return;
-    this.state = 'STOPPING';
+    if (this.lifecycle === 'FAILED') return;
+    this.lifecycle = 'STOPPING';
     await this.queue.drain();
     if (this.snapshotting) await this.snapshotting.catch(() => undefined);
   }

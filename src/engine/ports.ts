@@ -1,11 +1,19 @@
 // What the engine needs from storage, as interfaces: the engine is tested against the real
 // LevelDB-backed implementations, but does not depend on their construction.
+import type { CommitBatch } from '../storage/commit-times.js';
+import type { SnapshotInfo } from '../storage/snapshot-store.js';
+import type { Holder } from '../state/holder.js';
 import type { LogAppender } from './commit-queue.js';
 
 export interface LogRecord {
   seq: number;
   type: number;
   payload: Uint8Array;
+}
+
+export interface TimedRecord extends LogRecord {
+  /** Commit time in ms of the record's group commit; null when unknown (written before format 3). */
+  timeMs: number | null;
 }
 
 export interface LogStore extends LogAppender {
@@ -15,11 +23,129 @@ export interface LogStore extends LogAppender {
   readBatches(fromSeq: number, toSeq?: number): AsyncIterable<LogRecord[]>;
   releaseUpTo(seq: number): Promise<void>;
   getMeta(key: string): Promise<Uint8Array | undefined>;
+  /** Optional: how appends are flushed (shown to operators). */
+  readonly fsyncPolicy?: { policy: string; intervalMs?: number };
+  /** Commit time (ms) of record `seq`; undefined when unknown. */
+  commitTime(seq: number): Promise<number | undefined>;
+  /** The last retained sequence committed at or before `timeMs` (firstSeq - 1 if none). */
+  seqAtTime(timeMs: number): Promise<number>;
+  /** Group commits covering fromSeq..toSeq, ascending. */
+  commitBatches(fromSeq: number, toSeq?: number): AsyncIterable<CommitBatch>;
 }
 
 export interface SnapshotFiles {
-  write(seq: number, chunks: Iterable<Uint8Array>): Promise<{ bytes: number }>;
+  write(seq: number, chunks: Iterable<Uint8Array>, timeMs?: number): Promise<{ bytes: number }>;
   list(): Promise<number[]>;
+  /** Newest first, with commit times and file sizes. */
+  infos(): Promise<SnapshotInfo[]>;
   read(seq: number): Promise<Uint8Array>;
   prune(keep: number[]): Promise<unknown>;
+  /** Optional: the newest published snapshot (shown to operators). */
+  newest?(): Promise<{ seq: number; bytes: number; at: Date } | undefined>;
+}
+
+// ---- What the engine offers to the rest of the server (ports out). Everything outside engine/
+// that follows the log, keeps a consumer position or controls snapshots goes through these; the
+// holder, the commit queue, the log store and the retention policy stay private to the engine.
+
+/** A named retention hold: the log keeps records from `keepFrom()` on until it is released. */
+export interface RetentionHandle {
+  /** Drops the hold; records it kept may go at the next snapshot. */
+  release(): void;
+}
+
+/**
+ * The committed log as its followers see it (Kafka mirror and replica; backup, point-in-time
+ * restore and the cluster next): durable records in sequence order, a signal when more become
+ * durable, ranged reads, and retention holds so that a lagging follower misses nothing.
+ */
+export interface CommittedLog {
+  /** Highest sequence durable per the fsync policy: followers never read beyond it. */
+  readonly durableSeq: number;
+  /** Lowest sequence still retained (records below it were released after a snapshot). */
+  readonly firstRetainedSeq: number;
+  /** Calls `listener` after every durable batch with the new durable sequence; returns an unsubscribe. */
+  onDurable(listener: (durableSeq: number) => void): () => void;
+  /** Durable records fromSeq..toSeq (inclusive, clamped to durableSeq), in order. */
+  read(fromSeq: number, toSeq?: number): AsyncIterable<LogRecord>;
+  /** The same records with their commit times (null: unknown), for followers that carry them on. */
+  readTimed(fromSeq: number, toSeq?: number): AsyncIterable<TimedRecord>;
+  /** Keeps records with seq >= keepFrom() (asked at each release) until the handle is released. */
+  hold(name: string, keepFrom: () => number): RetentionHandle;
+}
+
+/**
+ * Consumer positions (Kafka mirror and replica cursors) kept in the log's metadata, never in a
+ * file of their own: a write is staged into the LevelDB batch of the events emitted next to it,
+ * so a position and the records it covers become durable together.
+ */
+export interface CursorStore {
+  /** The durable value of `key` (undefined when never written). */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /**
+   * Stages a write (null deletes) in the next batch. Returns the sequence whose durability
+   * implies this write's (the write rides in that record's batch or an earlier one).
+   */
+  stage(key: string, value: Uint8Array | null): number;
+}
+
+export interface SnapshotStats {
+  count: number;
+  lastSeq: number;
+  lastBytes: number;
+  lastMs: number;
+  /** Wall-clock ms when the last snapshot was written (0: none since start). */
+  lastAt: number;
+}
+
+/** Snapshot control: take one now, list and read the retained ones. */
+export interface SnapshotControl {
+  /** Writes a snapshot of the current state; resolves with its sequence. */
+  take(): Promise<number>;
+  /** Retained snapshot sequences, newest first. */
+  list(): Promise<number[]>;
+  /** The encoded body of the snapshot at `seq`. */
+  read(seq: number): Promise<Uint8Array>;
+  /** The newest retained snapshot's sequence, size and write time (undefined when none). */
+  newest(): Promise<{ seq: number; bytes: number; at: Date } | undefined>;
+  readonly stats: Readonly<SnapshotStats>;
+}
+
+/**
+ * Point-in-time history (restore, backup, time-travel reads): the restorable window, targets
+ * resolved against it, past states materialized beside the live one, and the durable log as
+ * group commits with their commit times.
+ */
+export interface HistoryControl {
+  /** Oldest and newest restorable point, and the retained snapshots (newest first). */
+  window(): Promise<History>;
+  /** The sequence `target` names; throws HistoryRangeError (naming the window) when outside it. */
+  resolve(target: Target): Promise<number>;
+  /** A separate holder with the state as of `seq`, from a small LRU; the live state is never touched. */
+  stateAt(seq: number): Promise<Holder>;
+  /** Durable records fromSeq..toSeq as group commits with their times. */
+  batches(fromSeq: number, toSeq: number): AsyncIterable<TimedBatch>;
+  /** The encoded body of the retained snapshot at `seq`. */
+  snapshotBody(seq: number): Promise<Uint8Array>;
+}
+
+export interface HistoryPoint {
+  readonly seq: number;
+  /** ms; undefined when unknown (seq 0, or records from before commit times were stored). */
+  readonly timeMs: number | undefined;
+}
+
+export interface History {
+  readonly oldest: HistoryPoint;
+  readonly newest: HistoryPoint;
+  /** Newest first. */
+  readonly snapshots: readonly SnapshotInfo[];
+}
+
+export type Target = { readonly seq: number } | { readonly timeMs: number };
+
+/** Records committed together; timeMs null: written before commit times existed. */
+export interface TimedBatch {
+  readonly timeMs: number | null;
+  readonly records: LogRecord[];
 }

@@ -8,7 +8,8 @@
 import { decodeEvent, encodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
 import roaring from 'roaring';
-import { FROZEN_ALIGN, FROZEN_FORMAT, RoaringBitmap32, frozenPad, type Bitmap } from '../state/fragment.js';
+import { type Bitmap, RoaringBitmap32 } from '../roaring/bitmap.js';
+import { FROZEN_ALIGN, FROZEN_FORMAT, frozenPad } from '../state/fragment.js';
 import type { Holder } from '../state/holder.js';
 import { stateEvents } from '../state/snapshot.js';
 import { AssertionError } from '../util/assert.js';

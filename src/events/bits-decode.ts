@@ -1,7 +1,7 @@
 // A hand-written decoder for the Bits message (BitsSet / BitsCleared), the bulk of any log:
 // replay speed is bounded by it, and protobufjs's generic decoder (objects, Longs, per-field
 // dispatch) cost more than the apply itself. Wire format per proto/log/events.proto.
-import { RoaringBitmap32, type Bitmap, type ColumnOffsets } from '../state/fragment.js';
+import { RoaringBitmap32, type Bitmap, type ColumnOffsets } from '../roaring/bitmap.js';
 import { AssertionError } from '../util/assert.js';
 import { PayloadReader } from './payload-reader.js';
 import { NameCache } from './name-cache.js';

@@ -2,8 +2,8 @@
 // protobufjs's generic writer and a portable roaring serialization per row were most of the CPU
 // a durable Set() spends outside HTTP. Wire format per proto/log/events.proto; for roaring rows
 // the bytes equal protobufjs's (defaults omitted, rows as one packed double field).
-import type { Bitmap, ColumnOffsets } from '../state/fragment.js';
-import { RoaringBitmap32 } from '../state/fragment.js';
+import type { Bitmap, ColumnOffsets } from '../roaring/bitmap.js';
+import { RoaringBitmap32 } from '../roaring/bitmap.js';
 
 export interface BitsFields {
   index: string;

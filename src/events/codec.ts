@@ -2,7 +2,7 @@
 // log format; numbering is append-only: never reuse or renumber a type.
 import protobuf from 'protobufjs';
 import type { AttrPatch, AttrValue, CacheType, FieldOptions, FieldType, IndexOptions } from '../domain/types.js';
-import { RoaringBitmap32, type Bitmap } from '../state/fragment.js';
+import { RoaringBitmap32, type Bitmap } from '../roaring/bitmap.js';
 import { AssertionError, assertNever } from '../util/assert.js';
 import { protoPath } from '../util/proto-path.js';
 import { decodeBitsPayload } from './bits-decode.js';

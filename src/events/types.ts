@@ -1,7 +1,7 @@
 // The event union: past-tense facts, each carrying everything apply() needs (assigned IDs,
 // resolved views and shards). apply() has no clock, no randomness and no validation.
 import type { AttrPatch, FieldOptions, IndexOptions } from '../domain/types.js';
-import type { Bitmap, ColumnOffsets } from '../state/fragment.js';
+import type { Bitmap, ColumnOffsets } from '../roaring/bitmap.js';
 
 export type Event =
   | { type: 'IndexCreated'; index: string; options: IndexOptions }

@@ -9,7 +9,7 @@ import type { Call, Value } from '../pql/ast.js';
 export type Fail = (msg: string) => never;
 
 /** An unknown field is a 404 (Pilosa answers 400 for every query error; we name it right). */
-const FIELD_NOT_FOUND = /^field (".*" )?not found$/;
+const FIELD_NOT_FOUND = /^field (".*" )?not found(: .*)?$/;
 
 export function failWith(prefix: string): Fail {
   return (msg: string): never => {

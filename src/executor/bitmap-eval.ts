@@ -5,7 +5,7 @@ import type { ReadonlyRoaringBitmap32 } from 'roaring';
 import { EXISTS_FIELD, STANDARD_VIEW, bsiViewName } from '../domain/names.js';
 import { SHARD_WIDTH } from '../domain/shard.js';
 import { bsiRange } from '../state/bsi.js';
-import { RoaringBitmap32 } from '../state/fragment.js';
+import { RoaringBitmap32 } from '../roaring/bitmap.js';
 import type { ReadContext } from './context.js';
 import type { BitmapPlan } from './plan.js';
 import { resolveRow } from './refs.js';
@@ -32,7 +32,7 @@ export function bitmapAt(ctx: ReadContext, p: BitmapPlan, shard: number): RO {
   switch (p.kind) {
     case 'row': {
       const id = resolveRow(ctx.index, p.field, p.row);
-      return id === undefined ? EMPTY : (ctx.fragment(p.field, STANDARD_VIEW, shard)?.row(id) ?? EMPTY);
+      return id === undefined ? EMPTY : (ctx.fragment(p.field, p.view ?? STANDARD_VIEW, shard)?.row(id) ?? EMPTY);
     }
     case 'timeRow': {
       const id = resolveRow(ctx.index, p.field, p.row);

@@ -3,6 +3,8 @@
 // level, "finding top results: " under TopN, …).
 import { addDays, ZERO_TIME } from '../domain/time-quantum.js';
 import type { Call, Value } from '../pql/ast.js';
+import { INVERSE_VIEW } from '../domain/names.js';
+import { INVERSE_ARG } from '../pql/legacy.js';
 import type { BsiPredicate } from '../state/bsi.js';
 import type { Index } from '../state/index-state.js';
 import { type Fail, MAX_ID, fieldArg, intArg, timeArg } from './args.js';
@@ -21,7 +23,8 @@ export interface CompileEnv {
   keysChecked: boolean;
 }
 
-export function compileBitmap(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
+/** `parent` names the call that takes this one as its input, for the error text. */
+export function compileBitmap(env: CompileEnv, call: Call, f: Fail, parent = ''): BitmapPlan {
   // compileRow checks its own argument's key; any other argument is left to checkKeys.
   if (call.args.size > 0 && call.name !== 'Row' && call.name !== 'Range') env.keysChecked = false;
   switch (call.name) {
@@ -42,24 +45,34 @@ export function compileBitmap(env: CompileEnv, call: Call, f: Fail): BitmapPlan 
       if (call.children.length === 0) f('Not() requires an input row');
       if (call.children.length > 1) f('Not() only accepts a single row input');
       if (env.index.existence === undefined) f(`index does not support existence tracking: ${env.index.name}`);
-      return { kind: 'not', child: compileBitmap(env, call.children[0], f) };
+      return { kind: 'not', child: compileBitmap(env, call.children[0], f, 'Not') };
     case 'Shift': {
       const n = intArg(call, 'n', (m) => f(`executeShiftShard: ${m}`)) ?? 0n;
       if (call.children.length === 0) f('Shift() requires an input row');
       if (call.children.length > 1) f('Shift() only accepts a single row input');
       if (n < 0n) f('cannot shift by negative values');
-      const child = compileBitmap(env, call.children[0], f);
+      const child = compileBitmap(env, call.children[0], f, 'Shift');
       // Columns past 2^53 cannot exist here: a larger shift leaves nothing.
       return n > MAX_ID ? { kind: 'empty' } : { kind: 'shift', child, n: Number(n) };
     }
     default:
-      return f(`unknown call: ${call.name}`);
+      return f(notBitmapCall(call.name, parent));
   }
+}
+
+const BITMAP_CALLS = 'Row, Range, Union, Intersect, Difference, Xor, Not or Shift';
+
+const OTHER_CALLS = new Set(['Count', 'Sum', 'Min', 'Max', 'MinRow', 'MaxRow', 'TopN', 'Rows', 'GroupBy', 'Options', 'Set', 'Clear', 'ClearRow', 'Store', 'SetRowAttrs', 'SetColumnAttrs']);
+
+/** A call that exists but is no bitmap call, given as an input, gets a text naming where. */
+function notBitmapCall(name: string, parent: string): string {
+  if (parent === '' || !OTHER_CALLS.has(name)) return `unknown call: ${name}`;
+  return `${name}() does not return a bitmap and cannot be the input of ${parent}(): expected a bitmap call (${BITMAP_CALLS})`;
 }
 
 function kids(env: CompileEnv, call: Call, f: Fail): BitmapPlan[] {
   const out: BitmapPlan[] = new Array<BitmapPlan>(call.children.length);
-  for (let i = 0; i < out.length; i++) out[i] = compileBitmap(env, call.children[i], f);
+  for (let i = 0; i < out.length; i++) out[i] = compileBitmap(env, call.children[i], f, call.name);
   return out;
 }
 
@@ -74,7 +87,7 @@ function compileRow(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
   const name = fieldArg(call);
   if (name === undefined) return f('Row() argument required: field');
   const field = env.index.field(name);
-  if (field === undefined) return f('field not found');
+  if (field === undefined) return f(`field not found: ${name}`);
   const v = call.args.get(name) as Value;
   // checkKeys on Row(f=v): nothing but checkRowValue. More arguments (_col, from, to): left to it.
   if (call.args.size === 1) checkRowValue(field, v, true);
@@ -84,7 +97,10 @@ function compileRow(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
   if (call.name === 'Row' && call.args.size === 1) return { kind: 'row', field, row };
   const from = timeArg(call, 'from', f);
   const to = timeArg(call, 'to', f);
-  if (call.name === 'Row' && from === undefined && to === undefined) return { kind: 'row', field, row };
+  if (call.name === 'Row' && from === undefined && to === undefined) {
+    // Only the legacy rewrite writes _inverse (Bitmap(frame, columnID) of an inverseEnabled frame).
+    return call.args.has(INVERSE_ARG) ? { kind: 'row', field, row, view: INVERSE_VIEW } : { kind: 'row', field, row };
+  }
   // A field without a quantum (every non-time field) has no time views: nothing matches.
   if (field.options.timeQuantum === '') return { kind: 'empty' };
   return { kind: 'timeRow', field, row, from: from ?? ZERO_TIME, to: to ?? addDays(env.clock.now(), 1) };
@@ -96,7 +112,7 @@ function compileCondition(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
   const [name, arg] = [...call.args][0];
   if (arg.kind !== 'condition') return f(`Row(): "${name}": expected condition argument`);
   const field = env.index.field(name);
-  if (field === undefined) return f('field not found');
+  if (field === undefined) return f(`field not found: ${name}`);
   if (field.options.type !== 'int') return f('bsigroup not found');
   return { kind: 'bsi', field, pred: predicate(arg.op, arg.value, f) };
 }

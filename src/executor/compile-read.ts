@@ -2,6 +2,8 @@
 // Pilosa answers nonsense with zeros (§8.12: Sum/Min/Max without a usable field) or panics
 // (§8.11: Options() without a child), we answer 400 instead.
 import { badRequest } from '../domain/errors.js';
+import { INVERSE_VIEW } from '../domain/names.js';
+import { INVERSE_ARG } from '../pql/legacy.js';
 import type { Call } from '../pql/ast.js';
 import type { Field } from '../state/field.js';
 import {
@@ -21,6 +23,7 @@ import {
 import { type CompileEnv, compileBitmap, hasCondition } from './compile-bitmap.js';
 import type { BitmapPlan, OptionSettings, ReadPlan, RowsSpec, TopNPlan } from './plan.js';
 import { colRef, rowRef } from './refs.js';
+import { MAX_SHARD } from '../domain/shard.js';
 
 const MAP_REDUCE = failWith('map reduce: ');
 
@@ -32,7 +35,7 @@ export function compileRead(env: CompileEnv, call: Call): ReadPlan {
       if (call.args.size > 0) env.keysChecked = false;
       if (call.children.length === 0) fail('Count() requires an input bitmap');
       if (call.children.length > 1) fail('Count() only accepts a single bitmap input');
-      return { kind: 'count', child: compileBitmap(env, call.children[0], fail) };
+      return { kind: 'count', child: compileBitmap(env, call.children[0], fail, 'Count') };
     case 'Sum':
     case 'Min':
     case 'Max':
@@ -80,20 +83,27 @@ export function compileOptions(call: Call): OptionSettings {
   if (shards !== undefined) {
     const bad = 'Query(): shards must be a list of unsigned integers';
     if (shards.kind !== 'list') fail(bad);
-    s.shards = shards.items.map((i) => (i.kind === 'int' && i.value >= 0n ? toSafe(i.value, 'shard', fail) : fail(bad)));
+    s.shards = shards.items.map((i) => (i.kind === 'int' && i.value >= 0n ? optionShard(i.value) : fail(bad)));
   }
   return s;
 }
 
+/** A shard of Options(shards=…): within the server's ID range (domain/shard.ts), as a 400. */
+function optionShard(v: bigint): number {
+  const n = toSafe(v, 'shard', fail);
+  if (n > MAX_SHARD) fail(`Query(): shard ${v} is out of range: shards go up to ${MAX_SHARD}`);
+  return n;
+}
+
 function optionalFilter(env: CompileEnv, call: Call, f: Fail): BitmapPlan | undefined {
   if (call.children.length > 1) f(`${call.name}() only accepts a single bitmap input`);
-  return call.children.length === 1 ? compileBitmap(env, call.children[0], f) : undefined;
+  return call.children.length === 1 ? compileBitmap(env, call.children[0], f, call.name) : undefined;
 }
 
 function namedField(env: CompileEnv, call: Call): Field {
   const name = stringArg(call, 'field');
   if (name === undefined) return fail(`${call.name}(): field required`);
-  return env.index.field(name) ?? fail('field not found');
+  return env.index.field(name) ?? fail(`field not found: ${name}`);
 }
 
 function compileValCount(env: CompileEnv, call: Call): ReadPlan {
@@ -128,7 +138,7 @@ function compileTopN(env: CompileEnv, call: Call): TopNPlan {
   const threshold = smallUintArg(call, 'threshold', shardErr) ?? 0;
   const tanimoto = smallUintArg(call, 'tanimotoThreshold', shardErr) ?? 0;
   if (call.children.length > 1) top('TopN() can only have one input bitmap');
-  const src = call.children.length === 1 ? compileBitmap(env, call.children[0], top) : undefined;
+  const src = call.children.length === 1 ? compileBitmap(env, call.children[0], top, 'TopN') : undefined;
   if (field.options.cacheType === 'none') top(`cannot compute TopN(), field has no cache: "${name}"`);
   if (tanimoto > 100) top('Tanimoto Threshold is from 1 to 100 only');
   const attrName = stringArg(call, 'attrName');
@@ -143,13 +153,14 @@ function compileTopN(env: CompileEnv, call: Call): TopNPlan {
     tanimoto,
     attrName,
     attrValues: values?.kind === 'list' ? values.items : undefined,
+    ...(call.args.has(INVERSE_ARG) ? { view: INVERSE_VIEW } : {}),
   };
 }
 
 export function compileRows(env: CompileEnv, call: Call): RowsSpec {
   const name = stringArg(call, '_field') ?? stringArg(call, 'field');
   if (name === undefined) return fail('Rows() field required');
-  const field = env.index.field(name) ?? fail('field not found');
+  const field = env.index.field(name) ?? fail(`field not found: ${name}`);
   const spec: RowsSpec = { field };
   const prev = call.args.get('previous');
   if (prev !== undefined) spec.previous = rowRef(field, prev, 'previous', (m) => fail(`getting previous: ${m}`));
@@ -183,7 +194,7 @@ function compileGroupBy(env: CompileEnv, call: Call): ReadPlan {
   let filter: BitmapPlan | undefined;
   if (filterArg !== undefined) {
     if (filterArg.kind !== 'call') fail(`could not convert ${goValue(filterArg)} of type ${goType(filterArg)} to Call in Call.CallArg`);
-    else filter = compileBitmap(env, filterArg.call, fail);
+    else filter = compileBitmap(env, filterArg.call, fail, 'GroupBy');
   }
   return { kind: 'groupBy', children, limit: smallUintArg(call, 'limit', fail), offset: smallUintArg(call, 'offset', fail), filter };
 }

@@ -10,6 +10,7 @@ import type { OptionSettings } from './plan.js';
 export interface ResultOptions {
   excludeColumns: boolean;
   excludeRowAttrs: boolean;
+  maxResultRows?: number;
 }
 
 export class ReadContext {
@@ -37,6 +38,7 @@ export class ReadContext {
     const opts = {
       excludeColumns: s.excludeColumns ?? this.opts.excludeColumns,
       excludeRowAttrs: s.excludeRowAttrs ?? this.opts.excludeRowAttrs,
+      maxResultRows: this.opts.maxResultRows,
     };
     if (s.shards === undefined) return new ReadContext(this.index, this.shards, opts, this.shardSet !== undefined);
     return new ReadContext(this.index, normalizeShards(s.shards), opts);

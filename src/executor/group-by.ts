@@ -5,9 +5,10 @@
 // skips groups before `limit` applies (Pilosa truncates to limit first, losing groups).
 import { STANDARD_VIEW } from '../domain/names.js';
 import type { Fragment } from '../state/fragment.js';
-import { RoaringBitmap32 } from '../state/fragment.js';
+import { RoaringBitmap32 } from '../roaring/bitmap.js';
 import type { FieldRow, QueryResult } from './result.js';
 import { type RO, bitmapAt } from './bitmap-eval.js';
+import { checkResultRows } from './budget.js';
 import type { ReadContext } from './context.js';
 import type { ReadPlan } from './plan.js';
 import { isKeyedField, rowKeyOf, rowOrdinal } from './refs.js';
@@ -34,6 +35,8 @@ export function* groupBy(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'groupBy
   const offset = p.offset ?? 0;
   // Each shard's first offset+limit groups contain the global first offset+limit.
   const cap = p.limit === undefined ? Infinity : offset + p.limit;
+  // Without a limit, stop as soon as the groups pass the result bound rather than at the end.
+  const maxRows = cap === Infinity ? ctx.opts.maxResultRows : undefined;
 
   const merged = new Map<string, Group>();
   for (const s of ctx.shards) {
@@ -41,17 +44,19 @@ export function* groupBy(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'groupBy
     if (frags.every((f): f is Fragment => f !== undefined)) {
       const lists = frags.map((f, i) => f.rowIds().filter((id) => allowed[i]?.has(id) ?? true));
       const filter = p.filter === undefined ? undefined : bitmapAt(ctx, p.filter, s);
-      for (const g of shardGroups(frags, lists, filter, start, cap)) {
+      for (const g of yield* shardGroups(frags, lists, filter, start, cap, maxRows)) {
         const key = g.ids.join(',');
         const prev = merged.get(key);
         if (prev === undefined) merged.set(key, g);
         else prev.count += g.count;
       }
+      checkResultRows(merged.size, maxRows, 'GroupBy');
     }
     yield;
   }
   const sorted = [...merged.values()].sort((a, b) => compareIds(a.ids, b.ids));
   const page = sorted.slice(offset, p.limit === undefined ? undefined : offset + p.limit);
+  checkResultRows(page.length, ctx.opts.maxResultRows, 'GroupBy');
   return {
     type: 'groupcounts',
     groups: page.map((g) => ({
@@ -64,34 +69,58 @@ export function* groupBy(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'groupBy
   };
 }
 
-/** Depth-first over the children's rows, carrying the running intersection. */
-function shardGroups(frags: Fragment[], lists: number[][], filter: RO | undefined, start: number[], cap: number): Group[] {
+/** Row visits between two yields inside a shard: one shard's groups can take seconds. */
+const VISITS_PER_YIELD = 32;
+
+/**
+ * Depth-first over the children's rows, carrying the running intersection; an explicit stack
+ * rather than recursion, so that it can yield (suspend) between any two row visits.
+ */
+function* shardGroups(frags: Fragment[], lists: number[][], filter: RO | undefined, start: number[], cap: number, maxRows: number | undefined): Work<Group[]> {
   const out: Group[] = [];
   if (filter?.isEmpty === true) return out;
-  const ids: number[] = [];
-  const last = frags.length - 1;
-  const visit = (level: number, prefix: RO | undefined, tight: boolean): boolean => {
+  const n = frags.length;
+  const last = n - 1;
+  const ids = new Array<number>(n);
+  const pos = new Array<number>(n);
+  const tight = new Array<boolean>(n);
+  const prefix = new Array<RO | undefined>(n);
+  prefix[0] = filter;
+  tight[0] = true;
+  pos[0] = lowerBound(lists[0], start[0]);
+  let visits = 0;
+  for (let level = 0; level >= 0; ) {
     const list = lists[level];
-    for (let i = tight ? lowerBound(list, start[level]) : 0; i < list.length; i++) {
-      const id = list[i];
-      const row = frags[level].row(id);
-      if (row === undefined) continue;
-      ids[level] = id;
-      if (level === last) {
-        const count = prefix === undefined ? row.size : row.andCardinality(prefix);
-        if (count > 0) {
-          out.push({ ids: ids.slice(), count });
-          if (out.length >= cap) return false;
-        }
-        continue;
-      }
-      const next = prefix === undefined ? row : RoaringBitmap32.and(prefix, row);
-      if (next.isEmpty) continue;
-      if (!visit(level + 1, next, tight && id === start[level])) return false;
+    if (pos[level] >= list.length) {
+      level--;
+      continue;
     }
-    return true;
-  };
-  visit(0, filter, true);
+    if (++visits === VISITS_PER_YIELD) {
+      visits = 0;
+      yield;
+    }
+    const id = list[pos[level]++];
+    const row = frags[level].row(id);
+    if (row === undefined) continue;
+    ids[level] = id;
+    const p = prefix[level];
+    if (level === last) {
+      const count = p === undefined ? row.size : row.andCardinality(p);
+      if (count > 0) {
+        out.push({ ids: ids.slice(), count });
+        if (out.length >= cap) return out;
+        checkResultRows(out.length, maxRows, 'GroupBy');
+      }
+      continue;
+    }
+    const next = p === undefined ? row : RoaringBitmap32.and(p, row);
+    if (next.isEmpty) continue;
+    const t = tight[level] && id === start[level];
+    level++;
+    prefix[level] = next;
+    tight[level] = t;
+    pos[level] = t ? lowerBound(lists[level], start[level]) : 0;
+  }
   return out;
 }
 

@@ -1,4 +1,4 @@
-// The executor: PQL read calls × a Holder → results in Pilosa's shapes (reference §3, §4).
+// The executor: PQL read calls × a Holder → results in Pilosa's shapes (docs/API.md §3, §4).
 //
 // Invariants:
 // - Never mutates state. Reads of unknown keys do not allocate IDs: they read as empty rows /
@@ -23,6 +23,7 @@ export { ReadContext, queryContext, shardsFor } from './context.js';
 export { drainSync, executeRead, executeReadSync, rowResult, type CallOutput, type Work } from './run.js';
 export { executeQuery, lookupIndex } from './query.js';
 export { executeQueryAsync, type AsyncReadOptions } from './query-async.js';
+export { type QueryBudget, checkBudget, queryBudget } from './budget.js';
 export { compileReads, runReadsSync } from './reads.js';
 export { respond, columnAttrSets } from './respond.js';
 export { recalculateCaches } from './cache.js';

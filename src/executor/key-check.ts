@@ -89,7 +89,7 @@ function checkGroupByPrevious(index: Index, call: Call): void {
   call.children.forEach((child, i) => {
     const name = stringArg(child, '_field') ?? stringArg(child, 'field');
     const field = name === undefined ? undefined : index.field(name);
-    if (field === undefined) fail('field not found');
+    if (field === undefined) fail(`field not found: ${name ?? ''}`);
     const v = prev.items[i];
     if (isKeyedField(field) && v.kind !== 'string') fail("prev value must be a string when field 'keys' option enabled");
     if (!isKeyedField(field) && v.kind === 'string') {

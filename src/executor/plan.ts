@@ -14,7 +14,7 @@ export type Ref = number | string;
 
 export type BitmapPlan =
   /** A row of the standard view. */
-  | { kind: 'row'; field: Field; row: Ref }
+  | { kind: 'row'; field: Field; row: Ref; view?: string }
   /** A row over the time views that cover [from, to) (Row with from/to, legacy Range). */
   | { kind: 'timeRow'; field: Field; row: Ref; from: number; to: number }
   /** A BSI comparison on an int field. */
@@ -47,6 +47,8 @@ export interface TopNPlan {
   tanimoto: number;
   attrName?: string;
   attrValues?: Value[];
+  /** 0.x TopN(inverse=true): rank the inverse view's rows (columns), every one a candidate. */
+  view?: string;
 }
 
 export interface OptionSettings {

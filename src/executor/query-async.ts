@@ -5,13 +5,17 @@
 // resume finds it changed, throws the partial work away and starts over, so an answer always
 // reflects one single state. After `maxRestarts` restarts it runs the last attempt without
 // yielding, so a steady stream of writes cannot starve it.
+//
+// Bounds (budget.ts): the deadline is checked at every clock reading of a slice and the client
+// at every resume; either ends the query with an error, also in the last, unyielding attempt.
 import type { Query } from '../pql/ast.js';
 import type { Holder } from '../state/holder.js';
+import { type QueryBudget, checkBudget } from './budget.js';
 import { QueryClock } from './clock.js';
 import { prepareReads } from './query.js';
 import { type Reads, readsWork, runReadsSync, unsliced } from './reads.js';
 import type { QueryOptions, QueryResponse } from './result.js';
-import type { Work } from './run.js';
+import { type Work, drainSync } from './run.js';
 
 export interface AsyncReadOptions {
   /** ms since epoch (defaults to Date.now()): `to` of a time range defaults to now + 1 day. */
@@ -21,6 +25,8 @@ export interface AsyncReadOptions {
   /** State version; defaults to holder.appliedSeq. */
   version?: () => number;
   maxRestarts?: number;
+  /** Deadline and client of the request; none: unbounded (tests, internal callers). */
+  budget?: QueryBudget;
 }
 
 /** The default options, shared: a fresh `{}` per query would be garbage to collect. */
@@ -49,10 +55,11 @@ export function executeQueryAsync(
     const sliceMs = o.sliceMs ?? 1;
     const work = readsWork(reads);
     // The first slice runs now, as it would at the start of an async function.
-    const r = drainSlice(work, sliceMs);
+    const budget = o.budget;
+    const r = drainSlice(work, sliceMs, budget);
     if (r.done === true) return Promise.resolve(r.value);
     const prepare = (): Reads => prepareReads(holder, indexName, query, opts, clock);
-    return continueAsync(prepare, { sliceMs, version, maxRestarts }, work, v0);
+    return continueAsync(prepare, { sliceMs, version, maxRestarts, budget }, work, v0);
   } catch (e) {
     return Promise.reject(e);
   }
@@ -61,19 +68,20 @@ export function executeQueryAsync(
 /** The rest of executeQueryAsync once its first slice ran out: yield, check, resume or restart. */
 async function continueAsync(
   prepare: () => Reads,
-  o: Required<Omit<AsyncReadOptions, 'now'>>,
+  o: Required<Omit<AsyncReadOptions, 'now' | 'budget'>> & { budget: QueryBudget | undefined },
   work: Work<QueryResponse>,
   v0: number,
 ): Promise<QueryResponse> {
   for (let attempt = 0; ; ) {
-    const r = await drainAsync(work, o.sliceMs, () => o.version() === v0, attempt === 0);
+    const r = await drainAsync(work, o.sliceMs, () => o.version() === v0, attempt === 0, o.budget);
     if (r.done) return r.value;
     attempt++;
     const reads = prepare();
-    if (attempt >= o.maxRestarts) return runReadsSync(reads);
+    // The last attempt runs straight through, but still within the deadline.
+    if (attempt >= o.maxRestarts) return finish(readsWork(reads), o.budget);
     v0 = o.version();
     work = readsWork(reads);
-    const first = drainSlice(work, o.sliceMs);
+    const first = drainSlice(work, o.sliceMs, o.budget);
     if (first.done === true) return first.value;
   }
 }
@@ -84,7 +92,7 @@ async function continueAsync(
  * passes between readings: a per-shard performance.now() cost several percent on queries over
  * hundreds of small shards, while one slow step still ends the slice on time.
  */
-function drainSlice<T>(work: Work<T>, sliceMs: number): IteratorResult<void, T> {
+function drainSlice<T>(work: Work<T>, sliceMs: number, budget: QueryBudget | undefined): IteratorResult<void, T> {
   const sliceStart = performance.now();
   let steps = 0;
   let every = 1;
@@ -94,7 +102,9 @@ function drainSlice<T>(work: Work<T>, sliceMs: number): IteratorResult<void, T> 
     if (r.done === true) return r;
     steps++;
     if (--countdown > 0) continue;
-    const elapsed = performance.now() - sliceStart;
+    const now = performance.now();
+    checkBudget(budget, now);
+    const elapsed = now - sliceStart;
     if (elapsed >= sliceMs) return r;
     every = elapsed <= 0 ? MAX_STEPS_PER_CLOCK : Math.max(1, Math.min(MAX_STEPS_PER_CLOCK, Math.floor((sliceMs / 8) / (elapsed / steps))));
     countdown = every;
@@ -102,6 +112,14 @@ function drainSlice<T>(work: Work<T>, sliceMs: number): IteratorResult<void, T> 
 }
 
 const MAX_STEPS_PER_CLOCK = 64;
+
+/** Runs work to its end without yielding, checking the budget as a slice does. */
+function finish<T>(work: Work<T>, budget: QueryBudget | undefined): T {
+  if (budget === undefined) return drainSync(work);
+  const r = drainSlice(work, Infinity, budget);
+  if (r.done !== true) throw new Error('an unbounded slice ended before its work');
+  return r.value;
+}
 
 /**
  * Resolves after the event loop's next poll phase, where waiting requests are read. A query
@@ -118,11 +136,18 @@ function afterPoll(madeInCheckPhase: boolean): Promise<void> {
  * Yields to the event loop, then runs slices; gives up (done: false) when `valid` turns false.
  * `fromCaller`: the work's first slice ran in the caller's turn (any phase), not in a resume.
  */
-async function drainAsync<T>(work: Work<T>, sliceMs: number, valid: () => boolean, fromCaller: boolean): Promise<{ done: true; value: T } | { done: false }> {
+async function drainAsync<T>(
+  work: Work<T>,
+  sliceMs: number,
+  valid: () => boolean,
+  fromCaller: boolean,
+  budget: QueryBudget | undefined,
+): Promise<{ done: true; value: T } | { done: false }> {
   for (let turn = 0; ; turn++) {
     await afterPoll(turn > 0 || !fromCaller);
+    checkBudget(budget);
     if (!valid()) return { done: false };
-    const r = drainSlice(work, sliceMs);
+    const r = drainSlice(work, sliceMs, budget);
     if (r.done === true) return { done: true, value: r.value };
   }
 }

@@ -51,4 +51,6 @@ export interface QueryOptions {
   columnAttrs: boolean;
   excludeColumns: boolean;
   excludeRowAttrs: boolean;
+  /** Rows, groups or pairs one Rows/GroupBy/TopN may return (--max-result-rows); unset: no bound. */
+  maxResultRows?: number;
 }

@@ -3,6 +3,7 @@
 import { STANDARD_VIEW } from '../domain/names.js';
 import { offsetOf, shardOf } from '../domain/shard.js';
 import { quantumUnits, viewPeriod } from '../domain/time-quantum.js';
+import { checkResultRows } from './budget.js';
 import type { QueryResult } from './result.js';
 import { type ReadContext, existingTimeViews } from './context.js';
 import type { RowsSpec } from './plan.js';
@@ -26,7 +27,13 @@ export function* rowIds(ctx: ReadContext, spec: RowsSpec): Work<number[]> {
     for (const v of views) {
       const frag = ctx.fragment(spec.field, v, s);
       if (frag === undefined) continue;
-      for (const [id, bm] of frag.rows) if (id >= start && (offset === undefined || bm.has(offset))) found.add(id);
+      let seen = 0;
+      for (const [id, bm] of frag.rows) {
+        if (id >= start && (offset === undefined || bm.has(offset))) found.add(id);
+        // A field can have millions of rows in one shard; the map is not changed meanwhile
+        // (the async driver abandons the work if the state changed while it waited).
+        if (++seen % ROWS_PER_YIELD === 0) yield;
+      }
     }
     yield;
   }
@@ -34,8 +41,11 @@ export function* rowIds(ctx: ReadContext, spec: RowsSpec): Work<number[]> {
   return spec.limit === undefined ? ids : ids.slice(0, spec.limit);
 }
 
+const ROWS_PER_YIELD = 4096;
+
 export function* rows(ctx: ReadContext, spec: RowsSpec): Work<QueryResult> {
   const ids = yield* rowIds(ctx, spec);
+  checkResultRows(ids.length, ctx.opts.maxResultRows, 'Rows');
   if (isKeyedField(spec.field)) return { type: 'rowids', rows: [], keys: ids.map((id) => rowKeyOf(ctx.index, spec.field, id)) };
   return { type: 'rowids', rows: ids };
 }

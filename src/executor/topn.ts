@@ -6,6 +6,7 @@
 import { STANDARD_VIEW } from '../domain/names.js';
 import type { AttrValue } from '../domain/types.js';
 import type { Value } from '../pql/ast.js';
+import { checkResultRows } from './budget.js';
 import type { PairResult, QueryResult } from './result.js';
 import { bitmapAt, outShards } from './bitmap-eval.js';
 import { cachedRows } from './cache.js';
@@ -18,8 +19,14 @@ type Work<T> = Generator<void, T, undefined>;
 export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
   const { field } = p;
   let candidates: number[];
+  const view = p.view ?? STANDARD_VIEW;
   if (p.ids !== undefined) {
     candidates = p.ids;
+  } else if (p.view !== undefined) {
+    // The ranked cache is the standard view's: an inverse view's rows are all candidates.
+    const set = new Set<number>();
+    for (const s of ctx.shards) for (const r of ctx.fragment(field, p.view, s)?.rows.keys() ?? []) set.add(r);
+    candidates = [...set];
   } else {
     const set = new Set<number>();
     for (const s of ctx.shards) {
@@ -39,10 +46,13 @@ export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
   let srcCount = 0;
   if (tanimoto && p.src !== undefined) for (const s of outShards(ctx, p.src)) srcCount += bitmapAt(ctx, p.src, s).size;
   for (const s of ctx.shards) {
-    const frag = ctx.fragment(field, STANDARD_VIEW, s);
+    const frag = ctx.fragment(field, view, s);
     if (frag !== undefined && candidates.length > 0) {
       const src = p.src === undefined ? undefined : bitmapAt(ctx, p.src, s);
-      for (const r of candidates) {
+      for (let i = 0; i < candidates.length; i++) {
+        // Thousands of candidates × a large source bitmap can take seconds in one shard.
+        if (i > 0 && i % CANDIDATES_PER_YIELD === 0) yield;
+        const r = candidates[i];
         const row = frag.row(r);
         if (row === undefined) continue;
         const size = row.size;
@@ -61,10 +71,13 @@ export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
   }
   pairs.sort((a, b) => b.count - a.count || a.id - b.id);
   if (p.ids === undefined && p.n > 0) pairs = pairs.slice(0, p.n);
+  checkResultRows(pairs.length, ctx.opts.maxResultRows, 'TopN');
   // Keyed fields: Pilosa's translated pairs carry the key and a zero id.
   if (isKeyedField(field)) pairs = pairs.map((q) => ({ id: 0, key: rowKeyOf(ctx.index, field, q.id), count: q.count }));
   return { type: 'pairs', pairs };
 }
+
+const CANDIDATES_PER_YIELD = 256;
 
 function attrMatches(a: AttrValue | undefined, values: readonly Value[]): boolean {
   if (a === undefined) return false;

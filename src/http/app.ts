@@ -2,22 +2,41 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../config/limits.js';
-import { kafkaRoutes } from '../kafka/index.js';
 import type { HttpContext } from './context.js';
 import { installErrorHandler } from './errors.js';
+import { type SecurityOptions, installSecurity } from './security.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
+import { consoleRoutes } from './routes/console-routes.js';
 import { importRoutes } from './routes/import-routes.js';
 import { queryRoutes } from './routes/query-routes.js';
 import { schemaRoutes } from './routes/schema-routes.js';
 import { internalRoutes } from './routes/internal-routes.js';
+import { historyRoutes } from './routes/history-routes.js';
+import { backupRoutes } from './routes/backup-routes.js';
 import { exportRoutes } from './routes/export-routes.js';
 import { legacyFrameRoutes } from './routes/legacy-frame-routes.js';
 import { legacyInputRoutes } from './routes/legacy-input-routes.js';
 import { legacyClusterRoutes } from './routes/legacy-cluster-routes.js';
 import { legacyImportRoutes } from './routes/legacy-import-routes.js';
+import { legacyReleaseRoutes } from './routes/legacy-release-routes.js';
 
-export function buildHttpApp(ctx: HttpContext, logger: Logger, onInvariantBroken: (err: Error) => void, bodyLimit: number = LIMITS.maxBodyBytes): FastifyInstance {
+/** TLS and the request checks of security.ts; none: plain http, no checks (tests, tools). */
+export interface HttpSecurity {
+  https?: { key: Buffer; cert: Buffer };
+  checks?: SecurityOptions;
+}
+
+export function buildHttpApp(
+  ctx: HttpContext,
+  logger: Logger,
+  onInvariantBroken: (err: Error) => void,
+  bodyLimit: number = LIMITS.maxBodyBytes,
+  security: HttpSecurity = {},
+): FastifyInstance {
+  // With `https` fastify serves TLS; its instance type then names an https.Server, which routes
+  // never touch, so it is used as the plain instance type.
   const app = Fastify({
+    ...(security.https === undefined ? {} : { https: security.https }),
     // pino's Logger is a FastifyBaseLogger at run time; the generic parameter would otherwise
     // leak pino's type into every route signature.
     loggerInstance: logger as FastifyBaseLogger,
@@ -27,21 +46,25 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger, onInvariantBroken
     // Keep-alive clients must not be cut off between bench iterations.
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
-  });
+  }) as unknown as FastifyInstance;
   // Every body is read as bytes; handlers decode JSON, PQL or protobuf as the route requires.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   installErrorHandler(app, onInvariantBroken);
+  if (security.checks !== undefined) installSecurity(app, security.checks);
   schemaRoutes(app, ctx);
   clusterRoutes(app, ctx);
   queryRoutes(app, ctx);
   importRoutes(app, ctx);
   internalRoutes(app, ctx);
+  historyRoutes(app, ctx);
+  backupRoutes(app, ctx);
   exportRoutes(app, ctx);
   legacyFrameRoutes(app, ctx);
   legacyInputRoutes(app, ctx);
   legacyClusterRoutes(app, ctx);
   legacyImportRoutes(app, ctx);
-  if (ctx.kafka) kafkaRoutes(app, ctx.kafka);
+  consoleRoutes(app, ctx);
+  legacyReleaseRoutes(app, ctx, ctx.legacyRelease ?? '');
   return app;
 }

@@ -1,22 +1,9 @@
 // Request bodies arrive as Buffers (one parser for every content type, so curl's default
 // form content type and Pilosa clients' text/plain both work); handlers decode what they need.
-import { badRequest } from '../domain/errors.js';
-import { parseJson } from '../encoding/json.js';
+import { DomainError } from '../domain/errors.js';
 
 export function bodyBuffer(body: unknown): Buffer {
   return Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-}
-
-/** JSON body or undefined when empty. Bad JSON → 400. */
-export function jsonBody(body: unknown): unknown {
-  const buf = bodyBuffer(body);
-  const text = buf.toString('utf8').trim();
-  if (text === '') return undefined;
-  try {
-    return parseJson(text);
-  } catch (err) {
-    throw badRequest(`invalid JSON body: ${(err as Error).message}`);
-  }
 }
 
 const TRUE = new Set(['true']);
@@ -32,4 +19,22 @@ export function isProtobuf(contentType: string | undefined): boolean {
 /** Pilosa clients ask for protobuf answers with Accept; JSON stays the default. */
 export function wantsProtobuf(accept: string | undefined): boolean {
   return accept !== undefined && /application\/(x-)?protobuf/i.test(accept) && !/application\/json/i.test(accept);
+}
+
+/** The media type without parameters, lower case; '' when absent. */
+function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+// curl's default (form) and Pilosa clients' text/plain carry JSON imports as well.
+const JSON_IMPORT = new Set(['', 'application/json', 'text/plain', 'application/x-www-form-urlencoded']);
+const PROTO_IMPORT = new Set(['application/x-protobuf', 'application/protobuf', 'application/octet-stream']);
+
+/** How an import body is encoded, from its Content-Type; anything else is 415, as in Pilosa. */
+export function importEncoding(contentType: string | undefined, jsonAllowed: boolean): 'json' | 'protobuf' {
+  const t = mediaType(contentType);
+  if (PROTO_IMPORT.has(t)) return 'protobuf';
+  if (t === '' || (jsonAllowed && JSON_IMPORT.has(t)) || (!jsonAllowed && t === 'application/x-www-form-urlencoded')) return jsonAllowed ? 'json' : 'protobuf';
+  const accepted = jsonAllowed ? 'application/x-protobuf or application/json' : 'application/x-protobuf';
+  throw new DomainError('unsupported_media', `unsupported Content-Type for an import: ${t}; send ${accepted}`);
 }

@@ -3,7 +3,7 @@ import type { Engine } from '../engine/engine.js';
 import type { SchemaService } from '../service/schema-service.js';
 import type { QueryService } from '../service/query-service.js';
 import type { ImportService } from '../service/import/import-service.js';
-import type { KafkaRuntime } from '../kafka/index.js';
+import type { LegacyRelease } from '../service/legacy/legacy-release.js';
 
 export interface NodeInfo {
   id: string;
@@ -20,8 +20,8 @@ export interface HttpContext {
   node: () => NodeInfo;
   version: string;
   recalculateCaches: () => void;
-  /** Extra /status fields (e.g. replica lag). */
+  /** Extra /status fields (e.g. replica lag). The Kafka routes are registered by src/app.ts. */
   statusExtras?: () => Record<string, unknown>;
-  /** Kafka mirror, replica and ingests (src/kafka); their routes are registered when present. */
-  kafka?: KafkaRuntime;
+  /** --legacy-release: answer as this 0.x release (absent or '': every spelling). */
+  legacyRelease?: LegacyRelease;
 }

@@ -7,6 +7,7 @@ import { AssertionError } from '../util/assert.js';
 
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   method_not_allowed: 405,
@@ -14,7 +15,13 @@ const STATUS: Record<ErrorCode, number> = {
   too_large: 413,
   unsupported_media: 415,
   unavailable: 503,
+  insufficient_storage: 507,
 };
+
+/** The HTTP status of a DomainError, the same whether the answer is JSON or protobuf. */
+export function statusOf(err: DomainError): number {
+  return STATUS[err.code];
+}
 
 export type ErrorShape = 'query' | 'admin';
 

@@ -28,18 +28,20 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
   });
 }
 
-/** Creates `topic` when it does not exist (an existing topic is left as it is). */
-export async function ensureTopic(kafka: Kafka, topic: string, numPartitions = 1): Promise<void> {
+/** Creates `topic` when it does not exist (an existing topic is left as it is); true if created. */
+export async function ensureTopic(kafka: Kafka, topic: string, numPartitions = 1, configEntries?: { name: string; value: string }[]): Promise<boolean> {
   const admin: Admin = kafka.admin();
   await admin.connect();
   try {
     const existing = await admin.listTopics();
-    if (existing.includes(topic)) return;
+    if (existing.includes(topic)) return false;
     try {
-      await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+      await admin.createTopics({ topics: [{ topic, numPartitions, configEntries }], waitForLeaders: true });
+      return true;
     } catch (err) {
       // Someone else created it in between: fine.
       if (!(await admin.listTopics()).includes(topic)) throw err;
+      return false;
     }
   } finally {
     await admin.disconnect().catch(() => undefined);

@@ -1,11 +1,15 @@
 // HTTP surface of src/kafka: ingest definitions (create, inspect, start, stop, delete) and the
 // mirror / replica gauges. Errors are DomainErrors rendered by the shared error handler.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { notFound } from '../domain/errors.js';
-import { jsonBody } from '../http/body.js';
+import { DomainError, notFound } from '../domain/errors.js';
+import { jsonBody } from '../encoding/json-body.js';
+import { runInWriteScope, type WriteScope } from '../util/write-scope.js';
 import type { KafkaRuntime } from './index.js';
 
 type NameParams = { name: string };
+
+/** Routes that answer from the data (a stuck replica refuses them). */
+const STALE_READS = new Set(['/index/:index/query', '/export', '/index/:index/frame/:frame/export']);
 
 function send(reply: FastifyReply, body: unknown, status = 200): FastifyReply {
   return reply.code(status).type('application/json').send(JSON.stringify(body) + '\n');
@@ -15,10 +19,27 @@ export function kafkaRoutes(app: FastifyInstance, kafka: KafkaRuntime): void {
   const ingests = kafka.ingests;
 
   if (kafka.mirrorAck === 'kafka') {
-    // Opt-in (--kafka-mirror-ack kafka): a write is answered once the mirror topic holds it.
-    app.addHook('onSend', async (req, _reply, payload) => {
-      if (req.method !== 'GET' && req.method !== 'HEAD') await kafka.whenMirrored();
+    // Opt-in (--kafka-mirror-ack kafka): a write is answered once the mirror topic holds what
+    // this request wrote (or 503 after the timeout); a request that wrote nothing never waits.
+    const scopes = new WeakMap<object, WriteScope>();
+    app.addHook('preHandler', (req, _reply, done) => {
+      const scope: WriteScope = { lastSeq: 0 };
+      scopes.set(req, scope);
+      runInWriteScope(scope, done);
+    });
+    app.addHook('onSend', async (req, reply, payload) => {
+      const seq = scopes.get(req)?.lastSeq ?? 0;
+      if (seq > 0 && reply.statusCode < 500) await kafka.whenMirrored(seq);
       return payload;
+    });
+  }
+
+  if (kafka.replica !== undefined) {
+    const replica = kafka.replica;
+    // Answers from a replica stuck before a gap would be silently stale: refuse them.
+    app.addHook('preHandler', async (req) => {
+      const gap = replica.cannotFollow;
+      if (gap !== undefined && STALE_READS.has(req.routeOptions.url ?? '')) throw new DomainError('unavailable', `this replica cannot follow Kafka topic "${replica.topic}" and answers no queries: ${gap}`);
     });
   }
 

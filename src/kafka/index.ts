@@ -1,4 +1,4 @@
-// kafka: adapters between Apache Kafka and the engine (design §4), all optional.
+// kafka: adapters between Apache Kafka and the engine (docs/ARCHITECTURE.md, "Engine ports"), all optional.
 // - Mirror (--kafka-mirror-topic): committed log records → a topic, in sequence order, behind
 //   the local ack; resumes after the last record Kafka acknowledged (the log is held until then).
 // - Replica (--replica-of <topic>): applies a mirror topic through engine.write(…, {replicated})
@@ -10,6 +10,7 @@
 // are never trusted for a position — positions live in this node's log and state.
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/config.js';
+import { DomainError } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
 import { createKafka } from './client.js';
@@ -17,7 +18,6 @@ import { IngestManager } from './ingest-manager.js';
 import { Mirror } from './mirror.js';
 import { Replica } from './replica.js';
 
-export { kafkaRoutes } from './http-routes.js';
 export type { IngestStatus } from './ingest-manager.js';
 export type { MirrorStatus } from './mirror.js';
 export type { ReplicaStatus } from './replica.js';
@@ -33,6 +33,8 @@ export interface KafkaConfig {
   replicaOf: string;
   /** 'kafka': a write is answered only once Kafka acknowledged its records. */
   mirrorAck: 'local' | 'kafka';
+  /** How long a write waits for the mirror under mirrorAck 'kafka' (then 503). */
+  mirrorAckTimeoutMs?: number;
 }
 
 export class KafkaRuntime {
@@ -42,6 +44,7 @@ export class KafkaRuntime {
     readonly replica: Replica | undefined,
     private readonly engine: Engine,
     readonly mirrorAck: 'local' | 'kafka',
+    readonly mirrorAckTimeoutMs = 10_000,
   ) {}
 
   /** Builds what the config asks for; start() begins the background work. */
@@ -52,13 +55,13 @@ export class KafkaRuntime {
       return new KafkaRuntime(new IngestManager(engine, imports, undefined, 'Kafka is not configured: start the server with --kafka-brokers', log), undefined, undefined, engine, 'local');
     }
     const kafka = createKafka(cfg.brokers, `bitledger-${node}`, log);
-    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine, kafka, cfg.mirrorTopic, log) : undefined;
+    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine.committedLog, engine.cursors, kafka, cfg.mirrorTopic, log) : undefined;
     const replica = cfg.replicaOf !== '' ? await Replica.open(engine, kafka, cfg.replicaOf, log, onFatal) : undefined;
     const ingests =
       replica !== undefined
         ? new IngestManager(engine, imports, undefined, `this node is a read-only replica of Kafka topic "${cfg.replicaOf}": define and run ingests on the primary`, log)
         : new IngestManager(engine, imports, kafka, '', log);
-    return new KafkaRuntime(ingests, mirror, replica, engine, cfg.mirrorAck);
+    return new KafkaRuntime(ingests, mirror, replica, engine, cfg.mirrorAck, cfg.mirrorAckTimeoutMs);
   }
 
   start(): void {
@@ -67,13 +70,29 @@ export class KafkaRuntime {
     this.ingests.startAll();
   }
 
-  /** For the opt-in synchronous mirror: resolves once Kafka holds every durable record. */
-  async whenMirrored(): Promise<void> {
-    if (this.mirror !== undefined && this.mirrorAck === 'kafka') await this.mirror.whenAcked(this.engine.queue.durableSeq);
+  /**
+   * For the opt-in synchronous mirror: resolves once Kafka holds the records up to `seq`, or
+   * throws a 503 after mirrorAckTimeoutMs (the write is durable here and will still be mirrored).
+   */
+  async whenMirrored(seq: number): Promise<void> {
+    if (this.mirror === undefined || this.mirrorAck !== 'kafka') return;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), this.mirrorAckTimeoutMs)));
+    const late = await Promise.race([this.mirror.whenAcked(seq).then(() => false), timedOut]);
+    clearTimeout(timer);
+    if (late) {
+      throw new DomainError(
+        'unavailable',
+        `the write is durable locally (sequence ${seq}) and will be mirrored to Kafka topic "${this.mirror.topic}" when the broker answers, but Kafka did not acknowledge it within ${this.mirrorAckTimeoutMs} ms (--kafka-mirror-ack-timeout)`,
+      );
+    }
   }
 
   statusExtras(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
+    const gap = this.replica?.cannotFollow;
+    // A replica that cannot follow serves nothing: /status says so instead of NORMAL.
+    if (gap !== undefined) Object.assign(out, { state: 'DEGRADED', stateReason: `replica cannot follow: ${gap}` });
     if (this.mirror !== undefined) out.kafkaMirror = this.mirror.status();
     if (this.replica !== undefined) out.replica = this.replica.status();
     const names = this.ingests.list();
@@ -101,7 +120,7 @@ export class KafkaRuntime {
       // Publish the tail if Kafka answers; a broker that is away does not hold up the shutdown.
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-      await Promise.race([m.whenAcked(this.engine.queue.durableSeq), grace]);
+      await Promise.race([m.whenAcked(this.engine.committedLog.durableSeq), grace]);
       clearTimeout(timer);
     }
     await m.stop();

@@ -41,7 +41,7 @@ export class IngestManager {
   /** Resumes every ingest that is not stopped. */
   startAll(): void {
     if (this.kafka === undefined) return;
-    for (const [name, ingest] of this.engine.holder.ingests) if (!ingest.paused) this.runnerFor(name, ingest.spec).start();
+    for (const [name, ingest] of this.engine.peekApplied((h) => h.ingests)) if (!ingest.paused) this.runnerFor(name, ingest.spec).start();
   }
 
   async closeAll(): Promise<void> {
@@ -100,7 +100,7 @@ export class IngestManager {
   }
 
   list(): string[] {
-    return [...this.engine.holder.ingests.keys()].sort();
+    return this.engine.peekApplied((h) => [...h.ingests.keys()].sort());
   }
 
   /** Status with lag measured against the partitions' current ends (asks the broker). */
@@ -126,12 +126,13 @@ export class IngestManager {
     const ingest = this.find(name);
     const definition = JSON.parse(ingest.spec) as IngestSpec;
     const runner = this.runners.get(name);
-    const partitions = runner?.partitions(this.engine.holder, ends) ?? storedPartitions(ingest.offsets.get(definition.topic), ends);
+    const partitions = this.engine.peekApplied((h) => runner?.partitions(h, ends)) ?? storedPartitions(ingest.offsets.get(definition.topic), ends);
     const run: IngestRunStatus = runner?.runStatus() ?? {
       state: 'stopped',
       recordsPerSec: 0,
       importedThisRun: 0,
       deadLetteredThisRun: 0,
+      deadLetterRateWarnings: 0,
       transientErrors: 0,
       ...(this.kafka === undefined && !ingest.paused ? { lastError: this.whyNotRunning } : {}),
     };
@@ -148,13 +149,13 @@ export class IngestManager {
   }
 
   private find(name: string): { spec: string; paused: boolean; offsets: Map<string, Map<number, string>>; records: number; deadLettered: number } {
-    const ingest = this.engine.holder.ingests.get(name);
+    const ingest = this.engine.peekApplied((h) => h.ingests.get(name));
     if (ingest === undefined) throw notFound(`ingest ${name} not found`);
     return ingest;
   }
 
   private requireKafka(): void {
-    if (this.kafka === undefined) throw new DomainError(this.engine.options.readOnlyReason !== undefined ? 'method_not_allowed' : 'bad_request', this.whyNotRunning);
+    if (this.kafka === undefined) throw new DomainError(this.engine.readOnlyReason !== undefined ? 'method_not_allowed' : 'bad_request', this.whyNotRunning);
   }
 
   private runnerFor(name: string, specJson: string): IngestRunner {

@@ -156,6 +156,8 @@ export class ImportBuilder {
   /** Scratch per record: accumulator sizes before it, for the rollback. */
   private readonly bitMarks: number[];
   private readonly valueMarks: number[];
+  private readonly ignoreUnmapped: boolean;
+  private readonly requiredProps: string[];
 
   constructor(
     private readonly spec: IngestSpec,
@@ -168,6 +170,8 @@ export class ImportBuilder {
     this.valueMarks = targets.list.map(() => 0);
     this.byId = 'field' in spec.column;
     this.colProp = 'field' in spec.column ? spec.column.field : spec.column.key;
+    this.ignoreUnmapped = spec.unmappedProperties === 'ignore';
+    this.requiredProps = [...new Set(spec.fields.filter((f) => f.required === true).map((f) => f.name))];
   }
 
   /**
@@ -222,12 +226,16 @@ export class ImportBuilder {
       valueMarks[i] = this.values[i].vals.length;
     }
     try {
+      for (const prop of this.requiredProps) if (r[prop] === undefined || r[prop] === null) throw new MapError(`required property ${prop} is missing`);
       this.collectStamps(r);
       for (const prop in r) {
         const v = r[prop];
         if (prop === this.colProp || v === null) continue;
         const actions = this.targets.byProp.get(prop);
-        if (actions === undefined) throw new MapError(`field not found: ${prop}`);
+        if (actions === undefined) {
+          if (this.ignoreUnmapped) continue;
+          throw new MapError(`field not found: ${prop} (no field maps this property; set "unmappedProperties": "ignore" to skip such properties)`);
+        }
         for (const a of actions) this.mapValue(a, prop, v, column);
       }
     } catch (err) {

@@ -13,10 +13,10 @@ import { DomainError } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
 import type { Holder } from '../state/holder.js';
-import { ensureTopic, errorText } from './client.js';
+import { ensureTopic } from './client.js';
 import { ConsumerLoop } from './consumer-loop.js';
 import { ImportBuilder, resolveTargets } from './ingest-mapper.js';
-import type { IngestSpec } from './ingest-spec.js';
+import { DEFAULT_DEAD_LETTER_WARN_RATIO, type IngestSpec } from './ingest-spec.js';
 import { RateMeter } from './rate-meter.js';
 
 export interface IngestPartitionStatus {
@@ -33,9 +33,14 @@ export interface IngestRunStatus {
   /** Since this process started the ingest. */
   importedThisRun: number;
   deadLetteredThisRun: number;
+  /** Chunks whose dead-lettered share passed the definition's deadLetterWarnRatio (each warned in the log). */
+  deadLetterRateWarnings: number;
   transientErrors: number;
   lastError?: string;
 }
+
+// A chunk this small says little about the rate (one bad record of two is not a trend).
+const MIN_RECORDS_FOR_RATE = 20;
 
 type Imports = ReturnType<ImportBuilder['build']>;
 
@@ -63,7 +68,7 @@ export class IngestRunner {
   private state: IngestRunStatus['state'] = 'stopped';
   private lastError: string | undefined;
   private readonly highWatermarks = new Map<number, bigint>();
-  private readonly stats = { imported: 0, deadLettered: 0, transientErrors: 0 };
+  private readonly stats = { imported: 0, deadLettered: 0, transientErrors: 0, deadLetterRateWarnings: 0 };
   private readonly rate = new RateMeter();
   private deadLetterTopicReady = false;
 
@@ -89,7 +94,7 @@ export class IngestRunner {
       partitionsConsumedConcurrently: 4,
       onAssigned: (partitions, seek) => {
         for (const p of partitions) {
-          const next = this.storedOffset(this.engine.holder, p);
+          const next = this.engine.peekApplied((h) => this.storedOffset(h, p));
           if (next !== undefined) seek(p, next);
         }
         if (this.state === 'starting') this.state = 'running';
@@ -117,6 +122,7 @@ export class IngestRunner {
       recordsPerSec: this.rate.perSec,
       importedThisRun: this.stats.imported,
       deadLetteredThisRun: this.stats.deadLettered,
+      deadLetterRateWarnings: this.stats.deadLetterRateWarnings,
       transientErrors: this.stats.transientErrors,
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
     };
@@ -142,7 +148,7 @@ export class IngestRunner {
   private async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { partition } = batch;
     this.highWatermarks.set(partition, BigInt(batch.highWatermark));
-    const stored = this.storedOffset(this.engine.holder, partition);
+    const stored = this.engine.peekApplied((h) => this.storedOffset(h, partition));
     let from = stored === undefined ? -1n : BigInt(stored);
     const msgs = batch.messages.filter((m) => BigInt(m.offset) >= from);
     for (let i = 0; i < msgs.length; i += this.spec.batchMessages) {
@@ -168,7 +174,7 @@ export class IngestRunner {
 
   /** Imports one chunk atomically with its offset; returns the new stored offset. */
   private async importChunk(partition: number, expected: string | undefined, chunk: KafkaMessage[]): Promise<string> {
-    const targets = resolveTargets(this.spec, this.engine.holder);
+    const targets = this.engine.peekApplied((h) => resolveTargets(this.spec, h));
     if (typeof targets === 'string') throw new SchemaGone(targets);
     const builder = new ImportBuilder(this.spec, targets);
     // Messages with at least one good record, and their record counts.
@@ -209,7 +215,19 @@ export class IngestRunner {
     this.stats.imported += good - refused;
     this.stats.deadLettered += bad.length + refused;
     this.rate.add(good + bad.length);
+    this.checkDeadLetterRate(partition, bad.length + refused, good + bad.length, bad[0]?.reason);
     return next;
+  }
+
+  /** Warns (and counts) when a chunk's dead-lettered share passes the definition's threshold. */
+  private checkDeadLetterRate(partition: number, deadLettered: number, records: number, example: string | undefined): void {
+    const ratio = this.spec.deadLetterWarnRatio ?? DEFAULT_DEAD_LETTER_WARN_RATIO;
+    if (records < MIN_RECORDS_FOR_RATE || deadLettered <= ratio * records) return;
+    this.stats.deadLetterRateWarnings++;
+    this.logger.warn(
+      { partition, deadLettered, records, threshold: ratio, example, deadLetterTopic: this.spec.deadLetterTopic },
+      `ingest: ${deadLettered} of ${records} records dead-lettered, above the threshold of ${ratio * 100}%`,
+    );
   }
 
   /**

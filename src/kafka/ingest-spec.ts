@@ -1,5 +1,5 @@
 // Ingest definitions: how JSON records of a Kafka topic become bits. The mapping rules are those
-// of the legacy input definitions (reference §6.5): value-to-row, mapping (valueMap),
+// of the legacy input definitions (docs/API.md §6.5): value-to-row, mapping (valueMap),
 // single-row-boolean (rowID), set-timestamp; plus int (an int field's value). A definition is
 // validated against the schema when it is created; the stored form is the normalized JSON.
 //
@@ -10,7 +10,13 @@
 //                 { "name": "active", "field": "flags", "mapping": "single-row-boolean", "rowID": 3 },
 //                 { "name": "cat", "field": "cat", "mapping": "value-to-row" },
 //                 { "name": "when", "field": "cat", "mapping": "timestamp" } ],
-//     "deadLetterTopic": "events.dlq", "group": "bitledger-ingest-<name>", "batchMessages": 20000 }
+//     "deadLetterTopic": "events.dlq", "group": "bitledger-ingest-<name>", "batchMessages": 20000,
+//     "unmappedProperties": "dead-letter" | "ignore", "deadLetterWarnRatio": 0.1 }
+//
+// Real event streams carry properties no field maps: with unmappedProperties "ignore" they are
+// skipped and only the mapped properties are read (a field marked "required": true must be
+// present); the default "dead-letter" keeps the strict rule. When more than deadLetterWarnRatio
+// of a batch's records are dead-lettered, the runner warns in the log and counts it.
 //
 // A message holds one record (a JSON object) or several (a JSON array of objects); batchMessages
 // bounds the messages imported per write (one LevelDB batch with their offsets).
@@ -28,7 +34,11 @@ export interface IngestFieldSpec {
   mapping: Mapping;
   valueMap?: Record<string, number>;
   rowID?: number;
+  /** A record without this property is dead-lettered. */
+  required?: boolean;
 }
+
+export type UnmappedProperties = 'dead-letter' | 'ignore';
 
 export interface IngestSpec {
   topic: string;
@@ -38,7 +48,12 @@ export interface IngestSpec {
   deadLetterTopic: string;
   group: string;
   batchMessages: number;
+  /** Optional: definitions stored before these options read as the defaults. */
+  unmappedProperties?: UnmappedProperties;
+  deadLetterWarnRatio?: number;
 }
+
+export const DEFAULT_DEAD_LETTER_WARN_RATIO = 0.1;
 
 const DEFAULT_BATCH_MESSAGES = 20_000;
 const MAX_BATCH_MESSAGES = 200_000;
@@ -83,7 +98,7 @@ function rowNumber(v: unknown, what: string): number {
 export function parseIngestSpec(name: string, body: unknown): IngestSpec {
   validateName(name);
   const b = obj(body, 'ingest definition');
-  onlyKeys(b, ['topic', 'index', 'column', 'fields', 'deadLetterTopic', 'group', 'batchMessages'], 'ingest definition');
+  onlyKeys(b, ['topic', 'index', 'column', 'fields', 'deadLetterTopic', 'group', 'batchMessages', 'unmappedProperties', 'deadLetterWarnRatio'], 'ingest definition');
   const topic = str(b.topic, 'topic');
   if (!TOPIC.test(topic)) throw badRequest(`invalid topic name: ${topic}`);
   const index = str(b.index, 'index');
@@ -103,12 +118,16 @@ export function parseIngestSpec(name: string, body: unknown): IngestSpec {
   const group = b.group === undefined ? `bitledger-ingest-${name}` : str(b.group, 'group');
   const batchMessages = b.batchMessages === undefined ? DEFAULT_BATCH_MESSAGES : rowNumber(b.batchMessages, 'batchMessages');
   if (batchMessages < 1 || batchMessages > MAX_BATCH_MESSAGES) throw badRequest(`batchMessages must be between 1 and ${MAX_BATCH_MESSAGES}`);
-  return { topic, index, column, fields, deadLetterTopic, group, batchMessages };
+  const unmappedProperties = b.unmappedProperties ?? 'dead-letter';
+  if (unmappedProperties !== 'dead-letter' && unmappedProperties !== 'ignore') throw badRequest(`unmappedProperties must be "dead-letter" or "ignore", got ${JSON.stringify(unmappedProperties)}`);
+  const deadLetterWarnRatio = b.deadLetterWarnRatio ?? DEFAULT_DEAD_LETTER_WARN_RATIO;
+  if (typeof deadLetterWarnRatio !== 'number' || !(deadLetterWarnRatio >= 0 && deadLetterWarnRatio <= 1)) throw badRequest('deadLetterWarnRatio must be a number from 0 to 1');
+  return { topic, index, column, fields, deadLetterTopic, group, batchMessages, unmappedProperties, deadLetterWarnRatio };
 }
 
 function parseField(f: Record<string, unknown>, i: number): IngestFieldSpec {
   for (const k of Object.keys(f)) {
-    if (!['name', 'field', 'mapping', 'valueMap'].includes(k) && k.toLowerCase() !== 'rowid') throw badRequest(`unknown key in fields[${i}]: ${k}`);
+    if (!['name', 'field', 'mapping', 'valueMap', 'required'].includes(k) && k.toLowerCase() !== 'rowid') throw badRequest(`unknown key in fields[${i}]: ${k}`);
   }
   const name = str(f.name, `fields[${i}].name`);
   const field = str(f.field, `fields[${i}].field`);
@@ -116,6 +135,10 @@ function parseField(f: Record<string, unknown>, i: number): IngestFieldSpec {
   const mapping = MAPPINGS[raw];
   if (mapping === undefined) throw badRequest(`invalid mapping: ${raw} (valid: ${Object.keys(MAPPINGS).join(', ')})`);
   const out: IngestFieldSpec = { name, field, mapping };
+  if (f.required !== undefined) {
+    if (typeof f.required !== 'boolean') throw badRequest(`fields[${i}].required must be a boolean`);
+    if (f.required) out.required = true;
+  }
   if (mapping === 'mapping') {
     const vm = obj(f.valueMap, `valueMap required for mapping (fields[${i}])`);
     out.valueMap = {};

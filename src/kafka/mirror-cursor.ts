@@ -6,7 +6,7 @@
 // drop by sequence), but it never runs ahead of it. The retention hold uses only values known
 // to be on disk: a meta write staged before record R is in R's batch or an earlier one, so it is
 // durable once R is.
-import type { Engine } from '../engine/engine.js';
+import type { CommittedLog, CursorStore } from '../engine/ports.js';
 
 const META_KEY = 'kafka-mirror';
 
@@ -21,7 +21,7 @@ export class MirrorCursor {
   private pending: { seq: number; mark: number }[] = [];
 
   private constructor(
-    private readonly engine: Engine,
+    private readonly cursors: CursorStore,
     private readonly topic: string,
     stored: number,
   ) {
@@ -29,15 +29,15 @@ export class MirrorCursor {
   }
 
   /** Loads the stored position for `topic` (0 when none, or when it belonged to another topic). */
-  static async load(engine: Engine, topic: string): Promise<MirrorCursor> {
-    const raw = await engine.log.getMeta(META_KEY);
+  static async load(log: CommittedLog, cursors: CursorStore, topic: string): Promise<MirrorCursor> {
+    const raw = await cursors.get(META_KEY);
     let seq = 0;
     if (raw !== undefined) {
       const stored = JSON.parse(Buffer.from(raw).toString('utf8')) as Stored;
       if (stored.topic === topic && Number.isSafeInteger(stored.seq)) seq = stored.seq;
     }
-    const cursor = new MirrorCursor(engine, topic, seq);
-    engine.queue.durableListeners.push((durableSeq) => cursor.onDurable(durableSeq));
+    const cursor = new MirrorCursor(cursors, topic, seq);
+    log.onDurable((durableSeq) => cursor.onDurable(durableSeq));
     return cursor;
   }
 
@@ -48,13 +48,13 @@ export class MirrorCursor {
   /** Records that Kafka acknowledged everything up to `seq`. */
   advance(seq: number): void {
     const value: Stored = { topic: this.topic, seq };
+    let mark: number;
     try {
-      this.engine.emitMeta(META_KEY, Buffer.from(JSON.stringify(value)));
+      mark = this.cursors.stage(META_KEY, Buffer.from(JSON.stringify(value)));
     } catch {
       // The commit queue failed (the process is stopping): the stored value simply stays older.
       return;
     }
-    const mark = this.engine.queue.lastAssignedSeq + 1;
     const last = this.pending[this.pending.length - 1];
     if (last !== undefined && last.mark === mark) last.seq = seq;
     else this.pending.push({ seq, mark });

@@ -6,7 +6,8 @@
 // because the client pays per header per message. Kafka refuses record batches above ~1 MiB, so a larger
 // payload is cut into chunks (header bl-chunk "i/n"), sent in order; a re-send after a failure
 // starts again at chunk 0, so a reader restarts assembly at every chunk 0 and drops fragments it
-// cannot complete.
+// cannot complete. bl-time carries the record's commit time (ms) when known, so a restore from the
+// topic can stop at a time.
 import type { IHeaders, Message } from 'kafkajs';
 import { LOG_FORMAT_VERSION } from '../events/codec.js';
 
@@ -17,6 +18,7 @@ export const H_SEQ = 'bl-seq';
 export const H_TYPE = 'bl-type';
 export const H_VERSION = 'bl-v';
 export const H_CHUNK = 'bl-chunk';
+export const H_TIME = 'bl-time';
 
 export interface MirrorRecord {
   seq: number;
@@ -24,6 +26,8 @@ export interface MirrorRecord {
   payload: Uint8Array;
   /** Topic offset of the record's last message: where a reader has fully consumed it. */
   lastOffset: string;
+  /** Commit time (ms) from bl-time; null when the writer did not know it (or predates the header). */
+  timeMs: number | null;
 }
 
 export class MirrorFormatError extends Error {
@@ -31,8 +35,9 @@ export class MirrorFormatError extends Error {
 }
 
 /** The messages for one log record (several when the payload is larger than a chunk). */
-export function recordMessages(rec: { seq: number; type: number; payload: Uint8Array }): Message[] {
-  const base = { [H_SEQ]: String(rec.seq), [H_TYPE]: String(rec.type), [H_VERSION]: VERSION_TEXT };
+export function recordMessages(rec: { seq: number; type: number; payload: Uint8Array; timeMs?: number | null }): Message[] {
+  const base: Record<string, string> = { [H_SEQ]: String(rec.seq), [H_TYPE]: String(rec.type), [H_VERSION]: VERSION_TEXT };
+  if (typeof rec.timeMs === 'number') base[H_TIME] = String(rec.timeMs);
   const value = Buffer.from(rec.payload.buffer, rec.payload.byteOffset, rec.payload.byteLength);
   if (value.byteLength <= MIRROR_CHUNK_BYTES) return [{ value, headers: base }];
   const n = Math.ceil(value.byteLength / MIRROR_CHUNK_BYTES);
@@ -78,10 +83,12 @@ export class MirrorAssembler {
       throw new MirrorFormatError(`offset ${msg.offset}: log format version ${version}, this build reads up to ${LOG_FORMAT_VERSION}`);
     }
     const value = msg.value ?? Buffer.alloc(0);
+    const timeText = headerText(msg.headers, H_TIME);
+    const timeMs = timeText === undefined || !/^\d+$/.test(timeText) ? null : Number(timeText);
     const chunk = headerText(msg.headers, H_CHUNK);
     if (chunk === undefined) {
       this.pending = undefined;
-      return { seq, type, payload: value, lastOffset: msg.offset };
+      return { seq, type, payload: value, lastOffset: msg.offset, timeMs };
     }
     const m = /^(\d+)\/(\d+)$/.exec(chunk);
     if (m === null) throw new MirrorFormatError(`offset ${msg.offset}: bad ${H_CHUNK} header ${chunk}`);
@@ -98,6 +105,6 @@ export class MirrorAssembler {
     p.next++;
     if (p.next < p.count) return undefined;
     this.pending = undefined;
-    return { seq, type, payload: Buffer.concat(p.parts), lastOffset: msg.offset };
+    return { seq, type, payload: Buffer.concat(p.parts), lastOffset: msg.offset, timeMs };
   }
 }

@@ -9,9 +9,10 @@
 // sequences they already have).
 import type { Kafka, Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { Engine } from '../engine/engine.js';
+import type { CommittedLog, CursorStore } from '../engine/ports.js';
 import { Sleeper, backoffMs, ensureTopic, errorText } from './client.js';
 import { MirrorCursor } from './mirror-cursor.js';
+import { UNLIMITED_RETENTION, finiteRetention } from './topic-retention.js';
 import { recordMessages } from './mirror-format.js';
 
 /**
@@ -38,6 +39,8 @@ export interface MirrorStatus {
   lastAckAt?: string;
   /** Throughput of the last busy period. */
   recordsPerSec: number;
+  /** Set when the topic existed with a finite retention (replicas started later may find a gap). */
+  retentionWarning?: string;
 }
 
 export class Mirror {
@@ -53,9 +56,10 @@ export class Mirror {
   private state: MirrorStatus['state'] = 'starting';
   private lastError: string | undefined;
   private lastAckAt: Date | undefined;
+  private retentionWarning: string | undefined;
 
   private constructor(
-    private readonly engine: Engine,
+    private readonly log: CommittedLog,
     private readonly kafka: Kafka,
     readonly topic: string,
     private readonly logger: Logger,
@@ -65,11 +69,11 @@ export class Mirror {
   }
 
   /** Loads the stored position and holds the log from there; call start() to begin sending. */
-  static async open(engine: Engine, kafka: Kafka, topic: string, logger: Logger): Promise<Mirror> {
-    const cursor = await MirrorCursor.load(engine, topic);
-    const mirror = new Mirror(engine, kafka, topic, logger.child({ mod: 'kafka-mirror', topic }), cursor);
-    engine.retention.addHold({ name: `kafka-mirror:${topic}`, keepFrom: () => cursor.stored + 1 });
-    engine.queue.durableListeners.push(() => mirror.wake?.());
+  static async open(log: CommittedLog, cursors: CursorStore, kafka: Kafka, topic: string, logger: Logger): Promise<Mirror> {
+    const cursor = await MirrorCursor.load(log, cursors, topic);
+    const mirror = new Mirror(log, kafka, topic, logger.child({ mod: 'kafka-mirror', topic }), cursor);
+    log.hold(`kafka-mirror:${topic}`, () => cursor.stored + 1);
+    log.onDurable(() => mirror.wake?.());
     return mirror;
   }
 
@@ -84,7 +88,7 @@ export class Mirror {
   }
 
   status(): MirrorStatus {
-    const durableSeq = this.engine.queue.durableSeq;
+    const durableSeq = this.log.durableSeq;
     return {
       topic: this.topic,
       state: this.state,
@@ -95,6 +99,7 @@ export class Mirror {
       ...this.stats,
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
       ...(this.lastAckAt !== undefined ? { lastAckAt: this.lastAckAt.toISOString() } : {}),
+      ...(this.retentionWarning !== undefined ? { retentionWarning: this.retentionWarning } : {}),
     };
   }
 
@@ -118,11 +123,11 @@ export class Mirror {
   private async run(): Promise<void> {
     let attempt = 0;
     while (!this.stopped) {
-      const target = this.engine.queue.durableSeq;
+      const target = this.log.durableSeq;
       if (this.acked >= target) {
         await new Promise<void>((resolve) => {
           this.wake = resolve;
-          if (this.engine.queue.durableSeq > this.acked || this.stopped) resolve();
+          if (this.log.durableSeq > this.acked || this.stopped) resolve();
         });
         this.wake = undefined;
         continue;
@@ -149,13 +154,13 @@ export class Mirror {
   private async publishUpTo(target: number): Promise<void> {
     const producer = await this.connect();
     let from = this.acked + 1;
-    if (from < this.engine.log.firstSeq) {
+    if (from < this.log.firstRetainedSeq) {
       // Only possible when the mirror is first enabled on a log that was already released.
       this.logger.error(
-        { from, firstSeq: this.engine.log.firstSeq },
+        { from, firstSeq: this.log.firstRetainedSeq },
         'mirror: records before the retained log were never mirrored; replicas must start from a snapshot of this node',
       );
-      from = this.engine.log.firstSeq;
+      from = this.log.firstRetainedSeq;
       this.ack(from - 1);
     }
     const started = performance.now();
@@ -187,7 +192,7 @@ export class Mirror {
       inflight = { done, completes };
     };
     try {
-      for await (const rec of this.engine.log.read(from, target)) {
+      for await (const rec of this.log.readTimed(from, target)) {
         if (this.stopped) break;
         const msgs = recordMessages(rec);
         for (const m of msgs) {
@@ -221,7 +226,7 @@ export class Mirror {
 
   private async connect(): Promise<Producer> {
     if (!this.topicReady) {
-      await ensureTopic(this.kafka, this.topic, 1);
+      if (!(await ensureTopic(this.kafka, this.topic, 1, UNLIMITED_RETENTION))) await this.checkRetention();
       this.topicReady = true;
     }
     if (this.producer === undefined) {
@@ -236,6 +241,13 @@ export class Mirror {
       this.producer = producer;
     }
     return this.producer;
+  }
+
+  private async checkRetention(): Promise<void> {
+    const finite = await finiteRetention(this.kafka, this.topic);
+    if (finite === undefined) return;
+    this.retentionWarning = `mirror topic ${this.topic} has a finite retention (${finite}): once the broker deletes old records, a replica started from nothing cannot follow; set retention.ms=-1 and retention.bytes=-1 on the topic`;
+    this.logger.warn({ retention: finite }, this.retentionWarning);
   }
 
   private async dropProducer(): Promise<void> {

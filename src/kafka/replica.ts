@@ -55,6 +55,7 @@ export class Replica {
   private lagTimer: NodeJS.Timeout | undefined;
   private state: ReplicaStatus['state'] = 'starting';
   private lastError: string | undefined;
+  private gap = false;
   private highWatermark = -1n;
   private topicSeq = 0;
   private appliedRecords = 0;
@@ -73,7 +74,7 @@ export class Replica {
   }
 
   static async open(engine: Engine, kafka: Kafka, topic: string, logger: Logger, onFatal: (err: Error) => void): Promise<Replica> {
-    const raw = await engine.log.getMeta(META_KEY);
+    const raw = await engine.cursors.get(META_KEY);
     const stored = raw === undefined ? undefined : (JSON.parse(Buffer.from(raw).toString('utf8')) as Stored);
     const log = logger.child({ mod: 'kafka-replica', topic });
     if (stored !== undefined && stored.topic !== topic) {
@@ -85,7 +86,7 @@ export class Replica {
 
   start(): void {
     if (this.loop !== undefined) return;
-    this.logger.info({ appliedSeq: this.engine.holder.appliedSeq, nextOffset: String(this.next) }, 'replica: following');
+    this.logger.info({ appliedSeq: this.engine.appliedSeq, nextOffset: String(this.next) }, 'replica: following');
     this.loop = new ConsumerLoop({
       kafka: this.kafka,
       // Nothing is committed to Kafka, so a fresh group per run costs nothing and a restarted
@@ -121,8 +122,8 @@ export class Replica {
     return {
       topic: this.topic,
       state: this.state,
-      appliedSeq: this.engine.holder.appliedSeq,
-      topicSeq: Math.max(this.topicSeq, this.engine.holder.appliedSeq),
+      appliedSeq: this.engine.appliedSeq,
+      topicSeq: Math.max(this.topicSeq, this.engine.appliedSeq),
       nextOffset: String(this.next),
       highWatermark: String(this.highWatermark < 0n ? 0n : this.highWatermark),
       lagMessages: lag,
@@ -146,7 +147,7 @@ export class Replica {
         const rec = this.assembler.push(msg);
         if (rec !== undefined) {
           this.topicSeq = Math.max(this.topicSeq, rec.seq);
-          const expected = this.engine.holder.appliedSeq + pending.length + 1;
+          const expected = this.engine.appliedSeq + pending.length + 1;
           if (rec.seq >= expected) {
             if (rec.seq > expected) throw new GapError(expected, rec.seq, msg.offset);
             pending.push(rec);
@@ -177,12 +178,12 @@ export class Replica {
     await this.engine.write(
       (_h, sink) => {
         for (const r of records) sink.emit(decodeEvent(r.type, r.payload));
-        this.engine.emitMeta(META_KEY, Buffer.from(JSON.stringify(stored)));
+        this.engine.cursors.stage(META_KEY, Buffer.from(JSON.stringify(stored)));
       },
       { replicated: true },
     );
-    if (this.engine.holder.appliedSeq !== last.seq) {
-      throw new Error(`replica log diverged from the primary: applied primary record ${last.seq} as local sequence ${this.engine.holder.appliedSeq}`);
+    if (this.engine.appliedSeq !== last.seq) {
+      throw new Error(`replica log diverged from the primary: applied primary record ${last.seq} as local sequence ${this.engine.appliedSeq}`);
     }
     this.next = BigInt(last.lastOffset) + 1n;
     this.appliedRecords += records.length;
@@ -190,7 +191,13 @@ export class Replica {
     this.rate.add(records.length);
   }
 
+  /** Set when the topic has a gap this replica cannot cross: it answers no queries then. */
+  get cannotFollow(): string | undefined {
+    return this.state === 'failed' && this.gap ? this.lastError : undefined;
+  }
+
   private fail(err: unknown): void {
+    this.gap = err instanceof GapError;
     this.state = 'failed';
     this.lastError = errorText(err);
     this.logger.error({ err: this.lastError }, 'replica: stopped following');
@@ -220,8 +227,8 @@ class GapError extends Error {
   constructor(expected: number, found: number, offset: string) {
     super(
       `mirror topic jumps from sequence ${expected - 1} to ${found} (offset ${offset}): the primary's records ${expected}..${found - 1} ` +
-        'are not in the topic (released before mirroring started). Seed this replica with a snapshot of the primary at sequence ≥ ' +
-        `${found - 1}, or start it with an empty data directory on a topic that holds the whole history.`,
+        '(released before mirroring started, or deleted by the topic\'s retention). Seed this replica: restore a backup or snapshot of the ' +
+        `primary taken at sequence ≥ ${found - 1} into its data directory, or start it from an earlier offset, with an empty data directory on a topic that holds the whole history.`,
     );
   }
 }

@@ -14,3 +14,8 @@ const KNOWN: ReadonlyMap<string, string> = new Map(
 export function canonicalCallName(name: string): string {
   return KNOWN.get(name) ?? name;
 }
+
+/** Whether `name` is a call the server knows (metrics label it by name, others as "other"). */
+export function isKnownCallName(name: string): boolean {
+  return KNOWN.has(name);
+}

@@ -1,4 +1,4 @@
-// Character classes and fixed-shape tokens of the PQL grammar (reference §3.1), written as
+// Character classes and fixed-shape tokens of the PQL grammar (docs/API.md §3.1), written as
 // code-unit predicates so the scanner never runs a regex: every check is O(1) or a single
 // forward pass, so no input can make the parser backtrack or blow up.
 

@@ -1,4 +1,4 @@
-// PQL front end: turns query text into the AST of ast.ts (reference §3.1, §3.4, legacy §6.4).
+// PQL front end: turns query text into the AST of ast.ts (docs/API.md §3.1, §3.4, §6.4).
 //
 // Invariants:
 // - parse() either returns a Query or throws PqlParseError — never any other exception — and

@@ -1,4 +1,4 @@
-// Legacy PQL (Pilosa 0.5–0.10, reference §6.4) rewritten into current calls before execution, so
+// Legacy PQL (Pilosa 0.5–0.10, docs/API.md §6.4) rewritten into current calls before execution, so
 // one executor serves both generations. Pure syntax: what a frame's labels and int fields are
 // called comes in through LegacyNames (the service reads them from state).
 //
@@ -24,7 +24,12 @@ export interface LegacyNames {
   columnLabel(): string;
   /** The current field holding int field `name` of frame `frame`. */
   intField(frame: string, name: string): string;
+  /** Whether the frame keeps an inverse view (0.x inverseEnabled). */
+  inverseEnabled(frame: string): boolean;
 }
+
+/** Row(f=c, _inverse=true): the row of column c in f's inverse view (its rows as columns). */
+export const INVERSE_ARG = '_inverse';
 
 /** A legacy call that cannot be mapped (missing or unknown argument, unsupported inverse view). */
 export class LegacyQueryError extends Error {
@@ -96,7 +101,7 @@ function rewriteCall(call: Call, names: LegacyNames): Call {
     case 'Max':
       return aggregate(a, names);
     case 'TopN':
-      return topN(a);
+      return topN(a, names);
     case 'SetRowAttrs':
       return setRowAttrs(a, names);
     case 'SetColumnAttrs':
@@ -117,7 +122,13 @@ function bitmap(a: ArgReader, names: LegacyNames): Call {
   const frame = a.frame();
   const row = a.row(frame, names);
   if (row === undefined) {
-    if (a.column(names) !== undefined) throw inverse('Bitmap');
+    const column = a.column(names);
+    if (column !== undefined) {
+      if (!names.inverseEnabled(frame)) throw new LegacyQueryError(`Bitmap(): frame ${frame} has no inverse view (create it with "inverseEnabled": true) to query by column`);
+      a.noChildren();
+      a.done();
+      return a.make('Row', [[frame, column], [INVERSE_ARG, { kind: 'bool', value: true }]]);
+    }
     throw new LegacyQueryError(`Bitmap() requires a row argument (row, rowID or ${names.rowLabel(frame)})`);
   }
   a.noChildren();
@@ -187,11 +198,14 @@ function aggregate(a: ArgReader, names: LegacyNames): Call {
 }
 
 /** TopN(R, frame=f, n, ids, field=attr, filters=[…], threshold, tanimotoThreshold) → TopN(f, R, …). */
-function topN(a: ArgReader): Call {
+function topN(a: ArgReader, names: LegacyNames): Call {
   const frame = a.frame();
   const inv = a.take('inverse');
-  if (inv !== undefined && !(inv.kind === 'bool' && !inv.value)) throw inverse('TopN');
   const args: [string, Value][] = [['_field', { kind: 'string', value: frame }]];
+  if (inv !== undefined && !(inv.kind === 'bool' && !inv.value)) {
+    if (inv.kind !== 'bool' || !names.inverseEnabled(frame)) throw inverse('TopN', frame);
+    args.push([INVERSE_ARG, inv]);
+  }
   for (const [k, v] of a.rest()) {
     if (k === 'field') args.push(['attrName', v]);
     else if (k === 'filters') args.push(['attrValues', v]);
@@ -218,8 +232,9 @@ function setColumnAttrs(a: ArgReader, names: LegacyNames): Call {
   return a.make('SetColumnAttrs', [['_col', col], ...a.rest()]);
 }
 
-function inverse(call: string): LegacyQueryError {
-  return new LegacyQueryError(`${call}(): inverse views (inverseEnabled frames) are not supported; query by row`);
+function inverse(call: string, frame?: string): LegacyQueryError {
+  if (frame !== undefined) return new LegacyQueryError(`${call}(): frame ${frame} has no inverse view (create it with "inverseEnabled": true)`);
+  return new LegacyQueryError(`${call}(): inverse views (inverseEnabled frames) are not supported here; query by row`);
 }
 
 /** Takes arguments off a call one by one; what is left is either an error or passed through. */

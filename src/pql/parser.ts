@@ -1,4 +1,4 @@
-// Recursive-descent PQL parser (reference §3.1 grammar, §3.4 literals, §6.4 legacy all-named
+// Recursive-descent PQL parser (docs/API.md §3.1 grammar, §3.4 literals, §6.4 legacy all-named
 // calls). Pilosa's grammar is a PEG with ordered choice; here every choice is made by a bounded
 // lookahead instead of by backtracking, which keeps the parser linear: a special form (Set,
 // SetRowAttrs, …) is taken only when the tokens after '(' could not start a generic argument

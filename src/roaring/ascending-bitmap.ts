@@ -3,7 +3,7 @@
 // deserialize it, which only copies containers. Constructing from a Uint32Array instead inserts
 // value by value and costs about four times as much; this is the import hot path for sorted
 // requests.
-import { RoaringBitmap32, type Bitmap } from '../state/fragment.js';
+import { RoaringBitmap32, type Bitmap } from '../roaring/bitmap.js';
 import { LITTLE_ENDIAN } from '../util/endian.js';
 
 /** CRoaring's SERIAL_COOKIE_NO_RUNCONTAINER: header, then key/cardinality pairs and offsets. */

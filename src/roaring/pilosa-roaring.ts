@@ -3,12 +3,8 @@
 // keys, runs as start + length). Bits are fragment positions, row·2^20 + column offset, so
 // container key k holds row ⌊k/16⌋ at offsets (k mod 16)·2^16 + low16.
 // The Pilosa op log that may follow the containers is ignored (import bodies carry none).
-import roaring from 'roaring';
-import { badRequest, type DomainError } from '../domain/errors.js';
 import { assert } from '../util/assert.js';
-
-const { RoaringBitmap32 } = roaring;
-export type Bitmap = InstanceType<typeof RoaringBitmap32>;
+import { type Bitmap, RoaringBitmap32 } from './bitmap.js';
 
 const PILOSA_COOKIE = 12348;
 const SERIAL_COOKIE_NO_RUN = 12346;
@@ -27,7 +23,15 @@ const CONTAINERS_PER_ROW = 16; // 2^20 / 2^16
 /** Pilosa keys are position >> 16 of a u64 position, so they stay below 2^48. */
 const MAX_KEY = 2 ** 48;
 
-const invalid = (what: string): DomainError => badRequest(`unmarshaling roaring data: ${what}`);
+/**
+ * Malformed roaring input. roaring/ sits below domain/, so it names its own error; the import
+ * service turns it into a 400 with this message (docs/ARCHITECTURE.md, "Errors").
+ */
+export class RoaringFormatError extends Error {
+  override name = 'RoaringFormatError';
+}
+
+const invalid = (what: string): RoaringFormatError => new RoaringFormatError(`unmarshaling roaring data: ${what}`);
 
 /** Container directory as parallel arrays: one entry per container, in file order. */
 interface Directory {
@@ -268,7 +272,7 @@ function rowBitmap(dir: Directory, first: number, last: number): Bitmap {
 
 /**
  * Decodes either roaring format into rows of column offsets (row → bitmap of column % 2^20).
- * Empty input decodes to no rows. Bad input throws a bad_request DomainError.
+ * Empty input decodes to no rows. Bad input throws a RoaringFormatError.
  */
 export function decodeRoaringPositions(buf: Uint8Array): Map<number, Bitmap> {
   const rows = new Map<number, Bitmap>();

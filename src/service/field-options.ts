@@ -1,5 +1,5 @@
 // Field creation options: parse a request body's `options` object into FieldOptions with
-// Pilosa 1.4's rules (reference.md §1.4), but answering bad options with 400, never 500.
+// Pilosa 1.4's rules (docs/API.md §1.4), but answering bad options with 400, never 500.
 import { badRequest } from '../domain/errors.js';
 import { isValidTimeQuantum } from '../domain/time-quantum.js';
 import { type CacheType, type FieldOptions, type FieldType, INT64_MAX, INT64_MIN, defaultFieldOptions } from '../domain/types.js';

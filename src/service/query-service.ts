@@ -2,31 +2,90 @@
 // durable event group; reads: engine.read/readAsync) → QueryResponse.
 import { DomainError, badRequest } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
+import { HistoryRangeError, type Target } from '../engine/history.js';
 import type { QueryOptions, QueryResponse } from '../executor/result.js';
 import { LIMITS } from '../config/limits.js';
+import { queryBudget } from '../executor/index.js';
 import { PqlParseError, parse } from '../pql/index.js';
 import type { Query } from '../pql/ast.js';
 import { runQuery, runQueryAsync } from './query/index.js';
 import { isWriteCall } from './query/write-plan.js';
 import { rewriteLegacyQuery } from './legacy/legacy-query.js';
 import { hasLegacyCall } from '../pql/legacy.js';
+import { type LegacyRelease, checkLegacyRelease } from './legacy/legacy-release.js';
+
+/** The bounds of read queries (--query-timeout, --max-result-rows); 0: none. */
+export interface QueryBounds {
+  queryTimeoutMs: number;
+  maxResultRows: number;
+}
+
+/** What one request asks of its bounds: a shorter `timeout`, and its client's signal. */
+export interface QueryRequestBounds {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** The request came with a read-only token: write calls are refused. */
+  readOnly?: boolean;
+}
 
 export class QueryService {
-  constructor(private readonly engine: Engine) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly bounds: QueryBounds = { queryTimeoutMs: 0, maxResultRows: 0 },
+    private readonly release: LegacyRelease = '',
+  ) {}
 
-  /** `legacy`: the query used 0.x calls, so its answer names row columns `bits`. */
-  async execute(index: string, text: string, opts: QueryOptions): Promise<{ response: QueryResponse; legacy: boolean }> {
+  /**
+   * `legacy`: the query used 0.x calls, so its answer names row columns `bits`; `calls`: the
+   * top-level call names (0.x answers Min/Max and Sum in different shapes).
+   */
+  async execute(index: string, text: string, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
+    const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
     const legacy = hasLegacyCall(parsed);
-    const query = rewriteLegacyQuery(this.engine.holder, index, parsed);
+    if (legacy) checkLegacyRelease(this.release, parsed);
+    const calls = parsed.calls.map((c) => c.name);
+    // Naming only (labels, frames); the write or read below validates against the state again.
+    // A current-API query skips it (no closure, nothing to rewrite).
+    const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     // After the legacy rewrite, writes are the current write calls (also under Options()).
-    const response = query.calls.some(isWriteCall)
+    const writes = query.calls.some(isWriteCall);
+    if (writes && req.readOnly === true) throw new DomainError('forbidden', 'forbidden: a read-only token cannot run write calls');
+    const response = writes
       ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
-      : await this.engine.readAsync((h) => runQueryAsync(h, index, query, opts, limits));
-    return { response, legacy };
+      : await this.engine.readAsync((h) => runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }));
+    return { response, legacy, calls };
   }
+
+  /**
+   * A read-only query against the state as of `target` (atSeq/atTime): a past holder from the
+   * LRU, never the live one. Writes and points outside the history answer 400.
+   */
+  async executeAt(index: string, text: string, opts: QueryOptions, target: Target, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
+    const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
+    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+    const parsed = parseQuery(text);
+    let seq: number;
+    try {
+      seq = await this.engine.history.resolve(target);
+    } catch (err) {
+      if (err instanceof HistoryRangeError) throw badRequest(err.message);
+      throw err;
+    }
+    const holder = await this.engine.history.stateAt(seq);
+    const query = rewriteLegacyQuery(holder, index, parsed);
+    if (query.calls.some(isWriteCall)) throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
+    const response = await runQueryAsync(holder, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, { maxWritesPerRequest: LIMITS.maxWritesPerRequest }, { budget });
+    return { response, legacy: hasLegacyCall(parsed), calls: parsed.calls.map((c) => c.name) };
+  }
+}
+
+/** A request's `timeout` can shorten the server's deadline, never lift it. */
+function effectiveTimeout(server: number, requested: number | undefined): number {
+  if (requested === undefined || requested <= 0) return server;
+  return server > 0 ? Math.min(server, requested) : requested;
 }
 
 export function parseQuery(text: string): Query {

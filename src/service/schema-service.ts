@@ -1,7 +1,8 @@
 // Schema use cases: create and delete indexes and fields, apply a whole schema. Each decides its
 // events against the current state (validating first, so bad input changes nothing).
-import { badRequest, conflict, notFound } from '../domain/errors.js';
-import { EXISTS_FIELD, validateName } from '../domain/names.js';
+import { badRequest, conflict } from '../domain/errors.js';
+import { fieldExists, fieldNotFound, indexExists, indexNotFound } from '../domain/messages.js';
+import { EXISTS_FIELD, isReservedField, validateName } from '../domain/names.js';
 import type { FieldOptions, IndexOptions } from '../domain/types.js';
 import type { Engine } from '../engine/engine.js';
 import type { EventSink } from '../events/types.js';
@@ -53,14 +54,14 @@ export class SchemaService {
   createIndex(name: string, options: IndexOptions): Promise<void> {
     validateName(name);
     return this.engine.write((h, sink) => {
-      if (h.index(name)) throw conflict('index already exists');
+      if (h.index(name)) throw indexExists();
       sink.emit({ type: 'IndexCreated', index: name, options });
     });
   }
 
   deleteIndex(name: string): Promise<void> {
     return this.engine.write((h, sink) => {
-      if (!h.index(name)) throw notFound('index not found');
+      if (!h.index(name)) throw indexNotFound();
       sink.emit({ type: 'IndexDeleted', index: name });
     });
   }
@@ -69,8 +70,8 @@ export class SchemaService {
     validateName(field);
     return this.engine.write((h, sink) => {
       const idx = h.index(index);
-      if (!idx) throw notFound('index not found');
-      if (idx.field(field)) throw conflict('field already exists');
+      if (!idx) throw indexNotFound();
+      if (idx.field(field)) throw fieldExists();
       for (const e of parsed.extraIntFields) if (idx.field(e.name) || e.name === field) throw conflict(`field ${e.name} already exists`);
       sink.emit({ type: 'FieldCreated', index, field, options: parsed.options });
       for (const e of parsed.extraIntFields) sink.emit({ type: 'FieldCreated', index, field: e.name, options: e.options });
@@ -80,9 +81,11 @@ export class SchemaService {
   deleteField(index: string, field: string): Promise<void> {
     return this.engine.write((h, sink) => {
       const idx = h.index(index);
-      if (!idx) throw notFound('index not found');
-      // `_exists` may be deleted (turns existence tracking off), as in Pilosa 1.4.
-      if (!idx.field(field) || (field === EXISTS_FIELD && !idx.options.trackExistence)) throw notFound('field not found');
+      if (!idx) throw indexNotFound();
+      if (!idx.field(field) || (field === EXISTS_FIELD && !idx.options.trackExistence)) throw fieldNotFound();
+      // Pilosa 1.4 let `_exists` be deleted, which silently and permanently turned existence
+      // tracking off (Not() and ClearRow then read wrong): reserved fields are refused instead.
+      if (isReservedField(field)) throw badRequest(`field ${field} is reserved: it belongs to the index (trackExistence) and cannot be deleted`);
       sink.emit({ type: 'FieldDeleted', index, field });
     });
   }

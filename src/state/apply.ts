@@ -140,12 +140,6 @@ export function apply(holder: Holder, event: Event): void {
   }
 }
 
-/** Applies a group of events and records the sequence of the last one. */
-export function applyAll(holder: Holder, events: readonly Event[], lastSeq: number): void {
-  for (const e of events) apply(holder, e);
-  holder.appliedSeq = lastSeq;
-}
-
 function indexOf(holder: Holder, name: string): Index {
   const index = holder.indexes.get(name);
   assert(index !== undefined, `apply: index ${name} missing`);

@@ -7,7 +7,8 @@
 // and never mutate the fragment.
 import type { ReadonlyRoaringBitmap32 } from 'roaring';
 import { LITTLE_ENDIAN } from '../util/endian.js';
-import { RoaringBitmap32, type Bitmap, type Fragment } from './fragment.js';
+import { RoaringBitmap32, type Bitmap } from '../roaring/bitmap.js';
+import type { Fragment } from './fragment.js';
 
 export const BSI_EXISTS_ROW = 0;
 export const BSI_SIGN_ROW = 1;

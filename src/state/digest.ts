@@ -1,5 +1,7 @@
 // A canonical hash of the whole state, independent of insertion order: used to prove that live
-// state, replayed state, snapshot + suffix, and a Kafka replica are the same.
+// state, replayed state, snapshot + suffix, and a Kafka replica are the same. It covers all the
+// holder holds (schema, bits, keys, attributes, legacy metadata, Kafka ingests and their offsets)
+// except appliedSeq; test/unit/state/digest.test.ts shows each event type changes it.
 import { createHash } from 'node:crypto';
 import type { AttrMap } from '../domain/types.js';
 import type { Holder } from './holder.js';
@@ -14,12 +16,11 @@ export function stateDigest(holder: Holder): string {
     h.update('\n');
   };
   for (const index of holder.sortedIndexes()) {
-    put(`index ${index.name} ${JSON.stringify(index.options)}`);
+    put(`index ${index.name} ${sortedEntries(index.options)}`);
     putKeys(put, 'columns', index.columnKeys);
     putAttrs(put, 'column', index.columnAttrs);
     for (const field of [...index.fields.values()].sort(byName)) {
-      const o = field.options;
-      put(`field ${field.name} ${o.type} ${o.cacheType} ${o.cacheSize} ${o.keys} ${o.min} ${o.max} ${o.timeQuantum} ${o.noStandardView} depth=${field.bitDepth}`);
+      put(`field ${field.name} ${sortedEntries(field.options)} depth=${field.bitDepth}`);
       const rk = index.rowKeys.get(field.name);
       if (rk) putKeys(put, 'rows', rk);
       putAttrs(put, 'row', field.rowAttrs);
@@ -35,11 +36,32 @@ export function stateDigest(holder: Holder): string {
         }
       }
     }
+    for (const key of [...index.legacyMeta.keys()].sort()) put(`legacy ${JSON.stringify(key)} ${JSON.stringify(index.legacyMeta.get(key))}`);
+  }
+  for (const name of [...holder.ingests.keys()].sort()) {
+    const ingest = holder.ingests.get(name)!;
+    put(`ingest ${JSON.stringify(name)} ${ingest.paused} records=${ingest.records} dead=${ingest.deadLettered} ${JSON.stringify(ingest.spec)}`);
+    for (const topic of [...ingest.offsets.keys()].sort()) {
+      const byPartition = ingest.offsets.get(topic)!;
+      for (const p of [...byPartition.keys()].sort((a, b) => a - b)) put(`offset ${JSON.stringify(topic)} ${p} ${byPartition.get(p)}`);
+    }
   }
   return h.digest('hex');
 }
 
+/** Every option, in key order: a new option cannot be left out by accident. */
+function sortedEntries(o: object): string {
+  return Object.entries(o)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(' ');
+}
+
 function putKeys(put: (s: string) => void, what: string, t: KeyTranslator): void {
+  // An empty table is the same as none (a read may create one without assigning anything).
+  if (t.nextId === 1 && t.size === 0) return;
+  // size counts key → id entries: a key assigned twice shows here even if id → key agrees.
+  put(`keys ${what} next=${t.nextId} size=${t.size}`);
   for (let id = 1; id < t.nextId; id++) put(`key ${what} ${id} ${JSON.stringify(t.key(id))}`);
 }
 

@@ -1,19 +1,9 @@
-import roaring from 'roaring';
+import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
 
-const { RoaringBitmap32 } = roaring;
 /** CRoaring's own layout, which a read-only view uses in place (little-endian, 32-byte aligned). */
 export const FROZEN_FORMAT = 'unsafe_frozen_croaring';
 export const FROZEN_ALIGN = 32;
 export const frozenPad = (at: number): number => (FROZEN_ALIGN - (at % FROZEN_ALIGN)) % FROZEN_ALIGN;
-export type Bitmap = InstanceType<typeof RoaringBitmap32>;
-export { RoaringBitmap32 };
-
-/**
- * The column offsets of one row in a bit delta: a bitmap (imports, many bits) or an ascending
- * Uint32Array (Set/Clear of a few bits, where creating and serializing a native bitmap per
- * request cost more than the whole apply).
- */
-export type ColumnOffsets = Bitmap | Uint32Array;
 
 /** Up to this many offsets, one native add/delete per offset beats a bulk call's setup. */
 const PER_BIT_LIMIT = 8;

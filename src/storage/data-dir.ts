@@ -2,11 +2,14 @@
 // LevelDB's LOCK file is the data directory's lock: whoever holds the LevelDB owns the
 // directory, so snapshots and the node id are only touched after openLevelDb succeeded.
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
+import type { Logger } from 'pino';
 import { writeAll, writeFileAtomic } from './durable-fs.js';
-import { DataDirInUseError } from './errors.js';
+import { DataDirInUseError, DiskFullError, LevelDbCorruptError, WalCorruptError } from './errors.js';
+import { missingWal } from './leveldb-manifest.js';
+import { scanWalFiles } from './leveldb-wal.js';
 
 /** Keys and values are raw bytes everywhere: no encoding layer between us and LevelDB. */
 export type LevelDb = ClassicLevel<Buffer, Buffer>;
@@ -40,16 +43,33 @@ export async function nodeId(dir: string): Promise<string> {
   return id;
 }
 
+export interface OpenLevelDbOptions {
+  /** Told about torn WAL tails (dropped at open) and about damage accepted by acceptDataLoss. */
+  logger?: Logger;
+  /** Open even though LevelDB's WAL has damage followed by valid records (operator's choice). */
+  acceptDataLoss?: boolean;
+  /** Refuse rather than create a LevelDB where there is none (maintenance commands). */
+  mustExist?: boolean;
+}
+
+// Files that only an opened LevelDB writes: their presence means the database existed.
+const LEVELDB_DATA_FILE = /^(\d+\.(log|ldb|sst)|MANIFEST-\d+)$/;
+
 /**
  * Opens the data directory's LevelDB, exclusively. LevelDB refuses a second open (from this or
  * another process) with LEVEL_LOCKED; that becomes DataDirInUseError naming the directory.
+ * A database is created only where none ever existed: a LevelDB that lost CURRENT would
+ * otherwise be replaced by an empty one, which deletes the old table files. Before LevelDB
+ * replays its WAL, the WAL is checked (leveldb-wal.ts) so that replay cannot drop acknowledged
+ * writes silently. Any failure to open is one line naming the cause and the repair command.
  */
-export async function openLevelDb(dataDir: string): Promise<LevelDb> {
-  await ensureDataDir(dataDir);
+export async function openLevelDb(dataDir: string, opts: OpenLevelDbOptions = {}): Promise<LevelDb> {
+  const exists = await preflightLevelDb(dataDir, opts);
+  if (!exists) await ensureDataDir(dataDir);
   const db: LevelDb = new ClassicLevel<Buffer, Buffer>(join(dataDir, LEVELDB_SUBDIR), {
     keyEncoding: 'buffer',
     valueEncoding: 'buffer',
-    createIfMissing: true,
+    createIfMissing: !exists,
     errorIfExists: false,
     writeBufferSize: WRITE_BUFFER_BYTES,
   });
@@ -57,9 +77,55 @@ export async function openLevelDb(dataDir: string): Promise<LevelDb> {
     await db.open();
   } catch (err) {
     if (isLockedError(err)) throw new DataDirInUseError(dataDir);
-    throw err;
+    const cause = rootCause(err);
+    // Not damage: LevelDB needs room to replay its WAL into a table at open.
+    if (/No space left|ENOSPC/i.test(cause)) throw new DiskFullError(dataDir, cause);
+    throw new LevelDbCorruptError(dataDir, cause);
   }
   return db;
+}
+
+/**
+ * The checks made before LevelDB touches anything, reading only: whether a database exists,
+ * whether it has CURRENT, and whether its WAL lost acknowledged records. Returns whether a
+ * database exists (false: a brand-new directory, which may be created).
+ */
+export async function preflightLevelDb(dataDir: string, opts: OpenLevelDbOptions = {}): Promise<boolean> {
+  const location = join(dataDir, LEVELDB_SUBDIR);
+  const files = await readdir(location).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  const exists = files !== undefined && files.some((f) => LEVELDB_DATA_FILE.test(f));
+  if (!exists && opts.mustExist === true) throw new LevelDbCorruptError(dataDir, `${location} holds no LevelDB database`);
+  if (exists) await checkBeforeOpen(dataDir, files, opts);
+  return exists;
+}
+
+async function checkBeforeOpen(dataDir: string, files: string[], opts: OpenLevelDbOptions): Promise<void> {
+  if (!files.includes('CURRENT')) throw new LevelDbCorruptError(dataDir, `${join(dataDir, LEVELDB_SUBDIR, 'CURRENT')} is missing`);
+  const lostWal = await missingWal(join(dataDir, LEVELDB_SUBDIR), files);
+  if (lostWal !== undefined && opts.acceptDataLoss !== true) {
+    throw new LevelDbCorruptError(dataDir, `the write-ahead file ${join(dataDir, LEVELDB_SUBDIR, lostWal)} named by the MANIFEST is missing, with every write since the last table flush`);
+  }
+  if (lostWal !== undefined) opts.logger?.warn({ file: lostWal }, `LevelDB WAL ${lostWal} is missing: accepting the loss of the writes it held, as --accept-data-loss asks`);
+  for (const d of await scanWalFiles(join(dataDir, LEVELDB_SUBDIR))) {
+    const where = { file: d.file, offset: d.offset, bytes: d.bytes, reason: d.reason };
+    if (d.tail) {
+      opts.logger?.warn(where, `LevelDB WAL ${d.file}: dropping a torn tail of ${d.bytes} bytes at offset ${d.offset} (${d.reason}): a write that never completed`);
+    } else if (opts.acceptDataLoss === true) {
+      opts.logger?.warn(where, `LevelDB WAL ${d.file}: accepting the loss of ${d.bytes} bytes at offset ${d.offset} (${d.reason}), as --accept-data-loss asks`);
+    } else {
+      throw new WalCorruptError(dataDir, d);
+    }
+  }
+}
+
+/** The innermost message of a LevelDB error chain (e.g. "Corruption: …"), on one line. */
+function rootCause(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return String(e instanceof Error ? e.message : e).replace(/\s+/g, ' ');
 }
 
 function isLockedError(err: unknown): boolean {

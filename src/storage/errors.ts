@@ -13,8 +13,8 @@ export class LogCorruptionError extends Error {
       `event log corrupt at sequence ${seq}: ${reason}. The committed log is damaged, so the ` +
         `server refuses to start rather than lose or invent events. Restore the data directory ` +
         `from a backup (or a snapshot plus the Kafka mirror), or, if losing sequence ${seq} and ` +
-        `everything after it is acceptable, truncate the log explicitly after sequence ${seq - 1} ` +
-        `(EventLog.truncateAfter(${seq - 1})).`,
+        `everything after it is acceptable, truncate the log explicitly: ` +
+        `bitledger truncate-log --after ${seq - 1} --data-dir DIR.`,
     );
   }
 }
@@ -65,5 +65,50 @@ export class FormatTooNewError extends Error {
       `data directory ${location} has on-disk format version ${found}, but this build supports ` +
         `up to ${supported}: run a newer bitledger, or restore a backup made by this version`,
     );
+  }
+}
+
+/**
+ * LevelDB cannot be opened as it is (CURRENT missing, MANIFEST or a table damaged). Nothing was
+ * created or deleted; LevelDB's own repair rebuilds what can be read.
+ */
+export class LevelDbCorruptError extends Error {
+  override name = 'LevelDbCorruptError';
+  constructor(
+    readonly dir: string,
+    readonly reason: string,
+  ) {
+    super(
+      `LevelDB in ${dir} cannot be opened: ${reason}. Nothing was changed. Run ` +
+        `bitledger repair --data-dir ${dir} (LevelDB's own repair keeps every readable record), ` +
+        `then start again; or restore the data directory from a backup.`,
+    );
+  }
+}
+
+/** LevelDB's WAL has damage followed by valid records: opening it would drop acknowledged writes. */
+export class WalCorruptError extends Error {
+  override name = 'WalCorruptError';
+  constructor(
+    readonly dir: string,
+    readonly damage: { file: string; offset: number; bytes: number; reason: string },
+  ) {
+    super(
+      `LevelDB write-ahead file ${damage.file} is corrupt at offset ${damage.offset} ` +
+        `(${damage.reason}; ${damage.bytes} bytes) and valid records follow it, so acknowledged ` +
+        `writes would be lost. Nothing was changed. Restore the data directory from a backup, or ` +
+        `accept losing those bytes: bitledger repair --data-dir ${dir}, or start with --accept-data-loss.`,
+    );
+  }
+}
+
+/** LevelDB could not open for lack of space (its WAL is replayed into a table at open). */
+export class DiskFullError extends Error {
+  override name = 'DiskFullError';
+  constructor(
+    readonly dir: string,
+    readonly reason: string,
+  ) {
+    super(`disk full: LevelDB in ${dir} cannot open (${reason}). Nothing was lost; free space on its file system, then start again.`);
   }
 }

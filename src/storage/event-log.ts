@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { assert, AssertionError } from '../util/assert.js';
 import { openLevelDb, type LevelDb } from './data-dir.js';
+import { batchAt, batchesFrom, clearTimesAfter, clearTimesBelow, encodeCommitTime, timeKey, type CommitBatch } from './commit-times.js';
 import { encodeRecords, openEnvelope, type LogRecord, type NewRecord } from './envelope.js';
 import { LogCorruptionError, LogRangeError } from './errors.js';
 import {
@@ -21,7 +22,7 @@ import {
   logKeySeq,
   metaKey,
 } from './keys.js';
-import { runMigrations } from './migrations.js';
+import { checkFormat, formatVersion, runMigrations } from './migrations.js';
 import { DELETE_BATCH, recoverTail } from './tail-recovery.js';
 
 export type FsyncPolicy = 'always' | 'interval' | 'never';
@@ -31,6 +32,13 @@ export interface EventLogOptions {
   readonly fsync: FsyncPolicy;
   readonly fsyncIntervalMs?: number;
   readonly logger: Logger;
+  /** Start although LevelDB's WAL lost records that were acknowledged (logged at warn). */
+  readonly acceptDataLoss?: boolean;
+  /**
+   * Maintenance reads (inspect): the LevelDB must exist, no migration runs and a damaged tail is
+   * reported, not dropped. Appends would still work: the caller opens a copy (see inspect).
+   */
+  readonly readOnly?: boolean;
 }
 
 /** A meta write committed atomically with the records of the same append; null deletes. */
@@ -61,6 +69,9 @@ export class EventLog {
   #flushing: Promise<void> | null = null;
   #failure: unknown = undefined;
   #timer: NodeJS.Timeout | undefined;
+  #intervalMs: number | undefined;
+  /** Commit times never go backwards, even if the wall clock does: a time maps to one prefix. */
+  #lastTimeMs = 0;
 
   private constructor(
     private readonly db: LevelDb,
@@ -77,16 +88,22 @@ export class EventLog {
   static async open(dataDir: string, opts: EventLogOptions): Promise<EventLog> {
     const interval = opts.fsyncIntervalMs ?? DEFAULT_FSYNC_INTERVAL_MS;
     assert(Number.isFinite(interval) && interval > 0, `fsyncIntervalMs must be > 0, got ${interval}`);
-    const db = await openLevelDb(dataDir);
+    const readOnly = opts.readOnly === true;
+    const db = await openLevelDb(dataDir, { logger: opts.logger, acceptDataLoss: opts.acceptDataLoss, mustExist: readOnly });
     try {
-      await runMigrations(db, opts.logger);
+      if (readOnly) await checkFormat(db);
+      else await runMigrations(db, opts.logger);
       const raw = await db.get(RELEASED_THROUGH_KEY);
       const floor = raw === undefined ? 0 : decodeMetaUint(raw, RELEASED_THROUGH_META);
-      const last = await recoverTail(db, floor, opts.logger);
+      const last = await recoverTail(db, floor, opts.logger, readOnly);
       const [firstKey] = await db.keys({ gt: logKey(floor), lte: LOG_KEY_MAX, limit: 1 }).all();
       const first = firstKey === undefined ? last + 1 : (logKeySeq(firstKey) ?? floor + 1);
+      // A batch time above the last record belongs to a dropped tail; a later batch would inherit it.
+      await clearTimesAfter(db, last);
       const log = new EventLog(db, opts.fsync, opts.logger, first, last);
+      log.#lastTimeMs = (await batchAt(db, last))?.timeMs ?? 0;
       if (opts.fsync === 'interval') {
+        log.#intervalMs = interval;
         log.#timer = setInterval(() => void log.#flushIfDirty(), interval);
         log.#timer.unref(); // the timer must not keep a finished process alive
       }
@@ -102,17 +119,31 @@ export class EventLog {
     return this.#last;
   }
 
+  /** The flush policy, for operators (GET /internal/state); intervalMs only for 'interval'. */
+  get fsyncPolicy(): { policy: FsyncPolicy; intervalMs?: number } {
+    return this.#intervalMs === undefined ? { policy: this.policy } : { policy: this.policy, intervalMs: this.#intervalMs };
+  }
+
   /** Lowest retained sequence; lastSeq + 1 when no record is retained. */
   get firstSeq(): number {
     return this.#first;
+  }
+
+  /** The on-disk format version (maintenance reports it; a start migrates it). */
+  async formatVersion(): Promise<number> {
+    return formatVersion(this.db);
   }
 
   async getMeta(key: string): Promise<Uint8Array | undefined> {
     return this.db.get(metaKey(key));
   }
 
-  /** Appends records as lastSeq+1… together with `meta`, in one batch. Callers serialize. */
-  async append(records: readonly NewRecord[], meta: readonly MetaWrite[] = []): Promise<AppendResult> {
+  /**
+   * Appends records as lastSeq+1… together with `meta` and the batch's commit time, in one
+   * batch. Callers serialize. `timeMs`: now when undefined; a copied batch passes its original
+   * time, or null for records whose time is unknown (written before commit times existed).
+   */
+  async append(records: readonly NewRecord[], meta: readonly MetaWrite[] = [], timeMs?: number | null): Promise<AppendResult> {
     this.#assertWritable();
     assert(!this.#appending, 'EventLog.append overlapped another append: the commit queue must serialize them');
     assert(records.length > 0 || meta.length > 0, 'EventLog.append called with nothing to write');
@@ -125,6 +156,10 @@ export class EventLog {
       try {
         bytes = encodeRecords(records, firstSeq, (key, value) => batch.put(key, value));
         for (const m of meta) bytes += addMeta(batch, m);
+        if (records.length > 0 && timeMs !== null) {
+          this.#lastTimeMs = Math.max(this.#lastTimeMs, timeMs ?? Date.now());
+          batch.put(timeKey(firstSeq), encodeCommitTime(this.#lastTimeMs, bytes));
+        }
       } catch (err) {
         await batch.close();
         throw err;
@@ -142,6 +177,42 @@ export class EventLog {
       this.#appending = false;
     }
   }
+
+  /** Commit time (ms) of record `seq`; undefined when unknown (written before format 3). */
+  async commitTime(seq: number): Promise<number | undefined> {
+    return (await batchAt(this.db, seq))?.timeMs;
+  }
+
+  /** The group commits covering fromSeq..toSeq, ascending, with their times. */
+  commitBatches(fromSeq: number, toSeq: number = this.#last): AsyncGenerator<CommitBatch, void, undefined> {
+    return batchesFrom(this.db, fromSeq, toSeq);
+  }
+
+  /**
+   * The last retained sequence committed at or before `timeMs` (times never decrease along the
+   * log). firstSeq - 1 (outside the log) when the first timed batch is already later, or when
+   * no retained record has a known time.
+   */
+  async seqAtTime(timeMs: number): Promise<number> {
+    // Times never decrease along the log, so a binary search over sequences takes ~log2(n)
+    // LevelDB seeks (a scan of every batch would grow with the history).
+    let lo = this.#first;
+    let hi = this.#last;
+    let found = this.#first - 1;
+    let foundTime: number | undefined;
+    while (lo <= hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const t = (await batchAt(this.db, mid))?.timeMs;
+      if (t === undefined || t <= timeMs) {
+        found = mid;
+        foundTime = t;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    // Only records of unknown time before it: the point cannot be placed, so it is outside.
+    return foundTime === undefined ? this.#first - 1 : found;
+  }
+
 
   /**
    * Records fromSeq..toSeq (default: lastSeq when called), verifying each envelope, CRC and the
@@ -224,6 +295,7 @@ export class EventLog {
     // classic-level's clear() has no sync option (it always writes unsynced): that is fine
     // here, the synced floor above is the part that must survive.
     await this.db.clear({ gte: LOG_KEY_MIN, lte: logKey(seq) });
+    await clearTimesBelow(this.db, seq + 1);
   }
 
   /**
@@ -250,6 +322,7 @@ export class EventLog {
     }
     this.#last = Math.min(this.#last, seq);
     this.#first = Math.min(this.#first, this.#last + 1);
+    await clearTimesAfter(this.db, this.#last);
     if (dropped > 0) {
       this.logger.warn({ afterSeq: seq, dropped }, `event log: truncated ${dropped} record(s) after sequence ${seq}`);
     }

@@ -16,7 +16,7 @@ export { SnapshotStore } from './snapshot-store.js';
 export { ensureDataDir, nodeId, openLevelDb } from './data-dir.js';
 export type { LevelDb } from './data-dir.js';
 export { MIGRATIONS, formatVersion, runMigrations } from './migrations.js';
-export type { Migration } from './migrations.js';
+export type { Migration } from './migration.js';
 export {
   DataDirInUseError,
   FormatTooNewError,

@@ -6,19 +6,14 @@
 import type { Logger } from 'pino';
 import m0001 from '../../migrations/0001-initial.js';
 import m0002 from '../../migrations/0002-sparse-bits.js';
+import m0003 from '../../migrations/0003-commit-times.js';
 import { assert } from '../util/assert.js';
 import type { LevelDb } from './data-dir.js';
 import { FormatTooNewError } from './errors.js';
+import type { Migration } from './migration.js';
 import { FORMAT_VERSION_META, decodeMetaUint, encodeMetaUint, metaKey } from './keys.js';
 
-export interface Migration {
-  /** 1, 2, 3, … with no gaps; the file is migrations/NNNN-name.ts with NNNN = version. */
-  readonly version: number;
-  readonly description: string;
-  up(db: LevelDb): Promise<void>;
-}
-
-export const MIGRATIONS: readonly Migration[] = [m0001, m0002];
+export const MIGRATIONS: readonly Migration[] = [m0001, m0002, m0003];
 
 const FORMAT_KEY = metaKey(FORMAT_VERSION_META);
 
@@ -26,6 +21,13 @@ const FORMAT_KEY = metaKey(FORMAT_VERSION_META);
 export async function formatVersion(db: LevelDb): Promise<number> {
   const raw = await db.get(FORMAT_KEY);
   return raw === undefined ? 0 : decodeMetaUint(raw, FORMAT_VERSION_META);
+}
+
+/** The stored format version, refusing one from a newer build; changes nothing. */
+export async function checkFormat(db: LevelDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number> {
+  const found = await formatVersion(db);
+  if (found > migrations.length) throw new FormatTooNewError(db.location, found, migrations.length);
+  return found;
 }
 
 /** Brings `db` up to the newest known format; refuses a directory from a newer build. */
@@ -37,9 +39,8 @@ export async function runMigrations(
   migrations.forEach((m, i) =>
     assert(m.version === i + 1, `migration #${i} has version ${m.version}, expected ${i + 1}`),
   );
-  const from = await formatVersion(db);
+  const from = await checkFormat(db, migrations);
   const supported = migrations.length;
-  if (from > supported) throw new FormatTooNewError(db.location, from, supported);
   for (const m of migrations.slice(from)) {
     logger.info({ version: m.version, description: m.description }, 'applying on-disk format migration');
     await m.up(db);

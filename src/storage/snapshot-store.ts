@@ -1,10 +1,11 @@
 // Snapshot files in <dataDir>/snapshots/, published atomically: written to snap-<seq>.tmp,
 // fsynced, renamed to snap-<seq>.snap, directory fsynced. A .snap file is therefore complete or
 // absent; a leftover .tmp is a write that never finished and is deleted at open.
-//   'BLSNAP01' | seq u64 LE | body length u64 LE | body | CRC32C(body) u32 LE
+//   'BLSNAP02' | seq u64 LE | body length u64 LE | commit time ms i64 LE (-1: unknown) | body | CRC32C(body) u32 LE
+// 'BLSNAP01' files (no time field, 24-byte header) are still read; their time is unknown.
 // The CRC is a trailer so the body can be streamed without knowing it in advance; the length
 // is patched in place before the fsync.
-import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -14,8 +15,11 @@ import { SNAPSHOTS_SUBDIR } from './data-dir.js';
 import { fsyncDir, writeAll, writeFileAtomic } from './durable-fs.js';
 import { SnapshotCorruptError } from './errors.js';
 
-const MAGIC = Buffer.from('BLSNAP01', 'latin1');
-const HEADER_BYTES = 24;
+const MAGIC_V1 = Buffer.from('BLSNAP01', 'latin1');
+const MAGIC = Buffer.from('BLSNAP02', 'latin1');
+const HEADER_V1_BYTES = 24;
+const HEADER_BYTES = 32;
+const TIME_OFFSET = 24;
 const TRAILER_BYTES = 4;
 const LENGTH_OFFSET = 16;
 const FILE_RE = /^snap-(\d{16})\.snap$/;
@@ -23,7 +27,25 @@ const FILE_RE = /^snap-(\d{16})\.snap$/;
 // file sees large writes and the checksum sees few native calls.
 const STAGING_BYTES = 1024 * 1024;
 
-const fileName = (seq: number, ext: 'snap' | 'tmp'): string => `snap-${String(seq).padStart(16, '0')}.${ext}`;
+export const snapshotFileName = (seq: number, ext: 'snap' | 'tmp' = 'snap'): string => `snap-${String(seq).padStart(16, '0')}.${ext}`;
+const fileName = snapshotFileName;
+
+/** What list() names plus the header's commit time and the file's size, without reading the body. */
+export interface SnapshotInfo {
+  readonly seq: number;
+  /** Commit time of record `seq` (ms); undefined when unknown (old file, or a log without times). */
+  readonly timeMs: number | undefined;
+  readonly bytes: number;
+}
+
+function snapshotSeqs(names: string[]): number[] {
+  const seqs: number[] = [];
+  for (const name of names) {
+    const m = FILE_RE.exec(name);
+    if (m !== null) seqs.push(Number(m[1]));
+  }
+  return seqs.sort((a, b) => b - a);
+}
 
 export class SnapshotStore {
   private constructor(
@@ -43,44 +65,65 @@ export class SnapshotStore {
     return new SnapshotStore(dir, logger);
   }
 
+  /** Sequences of the published snapshots in `dataDir`, newest first, touching nothing. */
+  static async listIn(dataDir: string): Promise<number[]> {
+    const names = await readdir(join(dataDir, SNAPSHOTS_SUBDIR)).catch(() => [] as string[]);
+    return snapshotSeqs(names);
+  }
+
   /** Streams a snapshot of the state at `seq`; it is visible to list() only once complete. */
-  async write(seq: number, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<{ bytes: number }> {
+  async write(seq: number, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, timeMs?: number): Promise<{ bytes: number }> {
     assert(Number.isSafeInteger(seq) && seq >= 0, `snapshot seq ${seq} is not a sequence`);
     const tmp = join(this.dir, fileName(seq, 'tmp'));
-    const body = await writeFileAtomic(this.dir, join(this.dir, fileName(seq, 'snap')), (fh) => writeBody(fh, seq, chunks), tmp);
+    const body = await writeFileAtomic(this.dir, join(this.dir, fileName(seq, 'snap')), (fh) => writeBody(fh, seq, chunks, timeMs), tmp);
     this.logger.info({ seq, bytes: body }, 'snapshot written');
     return { bytes: HEADER_BYTES + body + TRAILER_BYTES };
   }
 
   /** Sequences of the published snapshots, newest first. */
   async list(): Promise<number[]> {
-    const seqs: number[] = [];
-    for (const name of await readdir(this.dir)) {
-      const m = FILE_RE.exec(name);
-      if (m !== null) seqs.push(Number(m[1]));
+    return snapshotSeqs(await readdir(this.dir));
+  }
+
+  /** The newest published snapshot (sequence, size, when it was written), for operators. */
+  async newest(): Promise<{ seq: number; bytes: number; at: Date } | undefined> {
+    const [seq] = await this.list();
+    if (seq === undefined) return undefined;
+    try {
+      const st = await stat(join(this.dir, fileName(seq, 'snap')));
+      return { seq, bytes: st.size, at: st.mtime };
+    } catch {
+      return undefined; // pruned between list() and stat()
     }
-    return seqs.sort((a, b) => b - a);
   }
 
   /** The body of snapshot `seq`, after checking magic, sequence, length and CRC. */
   async read(seq: number): Promise<Uint8Array> {
+    return (await this.readFile(seq)).body;
+  }
+
+  /** The body and commit time of snapshot `seq`, checked as read() checks them. */
+  async readFile(seq: number): Promise<{ body: Uint8Array; timeMs: number | undefined }> {
     const path = join(this.dir, fileName(seq, 'snap'));
-    const file = await readFile(path);
-    const bad = (reason: string): SnapshotCorruptError => new SnapshotCorruptError(path, reason);
-    if (file.length < HEADER_BYTES + TRAILER_BYTES) {
-      throw bad(`file is ${file.length} bytes, shorter than header and trailer`);
+    return parseSnapshotFile(await readFile(path), seq, path);
+  }
+
+  /** Sequence, commit time and size of each published snapshot, newest first (headers only). */
+  async infos(): Promise<SnapshotInfo[]> {
+    const out: SnapshotInfo[] = [];
+    for (const seq of await this.list()) {
+      const fh = await open(join(this.dir, fileName(seq, 'snap')), 'r').catch(() => undefined);
+      if (fh === undefined) continue; // pruned meanwhile
+      try {
+        const head = Buffer.alloc(HEADER_BYTES);
+        const { bytesRead } = await fh.read(head, 0, HEADER_BYTES, 0);
+        const timeMs = bytesRead === HEADER_BYTES && head.subarray(0, MAGIC.length).equals(MAGIC) ? decodeTime(head) : undefined;
+        out.push({ seq, timeMs, bytes: (await fh.stat()).size });
+      } finally {
+        await fh.close();
+      }
     }
-    if (!file.subarray(0, MAGIC.length).equals(MAGIC)) {
-      throw bad('bad magic (not a bitledger snapshot, or an unknown version)');
-    }
-    const storedSeq = Number(file.readBigUInt64LE(8));
-    if (storedSeq !== seq) throw bad(`header says sequence ${storedSeq}, file name says ${seq}`);
-    const length = Number(file.readBigUInt64LE(LENGTH_OFFSET));
-    const actual = file.length - HEADER_BYTES - TRAILER_BYTES;
-    if (length !== actual) throw bad(`header says ${length} body bytes, file holds ${actual}`);
-    const body = file.subarray(HEADER_BYTES, HEADER_BYTES + length);
-    if (crc32c(body) !== file.readUInt32LE(HEADER_BYTES + length)) throw bad('CRC32C mismatch');
-    return body;
+    return out;
   }
 
   /** Deletes every snapshot whose sequence is not in `keep`; returns the deleted sequences. */
@@ -98,14 +141,42 @@ export class SnapshotStore {
 }
 
 /** Header, coalesced body, trailer, then the body length patched into the header. */
+/** A snapshot file's body and commit time, after checking magic, sequence, length and CRC. */
+export function parseSnapshotFile(file: Buffer, seq: number, path: string): { body: Uint8Array; timeMs: number | undefined } {
+  const bad = (reason: string): SnapshotCorruptError => new SnapshotCorruptError(path, reason);
+  const v1 = file.subarray(0, MAGIC.length).equals(MAGIC_V1);
+  const header = v1 ? HEADER_V1_BYTES : HEADER_BYTES;
+  if (file.length < header + TRAILER_BYTES) {
+    throw bad(`file is ${file.length} bytes, shorter than header and trailer`);
+  }
+  if (!v1 && !file.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw bad('bad magic (not a bitledger snapshot, or an unknown version)');
+  }
+  const storedSeq = Number(file.readBigUInt64LE(8));
+  if (storedSeq !== seq) throw bad(`header says sequence ${storedSeq}, file name says ${seq}`);
+  const length = Number(file.readBigUInt64LE(LENGTH_OFFSET));
+  const actual = file.length - header - TRAILER_BYTES;
+  if (length !== actual) throw bad(`header says ${length} body bytes, file holds ${actual}`);
+  const body = file.subarray(header, header + length);
+  if (crc32c(body) !== file.readUInt32LE(header + length)) throw bad('CRC32C mismatch');
+  return { body, timeMs: v1 ? undefined : decodeTime(file) };
+}
+
+function decodeTime(header: Buffer): number | undefined {
+  const t = Number(header.readBigInt64LE(TIME_OFFSET));
+  return t < 0 ? undefined : t;
+}
+
 async function writeBody(
   fh: FileHandle,
   seq: number,
   chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+  timeMs: number | undefined,
 ): Promise<number> {
   const header = Buffer.alloc(HEADER_BYTES);
   MAGIC.copy(header, 0);
   header.writeBigUInt64LE(BigInt(seq), 8);
+  header.writeBigInt64LE(BigInt(timeMs ?? -1), TIME_OFFSET);
   await writeAll(fh, header);
   const staging = Buffer.allocUnsafe(STAGING_BYTES);
   let staged = 0;

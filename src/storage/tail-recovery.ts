@@ -14,9 +14,9 @@ export const DELETE_BATCH = 10_000;
 
 /**
  * Returns the sequence of the last valid record above `floor` (or `floor` if none) after
- * deleting, synced, every bad record that follows it.
+ * deleting, synced, every bad record that follows it (only reporting them when `readOnly`).
  */
-export async function recoverTail(db: LevelDb, floor: number, logger: Logger): Promise<number> {
+export async function recoverTail(db: LevelDb, floor: number, logger: Logger, readOnly = false): Promise<number> {
   const bad: Buffer[] = [];
   let lastGood = floor;
   const it = db.iterator({ gt: logKey(floor), lte: LOG_KEY_MAX, reverse: true, fillCache: false });
@@ -37,7 +37,7 @@ export async function recoverTail(db: LevelDb, floor: number, logger: Logger): P
     await it.close();
   }
   if (bad.length > 0) {
-    await deleteKeys(db, bad);
+    if (!readOnly) await deleteKeys(db, bad);
     logger.warn(
       {
         firstDroppedSeq: describeKey(bad[bad.length - 1]),
@@ -45,7 +45,7 @@ export async function recoverTail(db: LevelDb, floor: number, logger: Logger): P
         dropped: bad.length,
         lastSeq: lastGood,
       },
-      `event log: dropped a torn tail of ${bad.length} record(s) after sequence ${lastGood}`,
+      `event log: ${readOnly ? 'a start will drop' : 'dropped'} a torn tail of ${bad.length} record(s) after sequence ${lastGood}`,
     );
   }
   return lastGood;

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RoaringBitmap32 } from '../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
 import { stateDigest } from '../../src/state/digest.js';
 import { openLevelDb } from '../../src/storage/index.js';
 import { pino } from 'pino';
@@ -13,7 +13,7 @@ import { DEFAULTS } from '../../src/config/config.js';
 import { removeDir, startServer, type TestServer } from '../helpers/server.js';
 
 async function seed(server: TestServer, sets: number, firstCol = 0): Promise<void> {
-  if (!server.engine.holder.index('c')) {
+  if (!server.engine.peekApplied((h) => h.index('c'))) {
     await server.engine.write((_h, sink) => {
       sink.emit({ type: 'IndexCreated', index: 'c', options: { keys: false, trackExistence: false } });
       sink.emit({ type: 'FieldCreated', index: 'c', field: 'f', options: { type: 'set', cacheType: 'ranked', cacheSize: 100, keys: false, min: 0n, max: 0n, timeQuantum: '', noStandardView: false } });
@@ -27,7 +27,7 @@ async function seed(server: TestServer, sets: number, firstCol = 0): Promise<voi
 }
 
 const columns = (server: TestServer): number[] => {
-  const frag = server.engine.holder.index('c')?.field('f')?.view('standard')?.fragment(0);
+  const frag = server.engine.peekApplied((h) => h.index('c'))?.field('f')?.view('standard')?.fragment(0);
   if (!frag) return [];
   return [0, 1, 2].flatMap((r) => frag.row(r)?.toArray() ?? []).sort((a, b) => a - b);
 };
@@ -90,7 +90,7 @@ describe('corruption', () => {
     await truncateLog({ ...DEFAULTS, dataDir: server.dataDir }, seq - 1, pino({ level: 'silent' }), (l) => lines.push(l));
     expect(lines.join('\n')).toMatch(/dropped \d+ records after sequence/);
     const repaired = await startServer({ dataDir: server.dataDir });
-    expect(repaired.engine.holder.appliedSeq).toBe(seq - 1);
+    expect(repaired.engine.appliedSeq).toBe(seq - 1);
     await repaired.close();
     removeDir(server.dataDir);
   });
@@ -103,7 +103,7 @@ describe('corruption', () => {
     const second = await server.engine.snapshot();
     await seed(server, 10, 20);
     expect(second).toBeGreaterThan(first);
-    const digest = stateDigest(server.engine.holder);
+    const digest = server.engine.peekApplied(stateDigest);
     await server.close();
     const dir = join(server.dataDir, 'snapshots');
     const newest = readdirSync(dir).filter((f) => f.endsWith('.snap')).sort().pop()!;
@@ -111,7 +111,7 @@ describe('corruption', () => {
     bytes[Math.floor(bytes.length / 2)] ^= 0xff;
     writeFileSync(join(dir, newest), bytes);
     server = await startServer({ dataDir: server.dataDir });
-    expect(stateDigest(server.engine.holder)).toBe(digest);
+    expect(server.engine.peekApplied(stateDigest)).toBe(digest);
     expect(columns(server)).toHaveLength(30);
     await server.close();
     removeDir(server.dataDir);

@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
 import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
+import { unlessServerGone } from '../helpers/server-gone.js';
 
 const KILLS = 6;
 const BITS = 5000; // per request, all in the request's own row
@@ -35,18 +36,17 @@ describe('SIGKILL during concurrent imports', () => {
         while (!stop) {
           const row = nextRow++;
           sent.add(row);
-          try {
+          const alive = await unlessServerGone(async () => {
             const r = await fetch(`${server.url}/index/c/field/f/import`, {
               method: 'POST',
               body: request(row),
               headers: { 'content-type': 'application/x-protobuf', accept: 'application/x-protobuf' },
             });
-            if (r.status === 200) acked.add(row);
-            else throw new Error(`import answered ${r.status}: ${await r.text()}`);
-          } catch (err) {
-            if (err instanceof Error && err.message.startsWith('import answered')) throw err;
-            return;
-          }
+            const body = await r.arrayBuffer();
+            if (r.status !== 200) throw new Error(`import answered ${r.status}: ${Buffer.from(body).toString()}`);
+            acked.add(row);
+          });
+          if (!alive) return;
         }
       };
       const clients = Array.from({ length: 4 }, client);

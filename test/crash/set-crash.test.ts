@@ -2,6 +2,7 @@
 // SIGKILLed at random moments, 20+ times. After every restart each acknowledged write is present.
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
+import { unlessServerGone } from '../helpers/server-gone.js';
 
 const KILLS = 20;
 const CLIENTS = 8;
@@ -32,16 +33,15 @@ describe('SIGKILL during concurrent Set()', () => {
         while (!stop) {
           const col = nextCol++;
           const row = col % 7;
-          try {
+          // A wrong status or body fails the test; only a dead connection ends the client.
+          const alive = await unlessServerGone(async () => {
             const r = await post(`${server.url}/index/c/query`, `Set(${col * 37}, f=${row})`);
-            if (r.status === 200) {
-              const body = (await r.json()) as { results: boolean[] };
-              expect(body.results).toEqual([true]);
-              acked.set(col * 37, row);
-            }
-          } catch {
-            return; // connection refused or reset: the server is gone
-          }
+            const text = await r.text();
+            if (r.status !== 200) throw new Error(`Set(${col * 37}, f=${row}) answered ${r.status}: ${text}`);
+            expect((JSON.parse(text) as { results: boolean[] }).results).toEqual([true]);
+            acked.set(col * 37, row);
+          });
+          if (!alive) return;
         }
       };
       const clients = Array.from({ length: CLIENTS }, client);

@@ -1,4 +1,4 @@
-// A real Apache Kafka broker for tests (design §4: never a mock).
+// A real Apache Kafka broker for tests (docs/ARCHITECTURE.md: never a mock).
 //
 // acquireKafka() picks, in order:
 //   (a) KAFKA_BROKERS (comma list) when set: an existing broker, left running on release();

@@ -38,10 +38,11 @@ export interface ChildServer {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function spawnServer(dataDir: string, port: number, extraArgs: string[] = []): Promise<ChildServer> {
+/** `env` adds to the inherited environment (e.g. LD_PRELOAD for the power-cut tests). */
+export async function spawnServer(dataDir: string, port: number, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_ENV: 'test' },
+    env: { ...process.env, NODE_ENV: 'test', ...env },
   });
   let out = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeImportRequest, encodeImportValueRequest, type ImportRequestInput, type ImportValueRequestInput } from '../../src/encoding/import-request-encode.js';
 import { encodeImportRoaringRequest } from '../../src/encoding/public-proto.js';
 import { encodePilosaRoaring } from '../../src/roaring/pilosa-roaring.js';
-import { RoaringBitmap32 } from '../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
 import { removeDir, startServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -84,7 +84,7 @@ describe('import', () => {
     const ns = (iso: string): bigint => BigInt(Date.parse(iso)) * 1_000_000n;
     const r = await importBits('i', 't', { index: 'i', field: 't', shard: 0, rowIds: [1, 1, 1], columnIds: [1, 2, 3], timestamps: [ns('2018-11-14T15:00:00Z'), ns('2019-01-02T00:00:00Z'), 0n] });
     expect(r.status, r.body).toBe(200);
-    const views = [...server.engine.holder.index('i')!.field('t')!.views.keys()].sort();
+    const views = await server.engine.read((h) => [...h.index('i')!.field('t')!.views.keys()].sort());
     expect(views).toEqual(['standard', 'standard_2018', 'standard_201811', 'standard_20181114', 'standard_2019', 'standard_201901', 'standard_20190102']);
     expect(await query('i', 'Row(t=1)Row(t=1, from=2018-01-01T00:00, to=2019-01-01T00:00)')).toEqual([
       { attrs: {}, columns: [1, 2, 3] },
@@ -120,7 +120,7 @@ describe('import', () => {
     expect(await query('i', 'Row(f=4)Row(f=5)')).toEqual([{ attrs: {}, columns: [base + 1, base + 2, base + 3] }, { attrs: {}, columns: [base + 7] }]);
     const tbody = encodeImportRoaringRequest({ clear: false, views: [{ name: '2020', data: encodePilosaRoaring(new Map([[1, new RoaringBitmap32([9])]])) }] });
     expect((await req('POST', '/index/i/field/t/import-roaring/0', tbody, PB)).status).toBe(200);
-    expect(server.engine.holder.index('i')!.field('t')!.view('standard_2020')!.fragment(0)!.has(1, 9)).toBe(true);
+    expect(await server.engine.read((h) => h.index('i')!.field('t')!.view('standard_2020')!.fragment(0)!.has(1, 9))).toBe(true);
     const clear = encodeImportRoaringRequest({ clear: true, views: [{ name: '', data: encodePilosaRoaring(new Map([[4, new RoaringBitmap32([2])]])) }] });
     expect((await req('POST', '/index/i/field/f/import-roaring/2', clear, PB)).status).toBe(200);
     expect(await query('i', 'Row(f=4)')).toEqual([{ attrs: {}, columns: [base + 1, base + 3] }]);

@@ -1,4 +1,4 @@
-// Smoke test of the real Kafka broker the test suite runs against (design §4): admin, producer
+// Smoke test of the real Kafka broker the test suite runs against (docs/ARCHITECTURE.md, "Engine ports"): admin, producer
 // with headers, consumer group. Uses the run's shared broker (globalSetup) or acquires its own.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

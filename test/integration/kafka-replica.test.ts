@@ -32,7 +32,7 @@ describe('Kafka mirror → replica (real broker)', () => {
     await writeRound(primary, 2);
     await caughtUp(primary, replica);
     await sameAnswers(primary, replica);
-    expect(replica.engine.snapshotStats.count).toBeGreaterThan(0);
+    expect(replica.engine.snapshots.stats.count).toBeGreaterThan(0);
 
     // Read-only: a clear 4xx naming the topic, for queries and schema calls alike.
     const w = await http(replica, 'POST', '/index/i1/query', 'Set(1, s=1)');
@@ -43,7 +43,7 @@ describe('Kafka mirror → replica (real broker)', () => {
 
     // Gauges: /status extras on both sides, and the endpoints.
     const st = (await ok(replica, 'GET', '/status')).json<{ replica: { appliedSeq: number; lagMessages: number; topic: string } }>();
-    expect(st.replica).toMatchObject({ topic, appliedSeq: primary.engine.queue.durableSeq });
+    expect(st.replica).toMatchObject({ topic, appliedSeq: primary.engine.committedLog.durableSeq });
     const mirror = (await ok(primary, 'GET', '/kafka/mirror')).json<{ lagRecords: number; ackedSeq: number }>();
     await waitFor('mirror lag 0', async () => (await ok(primary, 'GET', '/kafka/mirror')).json<{ lagRecords: number }>().lagRecords === 0);
     expect(mirror.ackedSeq).toBeGreaterThan(0);
@@ -63,7 +63,7 @@ describe('Kafka mirror → replica (real broker)', () => {
     await caughtUp(primary, again);
     await sameAnswers(primary, again);
     // Resumed from its stored offset, not from the beginning of the topic.
-    expect((await ok(again, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBeLessThan(primary.engine.queue.durableSeq);
+    expect((await ok(again, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBeLessThan(primary.engine.committedLog.durableSeq);
 
     // The topic itself: every sequence present, in order; the big imports were sent in chunks.
     const admin = kafkaClient(pool.brokers).admin();
@@ -72,7 +72,7 @@ describe('Kafka mirror → replica (real broker)', () => {
     await admin.disconnect();
     const msgs = await consume(pool.brokers, topic, Number(high));
     const seqs = msgs.map((m) => Number(m.headers?.['bl-seq']?.toString()));
-    expect(new Set(seqs).size).toBe(primary.engine.queue.durableSeq);
+    expect(new Set(seqs).size).toBe(primary.engine.committedLog.durableSeq);
     expect(seqs.slice(0, 3)).toEqual([1, 2, 3]);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i] >= seqs[i - 1] || msgs[i].headers?.['bl-chunk'] === undefined).toBe(true);
     expect(msgs.some((m) => m.headers?.['bl-chunk'] !== undefined)).toBe(true);
@@ -115,12 +115,12 @@ describe('Kafka mirror → replica (real broker)', () => {
     await log.close();
 
     const rebuilt = await start({ replicaOf: topic, dataDir: dir });
-    expect(rebuilt.engine.holder.appliedSeq).toBe(snapSeq);
+    expect(rebuilt.engine.appliedSeq).toBe(snapSeq);
     await writeRound(primary, 3);
     await caughtUp(primary, rebuilt);
     await sameAnswers(primary, rebuilt);
     // It replayed only the records after the snapshot.
-    expect((await ok(rebuilt, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBe(primary.engine.queue.durableSeq - snapSeq);
+    expect((await ok(rebuilt, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBe(primary.engine.committedLog.durableSeq - snapSeq);
   });
 
   it('with --kafka-mirror-ack kafka, a write is answered only once Kafka holds it', async () => {

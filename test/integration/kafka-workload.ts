@@ -87,12 +87,12 @@ export const QUERIES: [string, string][] = [
 
 /** Waits until the replica applied everything the primary committed. */
 export async function caughtUp(primary: Server, replica: Server, timeoutMs = 45_000): Promise<void> {
-  await waitFor(`replica at primary seq ${primary.engine.queue.durableSeq}`, () => replica.engine.holder.appliedSeq === primary.engine.queue.durableSeq, timeoutMs);
+  await waitFor(`replica at primary seq ${primary.engine.committedLog.durableSeq}`, () => replica.engine.appliedSeq === primary.engine.committedLog.durableSeq, timeoutMs);
 }
 
 /** Same state (digest), same answers to QUERIES, same schema. */
 export async function sameAnswers(primary: Server, replica: Server): Promise<void> {
-  expect(stateDigest(replica.engine.holder)).toBe(stateDigest(primary.engine.holder));
+  expect(replica.engine.peekApplied(stateDigest)).toBe(primary.engine.peekApplied(stateDigest));
   // TopN reads ranked caches, refreshed on a timer: refresh both so they see the same data.
   await ok(primary, 'POST', '/recalculate-caches');
   await ok(replica, 'POST', '/recalculate-caches');

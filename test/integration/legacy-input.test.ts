@@ -1,4 +1,4 @@
-// Legacy input definitions (0.5–0.9, reference §6.5) over inject() against a real server: define
+// Legacy input definitions (0.5–0.9, docs/API.md §6.5) over inject() against a real server: define
 // (creating frames), read, delete, ingest with every action, validation messages, durability.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type TestServer, stopServer } from '../helpers/server.js';

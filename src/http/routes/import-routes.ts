@@ -1,13 +1,16 @@
 // Bulk import: protobuf ImportRequest / ImportValueRequest (by field type), a JSON form of both
 // for curl users, and import-roaring. Protobuf success is 200 with an empty body, as in Pilosa.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { badRequest, notFound } from '../../domain/errors.js';
+import { badRequest } from '../../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed, notValidArgument } from '../../domain/messages.js';
 import { STANDARD_VIEW } from '../../domain/names.js';
-import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import { checkShard, parseShard } from '../../domain/shard.js';
+import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
 import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
-import { bodyBuffer, boolArg, isProtobuf, jsonBody } from '../body.js';
+import { bodyBuffer, boolArg, importEncoding, isProtobuf } from '../body.js';
+import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { sendError } from '../errors.js';
 import { SUCCESS, sendJson } from '../reply.js';
@@ -17,33 +20,35 @@ const IMPORT_ARGS = new Set(['clear', 'ignoreKeyCheck']);
 
 export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: Params; Querystring: Record<string, string> }>('/index/:index/field/:field/import', async (req, reply) => {
-    for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw badRequest(`${k} is not a valid argument`);
+    for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw notValidArgument(k);
     const clear = boolArg(req.query.clear);
     const { index, field } = req.params;
+    const proto = importEncoding(req.headers['content-type'], true) === 'protobuf';
     const type = await ctx.engine.read((h) => {
       const f = h.index(index)?.field(field);
-      if (!h.index(index)) throw notFound(`index not found: ${index}`);
-      if (!f) throw notFound(`field not found: ${field}`);
+      if (!h.index(index)) throw indexNotFoundNamed(index);
+      if (!f) throw fieldNotFoundNamed(field);
       return f.options.type;
     });
-    const proto = isProtobuf(req.headers['content-type']);
     const body = bodyBuffer(req.body);
     if (type === 'int') {
-      const v = proto ? decodeImportValueRequest(body) : valuesFromJson(jsonBody(req.body));
+      const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
       checkTarget(v.index, v.field, index, field);
+      if (v.shard !== undefined) checkShard(v.shard);
       await ctx.imports.importValues({ index, field, shard: v.shard, columnIds: v.columnIds, values: v.values, columnKeys: v.columnKeys, clear });
     } else {
-      const b = proto ? decodeImportRequest(body) : bitsFromJson(jsonBody(req.body));
+      const b = proto ? await decodeImportRequestAsync(body) : bitsFromJson(jsonBody(req.body));
       checkTarget(b.index, b.field, index, field);
+      if (b.shard !== undefined) checkShard(b.shard);
       await ctx.imports.importBits({ index, field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear });
     }
     return done(reply, proto);
   });
 
   app.post<{ Params: Params & { shard: string }; Querystring: Record<string, string> }>('/index/:index/field/:field/import-roaring/:shard', async (req, reply) => {
-    for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw badRequest(`${k} is not a valid argument`);
-    if (!/^\d+$/.test(req.params.shard)) throw badRequest('shard should be an unsigned integer');
-    const shard = Number(req.params.shard);
+    for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw notValidArgument(k);
+    const shard = parseShard(req.params.shard);
+    importEncoding(req.headers['content-type'], false);
     const r = decodeImportRoaringRequest(bodyBuffer(req.body));
     await ctx.imports.importRoaring({
       index: req.params.index,

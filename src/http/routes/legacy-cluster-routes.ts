@@ -5,7 +5,9 @@ import protobuf from 'protobufjs';
 import { boolArg, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
-import { checkArgs, maxShards, parseUint } from './internal-routes.js';
+import { maxShards } from '../../executor/max-shards.js';
+import { checkArgs } from './internal-routes.js';
+import { parseShard } from '../../domain/shard.js';
 import { legacyNodeJson } from './legacy-node-json.js';
 
 type Query = Record<string, string>;
@@ -15,16 +17,15 @@ export function legacyClusterRoutes(app: FastifyInstance, ctx: HttpContext): voi
 
   app.get<{ Querystring: Query }>('/fragment/nodes', { config: { errorShape: 'query' } }, async (req, reply) => {
     checkArgs(req.query, ['index', 'slice'], []);
-    parseUint(req.query.slice, 'slice');
+    parseShard(req.query.slice, 'slice');
     return sendJson(reply, [legacyNodeJson(ctx)]);
   });
 
   // 0.5–0.8 read {"maxSlices":…} (or protobuf MaxSlicesResponse), 0.9+ {"standard":…,"inverse":…}.
-  // Inverse views are not kept, so every inverse maximum is 0.
+  // Inverse views (inverseEnabled frames) count their own maxima: their shards number rows.
   app.get<{ Querystring: Query }>('/slices/max', async (req, reply) => {
     checkArgs(req.query, [], ['inverse']);
-    const standard = await ctx.engine.read(maxShards);
-    const inverse = Object.fromEntries(Object.keys(standard).map((k) => [k, 0]));
+    const [standard, inverse] = await ctx.engine.read((h) => [maxShards(h), maxShards(h, true)]);
     const maxSlices = boolArg(req.query.inverse) ? inverse : standard;
     if (wantsProtobuf(req.headers.accept)) return reply.code(200).type('application/x-protobuf').send(Buffer.from(encodeMaxSlices(maxSlices)));
     return sendJson(reply, { standard, inverse, maxSlices });

@@ -6,7 +6,7 @@ import { badRequest } from '../../domain/errors.js';
 import { parseIndexOptions } from '../../service/schema-service.js';
 import { parseFrameBody, parseIntField, quantum } from '../../service/legacy/frame-options.js';
 import { FrameService } from '../../service/legacy/frame-service.js';
-import { jsonBody } from '../body.js';
+import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
 

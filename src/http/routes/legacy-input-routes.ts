@@ -1,7 +1,7 @@
 // Legacy (0.5–0.9) input definitions: define, read, delete, and ingest JSON records through one.
 import type { FastifyInstance } from 'fastify';
 import { InputService } from '../../service/legacy/input-service.js';
-import { jsonBody } from '../body.js';
+import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
 

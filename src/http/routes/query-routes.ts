@@ -1,16 +1,20 @@
 // POST /index/{i}/query: PQL text or protobuf QueryRequest in; JSON or protobuf out.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { parseDurationMs } from '../../config/config.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
+import { notValidArgument } from '../../domain/messages.js';
+import { checkShard, parseShard } from '../../domain/shard.js';
 import type { QueryOptions } from '../../executor/result.js';
+import { parseTimeArg, type Target } from '../../engine/history.js';
 import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
 import { queryResponseJson } from '../../encoding/query-json.js';
 import { bodyBuffer, boolArg, isProtobuf, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
-import { sendError } from '../errors.js';
+import { sendError, statusOf } from '../errors.js';
 import { sendJson } from '../reply.js';
 
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
-const ARGS = new Set(['shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs']);
+const ARGS = new Set(['timeout', 'shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs', 'atSeq', 'atTime']);
 
 export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: { index: string }; Querystring: Record<string, string> }>(
@@ -19,12 +23,13 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
     async (req, reply) => {
       const protoOut = wantsProtobuf(req.headers.accept);
       try {
-        for (const k of Object.keys(req.query)) if (!ARGS.has(k)) throw badRequest(`${k} is not a valid argument`);
+        for (const k of Object.keys(req.query)) if (!ARGS.has(k)) throw notValidArgument(k);
         let text: string;
         let opts: QueryOptions;
         if (isProtobuf(req.headers['content-type'])) {
-          const r = decodeQueryRequest(bodyBuffer(req.body));
+          const r = decodeProtoQuery(bodyBuffer(req.body));
           text = r.query;
+          for (const s of r.shards) checkShard(s);
           opts = { shards: r.shards.length > 0 ? r.shards : undefined, columnAttrs: r.columnAttrs, excludeColumns: r.excludeColumns, excludeRowAttrs: r.excludeRowAttrs };
         } else {
           text = bodyBuffer(req.body).toString('utf8');
@@ -36,9 +41,17 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
           };
         }
-        const { response, legacy } = await ctx.query.execute(req.params.index, text, opts);
+        const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
+        const signal = clientGone(reply);
+        const at = pastTarget(req.query);
+        const run = { timeoutMs, signal, readOnly: req.readOnlyToken };
+        const { response, legacy, calls } = await (at === undefined ? ctx.query.execute(req.params.index, text, opts, run) : ctx.query.executeAt(req.params.index, text, opts, at, run)).catch((err: unknown) => {
+          // Nobody reads the error; the log shows the work was stopped, not finished.
+          if (signal.aborted) req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
+          throw err;
+        });
         if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(response)));
-        return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined));
+        return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined, calls));
       } catch (err) {
         if (protoOut && err instanceof DomainError) return sendProtoError(reply, err);
         throw err;
@@ -49,7 +62,54 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
 }
 
 function sendProtoError(reply: FastifyReply, err: DomainError): FastifyReply {
-  return reply.code(400).type('application/protobuf').send(Buffer.from(encodeQueryResponse({ err: err.message })));
+  return reply.code(statusOf(err)).type('application/protobuf').send(Buffer.from(encodeQueryResponse({ err: err.message })));
+}
+
+/** A PQL text sent with a protobuf Content-Type is told so, instead of a decoder's offset error. */
+function decodeProtoQuery(body: Buffer): ReturnType<typeof decodeQueryRequest> {
+  try {
+    return decodeQueryRequest(body);
+  } catch (err) {
+    if (err instanceof DomainError && looksLikePql(body)) {
+      throw badRequest('the body looks like PQL text but the Content-Type says protobuf: send PQL with Content-Type text/plain, or a protobuf QueryRequest with application/x-protobuf');
+    }
+    throw err;
+  }
+}
+
+function looksLikePql(body: Buffer): boolean {
+  return /^\s*[A-Za-z]\w*\s*\(/.test(body.subarray(0, 256).toString('latin1'));
+}
+
+/** Pilosa's `timeout` argument: a Go duration (10s, 1m30s, 500ms) or a number of ms. */
+function parseTimeout(v: string): number {
+  const ms = parseDurationMs(v);
+  if (ms === undefined || ms <= 0) throw badRequest('invalid timeout argument: want a duration such as 10s or 500ms');
+  return ms;
+}
+
+/** Fires when the connection closes before the answer is sent: the query's work is then wasted. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
+/** atSeq=N or atTime=RFC3339|Unix seconds: a time-travel read; neither: the live state. */
+function pastTarget(q: Record<string, string>): Target | undefined {
+  if (q.atSeq !== undefined && q.atTime !== undefined) throw badRequest('give atSeq or atTime, not both');
+  if (q.atSeq !== undefined) {
+    if (!/^\d+$/.test(q.atSeq) || !Number.isSafeInteger(Number(q.atSeq))) throw badRequest('atSeq should be an unsigned integer');
+    return { seq: Number(q.atSeq) };
+  }
+  if (q.atTime !== undefined) {
+    const timeMs = parseTimeArg(q.atTime);
+    if (timeMs === undefined) throw badRequest('atTime should be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds');
+    return { timeMs };
+  }
+  return undefined;
 }
 
 function parseShards(v: string | undefined): number[] | undefined {
@@ -58,8 +118,8 @@ function parseShards(v: string | undefined): number[] | undefined {
   for (const part of v.split(',')) {
     const s = part.trim();
     if (s === '') continue;
-    if (!/^\d+$/.test(s) || !Number.isSafeInteger(Number(s))) throw badRequest('invalid shard argument');
-    out.push(Number(s));
+    if (!/^\d+$/.test(s)) throw badRequest('invalid shard argument');
+    out.push(parseShard(s));
   }
   return out;
 }

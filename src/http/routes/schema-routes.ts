@@ -5,7 +5,7 @@ import type { FieldOptions, IndexOptions } from '../../domain/types.js';
 import { indexJson, schemaJson } from '../../encoding/schema-json.js';
 import { parseFieldOptions } from '../../service/field-options.js';
 import { parseFieldBody, parseIndexOptions } from '../../service/schema-service.js';
-import { jsonBody } from '../body.js';
+import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { SUCCESS, sendJson } from '../reply.js';
 

@@ -1,19 +1,23 @@
 // The import use case: validate a whole request first (nothing is applied when any item is bad),
 // translate keys in bulk, then emit one event per (view, shard) — roaring deltas, not pairs —
-// all in one engine.write, so one request is one atomic event group in the log.
-import { badRequest, notFound } from '../../domain/errors.js';
+// all in one engine.write, so one request is one atomic event group in the log. The rules for
+// bits (exclusivity, views, existence, keys) are the write model's (service/write-model/), the
+// same that PQL Set/Clear follow; Kafka-fed imports and legacy input come through decideBits.
+import { badRequest } from '../../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
 import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
 import type { IdArray } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
-import { viewsForTimestamp } from '../../domain/time-quantum.js';
+import { isTimeViewOf } from '../../domain/time-quantum.js';
 import type { Engine } from '../../engine/engine.js';
 import type { EventSink } from '../../events/types.js';
 import type { Field } from '../../state/field.js';
-import { RoaringBitmap32, type Bitmap } from '../../state/fragment.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
-import { assignKeys } from '../key-assign.js';
-import { decodeRoaringPositions } from '../../roaring/pilosa-roaring.js';
+import { checkBoolRow, clearOtherRows, isExclusive, lastPerColumn, markExistsAll, setViews } from '../write-model/bits.js';
+import { assignKeys, knownKeyIds, knownPairs } from '../write-model/keys.js';
+import type { Bitmap } from '../../roaring/bitmap.js';
+import { decodeRoaringPositions, RoaringFormatError } from '../../roaring/pilosa-roaring.js';
 import type { BitsImport, RoaringImport, ValuesImport } from './import-types.js';
 import { bucketByRow, splitByShard } from './row-buckets.js';
 
@@ -33,12 +37,13 @@ export class ImportService {
   /** import-roaring: per-view bitmaps of positions row·2^20 + column offset, for one shard. */
   importRoaring(req: RoaringImport): Promise<void> {
     // Decoding is pure and can be slow for big bodies: it happens before the write starts.
-    const views = req.views.map((v) => ({ view: v.view, rows: decodeRoaringPositions(v.data) }));
+    const views = req.views.map((v) => ({ view: v.view, rows: decodeRoaring(v.data) }));
     return this.engine.write((h, sink) => {
       const { index, field } = lookup(h, req.index, req.field);
       if (field.options.type !== 'set' && field.options.type !== 'time') throw badRequest('roaring import is only supported for set and time fields');
       for (const v of views) {
         if (v.view !== STANDARD_VIEW && field.options.type !== 'time') throw badRequest(`view ${v.view} is not a view of ${field.options.type} field ${field.name}`);
+        if (v.view !== STANDARD_VIEW && !isTimeViewOf(field.options.timeQuantum, v.view)) throw badRequest(notTimeView(v.view, field));
       }
       for (const v of views) {
         if (v.rows.size === 0) continue;
@@ -57,9 +62,7 @@ export class ImportService {
     const hasTimes = req.timestamps !== null && req.timestamps.some((t) => t !== 0n);
     if (hasTimes && field.options.type !== 'time') throw badRequest(`timestamps given but field ${req.field} has no time quantum`);
     if (hasTimes && req.clear) throw badRequest('import clear is not supported with timestamps');
-    if (field.options.type === 'bool') {
-      for (let i = 0; i < n; i++) if (req.rowIds[i] !== 0 && req.rowIds[i] !== 1) throw badRequest(`bool field imports only support rows 0 and 1: item ${i} has row ${req.rowIds[i]}`);
-    }
+    if (field.options.type === 'bool') for (let i = 0; i < n; i++) checkBoolRow(field, req.rowIds[i], i);
     if (field.options.keys) {
       if (req.rowIds.length > 0) throw badRequest('row ids cannot be used because field uses string keys');
     } else if (req.rowKeys.length > 0) throw badRequest(`row keys cannot be used because field ${req.field} does not use string keys`);
@@ -67,9 +70,8 @@ export class ImportService {
     checkColumns(index, req.columnIds, req.columnKeys, req.shard);
 
     // Validation is over: from here on every step succeeds.
-    const rows = field.options.keys ? assignKeys(index.rowKeys.get(field.name), req.rowKeys, sink, index.name, field.name) : req.rowIds;
-    const cols = index.options.keys ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '') : req.columnIds;
-    const exclusive = field.options.type === 'mutex' || field.options.type === 'bool';
+    const [rows, cols] = req.clear ? clearIds(index, field, req) : setIds(index, field, req, sink);
+    const exclusive = isExclusive(field);
     const [r, c] = exclusive && !req.clear ? lastPerColumn(rows, cols) : [rows, cols];
     // Exclusive fields are never time fields, so timestamps stay aligned with r and c.
     // Existence rides on the BitsSet events themselves (apply ORs their columns into _exists),
@@ -82,7 +84,7 @@ export class ImportService {
       const shards = req.shard !== undefined && !index.options.keys ? new Map([[req.shard, undefined]]) : splitByShard(vc);
       for (const [shard, idx] of shards) {
         const b = bucketByRow(vr, vc, shard, idx);
-        if (exclusive && !req.clear) emitExclusiveClears(field, view, shard, b, sink, index.name);
+        if (exclusive && !req.clear) clearOtherRows(index.name, field, view, shard, b, sink);
         if (req.clear) sink.emit({ type: 'BitsCleared', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns });
         // b's bitmaps are this request's own: the fragment may keep them (adopt) rather than copy.
         else sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns, adopt: true, ...(exists ? { exists } : {}) });
@@ -104,7 +106,8 @@ export class ImportService {
     }
     checkColumns(index, req.columnIds, req.columnKeys, req.shard);
     const cols = index.options.keys ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '') : req.columnIds;
-    for (const [shard, idx] of splitByShard(cols)) {
+    const shards = splitByShard(cols);
+    for (const [shard, idx] of shards) {
       const m = new Map<number, bigint>(); // last value per column wins
       const count = idx === undefined ? cols.length : idx.length;
       for (let j = 0; j < count; j++) {
@@ -115,16 +118,39 @@ export class ImportService {
       if (req.clear) sink.emit({ type: 'ValuesCleared', index: index.name, field: field.name, shard, columns });
       else sink.emit({ type: 'ValuesSet', index: index.name, field: field.name, shard, columns, values: BigInt64Array.from(m.values()) });
     }
-    if (!req.clear) emitExistence(index, cols, sink);
+    if (!req.clear) markExistsAll(index, cols, shards, sink);
+  }
+}
+
+function decodeRoaring(data: Uint8Array): Map<number, Bitmap> {
+  try {
+    return decodeRoaringPositions(data);
+  } catch (err) {
+    if (err instanceof RoaringFormatError) throw badRequest(err.message);
+    throw err;
   }
 }
 
 function lookup(h: Holder, indexName: string, fieldName: string): { index: Index; field: Field } {
   const index = h.index(indexName);
-  if (!index) throw notFound(`index not found: ${indexName}`);
+  if (!index) throw indexNotFoundNamed(indexName);
   const field = fieldName === EXISTS_FIELD ? undefined : index.field(fieldName);
-  if (!field) throw notFound(`field not found: ${fieldName}`);
+  if (!field) throw fieldNotFoundNamed(fieldName);
   return { index, field };
+}
+
+/** A set assigns the keys it names (one KeysAssigned per translator). */
+function setIds(index: Index, field: Field, req: BitsImport, sink: EventSink): [IdArray, IdArray] {
+  const rows = field.options.keys ? assignKeys(index.rowKeys.get(field.name), req.rowKeys, sink, index.name, field.name) : req.rowIds;
+  const cols = index.options.keys ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '') : req.columnIds;
+  return [rows, cols];
+}
+
+/** A clear assigns nothing: pairs naming a key never assigned have no bit to clear. */
+function clearIds(index: Index, field: Field, req: BitsImport): [IdArray, IdArray] {
+  const rows = field.options.keys ? knownKeyIds(index.rowKeys.get(field.name), req.rowKeys) : req.rowIds;
+  const cols = index.options.keys ? knownKeyIds(index.columnKeys, req.columnKeys) : req.columnIds;
+  return field.options.keys || index.options.keys ? knownPairs(rows, cols) : [rows, cols];
 }
 
 function checkLengths(req: BitsImport): number {
@@ -142,6 +168,12 @@ function checkIds(ids: IdArray, what: string): void {
   }
 }
 
+/** The error for an import-roaring view no query of the field would read (the name cut short). */
+function notTimeView(view: string, field: Field): string {
+  const name = view.length > 80 ? `${view.slice(0, 80)}…` : view;
+  return `view ${name} is not a time view of field ${field.name} (time quantum ${field.options.timeQuantum}): views are named by the quantum's units, as 2006, 200601, 20060102 or 2006010215`;
+}
+
 function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number | undefined): void {
   if (index.options.keys) {
     if (ids.length > 0) throw badRequest('column ids cannot be used because index uses string keys');
@@ -157,28 +189,19 @@ function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number 
   }
 }
 
-/** Mutex and bool: the last pair for a column wins (Pilosa's bulkImportMutex). */
-function lastPerColumn(rows: IdArray, cols: IdArray): [IdArray, IdArray] {
-  const last = new Map<number, number>();
-  for (let i = 0; i < cols.length; i++) last.set(cols[i], rows[i]);
-  if (last.size === cols.length) return [rows, cols];
-  return [Float64Array.from(last.values()), Float64Array.from(last.keys())];
-}
-
 /** The views a request writes, each with the item indices it takes (undefined = all items). */
 function viewSelections(field: Field, ts: BigInt64Array | null, n: number): Map<string, Uint32Array | undefined> {
   const out = new Map<string, Uint32Array | undefined>();
   const hasTimes = ts !== null && ts.some((t) => t !== 0n);
   if (!hasTimes) {
-    if (!field.options.noStandardView || field.options.type !== 'time') out.set(STANDARD_VIEW, undefined);
+    for (const v of setViews(field, undefined)) out.set(v, undefined);
     return out;
   }
   const lists = new Map<string, number[]>();
   for (let i = 0; i < n; i++) {
     const t = ts![i];
-    const views = t === 0n ? [] : viewsForTimestamp(Number(t / 1_000_000n), field.options.timeQuantum);
-    if (!field.options.noStandardView) views.push(STANDARD_VIEW);
-    for (const v of views) {
+    // Nanoseconds in the request, milliseconds in the model; 0 = no timestamp.
+    for (const v of setViews(field, t === 0n ? undefined : Number(t / 1_000_000n))) {
       let l = lists.get(v);
       if (!l) lists.set(v, (l = []));
       l.push(i);
@@ -192,33 +215,4 @@ function pick(a: IdArray, sel: Uint32Array): Float64Array {
   const out = new Float64Array(sel.length);
   for (let i = 0; i < sel.length; i++) out[i] = a[sel[i]];
   return out;
-}
-
-/** Mutex/bool: a column set in row r is cleared from every other row of the fragment. */
-function emitExclusiveClears(field: Field, view: string, shard: number, b: { rows: number[]; columns: Bitmap[] }, sink: EventSink, index: string): void {
-  const frag = field.view(view)?.fragment(shard);
-  if (!frag) return;
-  const all = RoaringBitmap32.orMany(b.columns);
-  const rows: number[] = [];
-  const columns: Bitmap[] = [];
-  for (const [row, bits] of frag.rows) {
-    const mine = b.rows.indexOf(row);
-    const clear = RoaringBitmap32.and(bits, all);
-    if (mine >= 0) clear.andNotInPlace(b.columns[mine]);
-    if (!clear.isEmpty) {
-      rows.push(row);
-      columns.push(clear);
-    }
-  }
-  if (rows.length > 0) sink.emit({ type: 'BitsCleared', index, field: field.name, view, shard, rows, columns });
-}
-
-function emitExistence(index: Index, cols: IdArray, sink: EventSink): void {
-  if (!index.existence) return;
-  for (const [shard, idx] of splitByShard(cols)) {
-    const n = idx === undefined ? cols.length : idx.length;
-    const offsets = new Uint32Array(n);
-    for (let j = 0; j < n; j++) offsets[j] = cols[idx === undefined ? j : idx[j]] - shard * SHARD_WIDTH;
-    sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard, rows: [0], columns: [new RoaringBitmap32(offsets)] });
-  }
 }

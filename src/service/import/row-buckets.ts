@@ -8,7 +8,7 @@ import { SHARD_WIDTH } from '../../domain/shard.js';
 import type { IdArray } from '../../domain/id-array.js';
 import { bitmapFromAscending } from '../../roaring/ascending-bitmap.js';
 import { sortSegment } from './column-radix.js';
-import { RoaringBitmap32, type Bitmap } from '../../state/fragment.js';
+import { RoaringBitmap32, type Bitmap } from '../../roaring/bitmap.js';
 
 export interface RowBitmaps {
   rows: number[];

@@ -1,7 +1,8 @@
-// Legacy frame options (0.5–0.10, reference §6.2) parsed from request bodies, and the current
+// Legacy frame options (0.5–0.10, docs/API.md §6.2) parsed from request bodies, and the current
 // field options a frame maps to: a time quantum (the frame's, else the index default) makes a
 // time field, otherwise a set field with the frame's cache; `fields` become int fields.
 import { badRequest } from '../../domain/errors.js';
+import { argumentRequired } from '../../domain/messages.js';
 import { validateName } from '../../domain/names.js';
 import { isValidTimeQuantum } from '../../domain/time-quantum.js';
 import { type CacheType, type FieldOptions, DEFAULT_CACHE_SIZE } from '../../domain/types.js';
@@ -100,7 +101,7 @@ export function parseIntField(raw: unknown, strict: boolean, name?: string): Fra
   const n = name ?? o.name;
   if (typeof n !== 'string' || n === '') throw badRequest('field name is required');
   validateName(n);
-  if (strict) for (const k of ['type', 'min', 'max']) if (o[k] === undefined) throw badRequest(`${k} is required`);
+  if (strict) for (const k of ['type', 'min', 'max']) if (o[k] === undefined) throw argumentRequired(k);
   if (o.type !== undefined && o.type !== 'int') throw badRequest(`invalid field type: ${String(o.type)} (only int is supported)`);
   const f: FrameIntField = { name: n };
   if (o.min !== undefined) f.min = int64(o.min, 'min');
@@ -119,8 +120,11 @@ export function quantum(v: unknown): string {
 /** The current field a frame maps to, given the index's default time quantum. */
 export function frameFieldOptions(input: FrameOptionsInput, indexQuantum: string): FieldOptions {
   const q = input.timeQuantum ?? indexQuantum;
-  if (q !== '') return parseFieldOptions({ type: 'time', timeQuantum: q });
-  return parseFieldOptions({ type: 'set', cacheType: input.cacheType ?? 'ranked', cacheSize: input.cacheSize ?? DEFAULT_CACHE_SIZE });
+  const cache = { cacheType: input.cacheType ?? 'ranked', cacheSize: input.cacheSize ?? DEFAULT_CACHE_SIZE };
+  // 0.x time frames kept a ranked cache (TopN works on them); 1.x time fields have none, so the
+  // cache options are set on the time field directly rather than through the 1.x option rules.
+  if (q !== '') return { ...parseFieldOptions({ type: 'time', timeQuantum: q }), ...cache };
+  return parseFieldOptions({ type: 'set', ...cache });
 }
 
 export function intFieldOptions(frame: string, f: FrameIntField): { name: string; options: FieldOptions } {

@@ -1,8 +1,9 @@
 // Legacy frame use cases (0.5–0.10): a frame is a current field (set, or time when it has a
 // time quantum) plus LegacyMetaSet metadata; its int fields are int fields `<frame>_<name>`.
 // Each use case decides all its events in one engine.write, validating before emitting.
-import { badRequest, conflict, notFound } from '../../domain/errors.js';
-import { validateName } from '../../domain/names.js';
+import { badRequest, conflict } from '../../domain/errors.js';
+import { fieldExists, fieldNotFound, frameExists, frameNotFound, indexExists, indexNotFound } from '../../domain/messages.js';
+import { isReservedField, validateName } from '../../domain/names.js';
 import { DEFAULT_COLUMN_LABEL } from '../../pql/legacy.js';
 import type { Engine } from '../../engine/engine.js';
 import type { Event } from '../../events/types.js';
@@ -27,7 +28,7 @@ export class FrameService {
     validateName(index);
     if (legacy.columnLabel !== undefined) validateLabel(legacy.columnLabel, 'columnLabel');
     return this.engine.write((h, sink) => {
-      if (h.index(index)) throw conflict('index already exists');
+      if (h.index(index)) throw indexExists();
       sink.emit({ type: 'IndexCreated', index, options });
       if (legacy.columnLabel !== undefined && legacy.columnLabel !== DEFAULT_COLUMN_LABEL) sink.emit(setColumnLabel(index, legacy.columnLabel));
       if (legacy.timeQuantum !== undefined && legacy.timeQuantum !== '') sink.emit(setIndexTimeQuantum(index, legacy.timeQuantum));
@@ -38,7 +39,7 @@ export class FrameService {
     validateName(frame);
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
-      if (idx.field(frame)) throw conflict('frame already exists');
+      if (idx.field(frame)) throw frameExists();
       for (const e of frameEvents(idx, frame, input)) sink.emit(e);
     });
   }
@@ -48,6 +49,7 @@ export class FrameService {
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
       if (!idx.field(frame)) return;
+      if (isReservedField(frame)) throw badRequest(`frame ${frame} is reserved: it belongs to the index and cannot be deleted`);
       for (const f of frameMeta(idx, frame)?.fields ?? []) {
         if (idx.field(intFieldName(frame, f))) sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, f) });
       }
@@ -73,7 +75,7 @@ export class FrameService {
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
       const field = idx.field(frame);
-      if (!field) throw notFound('frame not found');
+      if (!field) throw frameNotFound();
       const meta = frameMetaOrDefault(idx, frame);
       if (field.options.type !== 'set' && field.options.type !== 'time') throw badRequest(`frame ${frame} is a ${field.options.type} field; its time quantum cannot be set`);
       if (field.options.timeQuantum !== q) {
@@ -95,9 +97,9 @@ export class FrameService {
     const { name, options } = intFieldOptions(frame, f);
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
-      if (!idx.field(frame)) throw notFound('frame not found');
+      if (!idx.field(frame)) throw frameNotFound();
       const meta = frameMetaOrDefault(idx, frame);
-      if (meta.fields.includes(f.name) || idx.field(name)) throw conflict('field already exists');
+      if (meta.fields.includes(f.name) || idx.field(name)) throw fieldExists();
       sink.emit({ type: 'FieldCreated', index, field: name, options });
       sink.emit(setFrameMeta(index, frame, { ...meta, fields: [...meta.fields, f.name] }));
     });
@@ -106,9 +108,9 @@ export class FrameService {
   deleteFrameField(index: string, frame: string, name: string): Promise<void> {
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
-      if (!idx.field(frame)) throw notFound('frame not found');
+      if (!idx.field(frame)) throw frameNotFound();
       const meta = frameMetaOrDefault(idx, frame);
-      if (!meta.fields.includes(name)) throw notFound('field not found');
+      if (!meta.fields.includes(name)) throw fieldNotFound();
       if (idx.field(intFieldName(frame, name))) sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, name) });
       sink.emit(setFrameMeta(index, frame, { ...meta, fields: meta.fields.filter((n) => n !== name) }));
     });
@@ -117,7 +119,7 @@ export class FrameService {
   frameFields(index: string, frame: string): Promise<FrameIntFieldInfo[]> {
     return this.engine.read((h) => {
       const idx = indexOf(h, index);
-      if (!idx.field(frame)) throw notFound('frame not found');
+      if (!idx.field(frame)) throw frameNotFound();
       const out: FrameIntFieldInfo[] = [];
       for (const name of frameMetaOrDefault(idx, frame).fields) {
         const o = idx.field(intFieldName(frame, name))?.options;
@@ -146,6 +148,6 @@ export function frameEvents(idx: Index, frame: string, input: FrameOptionsInput)
 
 function indexOf(h: Holder, name: string): Index {
   const idx = h.index(name);
-  if (!idx) throw notFound('index not found');
+  if (!idx) throw indexNotFound();
   return idx;
 }

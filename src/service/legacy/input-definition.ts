@@ -1,4 +1,4 @@
-// Legacy input definitions (0.5–0.9, reference §6.5): parsed case-insensitively (the docs write
+// Legacy input definitions (0.5–0.9, docs/API.md §6.5): parsed case-insensitively (the docs write
 // `rowid`, the code `rowID`), validated with Pilosa's rules and messages, kept in canonical form
 // (that form is what GET answers and what is stored).
 import { badRequest } from '../../domain/errors.js';

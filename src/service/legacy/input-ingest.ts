@@ -1,4 +1,4 @@
-// Legacy input ingest (POST /index/{i}/input/{name}, reference §6.5): JSON records → bits per
+// Legacy input ingest (POST /index/{i}/input/{name}, docs/API.md §6.5): JSON records → bits per
 // frame through the definition's actions. Pure: the service imports the result in one write.
 import { badRequest } from '../../domain/errors.js';
 import { parseTimestamp } from '../../domain/time-quantum.js';

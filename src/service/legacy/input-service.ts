@@ -1,6 +1,7 @@
 // Legacy input-definition use cases: define (creating the listed frames in the same write),
 // read, delete, and ingest (all records of a request in one atomic import).
-import { badRequest, conflict, notFound } from '../../domain/errors.js';
+import { badRequest, notFound } from '../../domain/errors.js';
+import { indexNotFound, inputDefinitionExists, inputDefinitionNotFound } from '../../domain/messages.js';
 import { validateName } from '../../domain/names.js';
 import { LIMITS } from '../../config/limits.js';
 import type { Engine } from '../../engine/engine.js';
@@ -24,7 +25,7 @@ export class InputService {
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
       const def = parseInputDefinition(body, columnLabel(idx));
-      if (inputDefinitionJson(idx, name) !== undefined) throw conflict('input-definition already exists');
+      if (inputDefinitionJson(idx, name) !== undefined) throw inputDefinitionExists();
       const listed = new Set(def.frames.map((f) => f.name));
       for (const f of def.fields) {
         for (const a of f.actions ?? []) if (!listed.has(a.frame) && !idx.field(a.frame)) throw badRequest(`frame not found: ${a.frame}`);
@@ -75,7 +76,7 @@ export class InputService {
 
 function indexOf(h: Holder, name: string): Index {
   const idx = h.index(name);
-  if (!idx) throw notFound('index not found');
+  if (!idx) throw indexNotFound();
   return idx;
 }
 
@@ -89,6 +90,6 @@ function checkFrame(idx: Index, frame: string): void {
 
 function definitionOf(idx: Index, name: string): InputDefinition {
   const json = inputDefinitionJson(idx, name);
-  if (json === undefined) throw notFound('input-definition not found');
+  if (json === undefined) throw inputDefinitionNotFound();
   return JSON.parse(json) as InputDefinition;
 }

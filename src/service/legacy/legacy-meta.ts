@@ -15,7 +15,7 @@ const COLUMN_LABEL = 'index:columnLabel';
 /** What a legacy frame remembers beyond the field it maps to. */
 export interface FrameMeta {
   rowLabel: string;
-  /** Stored and listed only: inverse views are not maintained (legacy queries on them are refused). */
+  /** Set/Clear keep the inverse view (INVERSE_VIEW); Bitmap(frame, columnID) reads it. */
   inverseEnabled: boolean;
   cacheType: CacheType;
   cacheSize: number;
@@ -32,6 +32,11 @@ export interface FrameMeta {
  */
 export function intFieldName(frame: string, name: string): string {
   return `${frame}_${name}`;
+}
+
+/** Whether writes to the frame also keep its inverse view. */
+export function inverseEnabled(index: Index, frame: string): boolean {
+  return index.legacyMeta.has(FRAME + frame) && frameMeta(index, frame)?.inverseEnabled === true;
 }
 
 export function frameMeta(index: Index, frame: string): FrameMeta | undefined {
@@ -94,5 +99,6 @@ export function legacyNames(index: Index | undefined): LegacyNames {
     rowLabel: (frame) => (index === undefined ? DEFAULT_ROW_LABEL : (frameMeta(index, frame)?.rowLabel ?? DEFAULT_ROW_LABEL)),
     columnLabel: () => (index === undefined ? DEFAULT_COLUMN_LABEL : columnLabel(index)),
     intField: (frame, name) => (index === undefined ? intFieldName(frame, name) : resolveIntField(index, frame, name)),
+    inverseEnabled: (frame) => index !== undefined && inverseEnabled(index, frame),
   };
 }

@@ -1,15 +1,17 @@
-// Set and Clear of one column: decide the events against the current state and emit them.
+// Set and Clear of one column: decide the events against the current state and emit them, by
+// the rules of the write model (service/write-model/bits.ts) that imports follow too.
 // `changed` is exact: true only when a bit (or a value) of the field actually changed; the
 // existence bit Set records is not part of it (as in Pilosa).
-import { EXISTS_FIELD, STANDARD_VIEW, bsiViewName } from '../../domain/names.js';
+import { INVERSE_VIEW, bsiViewName } from '../../domain/names.js';
 import { offsetOf, shardOf } from '../../domain/shard.js';
-import { viewsForTimestamp } from '../../domain/time-quantum.js';
 import type { EventSink } from '../../events/types.js';
 import { resolveCol, resolveRow } from '../../executor/index.js';
 import { bsiValue } from '../../state/bsi.js';
 import type { Field } from '../../state/field.js';
 import type { Index } from '../../state/index-state.js';
+import { inverseEnabled } from '../legacy/legacy-meta.js';
 import { assert } from '../../util/assert.js';
+import { clearOtherRowsOfColumn, isExclusive, markExists, needsExists, setViews } from '../write-model/bits.js';
 import type { WritePlan } from './write-plan.js';
 
 type Plan<K extends WritePlan['kind']> = Extract<WritePlan, { kind: K }>;
@@ -23,18 +25,6 @@ function assignedCol(index: Index, p: { col: Plan<'set'>['col'] }): number {
   return col;
 }
 
-/** Whether the column still needs its bit in `_exists` (existence tracked and not yet set). */
-function needsExists(index: Index, col: number): boolean {
-  const ex = index.existence;
-  return ex !== undefined && ex.view(STANDARD_VIEW)?.fragment(shardOf(col))?.has(0, offsetOf(col)) !== true;
-}
-
-/** Sets the column's bit in `_exists` when the index tracks existence. */
-function markExists(index: Index, col: number, sink: EventSink): void {
-  if (!needsExists(index, col)) return;
-  sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard: shardOf(col), rows: [0], columns: [one(offsetOf(col))] });
-}
-
 export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolean {
   const col = assignedCol(index, p);
   const row = resolveRow(index, p.field, p.row);
@@ -43,17 +33,8 @@ export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolea
   let exists = needsExists(index, col);
   const { field } = p;
   const [shard, off] = [shardOf(col), offsetOf(col)];
-  let changed = false;
-  const type = field.options.type;
-  if (type === 'mutex' || type === 'bool') {
-    // At most one row per column: clear the column's other row first.
-    const frag = field.view(STANDARD_VIEW)?.fragment(shard);
-    const others = frag === undefined ? [] : [...frag.rows].filter(([r, bm]) => r !== row && bm.has(off)).map(([r]) => r);
-    if (others.length > 0) {
-      sink.emit({ type: 'BitsCleared', index: index.name, field: field.name, view: STANDARD_VIEW, shard, rows: others, columns: others.map(() => one(off)) });
-      changed = true;
-    }
-  }
+  // At most one row per column: clear the column's other row first.
+  let changed = isExclusive(field) && clearOtherRowsOfColumn(index.name, field, shard, off, row, sink);
   for (const view of setViews(field, p.timestamp)) {
     if (field.view(view)?.fragment(shard)?.has(row, off) === true) continue;
     sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: [row], columns: [one(off)], ...(exists ? { exists } : {}) });
@@ -61,15 +42,16 @@ export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolea
     changed = true;
   }
   if (exists) markExists(index, col, sink);
+  // The standard view alone says whether the bit changed (the inverse view mirrors it).
+  if (inverseEnabled(index, field.name)) setInverse(index, field, row, col, sink);
   return changed;
 }
 
-/** standard (unless a time field opts out) plus, with a timestamp, one view per quantum unit. */
-function setViews(field: Field, timestamp: number | undefined): string[] {
-  if (field.options.type !== 'time') return [STANDARD_VIEW];
-  const views = field.options.noStandardView ? [] : [STANDARD_VIEW];
-  if (timestamp !== undefined) views.push(...viewsForTimestamp(timestamp, field.options.timeQuantum));
-  return views;
+/** The transposed bit (column → row) in the inverse view of a 0.x inverseEnabled frame. */
+function setInverse(index: Index, field: Field, row: number, col: number, sink: EventSink): void {
+  const [shard, off] = [shardOf(row), offsetOf(row)];
+  if (field.view(INVERSE_VIEW)?.fragment(shard)?.has(col, off) === true) return;
+  sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view: INVERSE_VIEW, shard, rows: [col], columns: [one(off)] });
 }
 
 export function decideSetValue(index: Index, p: Plan<'setValue'>, sink: EventSink): boolean {
@@ -101,6 +83,12 @@ export function decideClear(index: Index, p: Plan<'clear'>, sink: EventSink): bo
   const [shard, off] = [shardOf(col), offsetOf(col)];
   let changed = false;
   for (const [name, view] of p.field.views) {
+    if (name === INVERSE_VIEW) {
+      // Transposed: the column is the row there.
+      if (view.fragment(shardOf(row))?.has(col, offsetOf(row)) !== true) continue;
+      sink.emit({ type: 'BitsCleared', index: index.name, field: p.field.name, view: name, shard: shardOf(row), rows: [col], columns: [one(offsetOf(row))] });
+      continue;
+    }
     if (view.fragment(shard)?.has(row, off) !== true) continue;
     sink.emit({ type: 'BitsCleared', index: index.name, field: p.field.name, view: name, shard, rows: [row], columns: [one(off)] });
     changed = true;

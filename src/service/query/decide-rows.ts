@@ -3,7 +3,7 @@
 import { STANDARD_VIEW } from '../../domain/names.js';
 import type { EventSink } from '../../events/types.js';
 import { type ReadContext, bitmapAt, resolveRow } from '../../executor/index.js';
-import { type Bitmap, RoaringBitmap32 } from '../../state/fragment.js';
+import { type Bitmap, RoaringBitmap32 } from '../../roaring/bitmap.js';
 import { assert } from '../../util/assert.js';
 import type { WritePlan } from './write-plan.js';
 

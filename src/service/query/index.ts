@@ -1,6 +1,6 @@
 // The query use case: one parsed PQL query against one index.
 //
-// Order (reference §3.2, with Pilosa's defects fixed): (a) index lookup; (b) the write-count
+// Order (docs/API.md §3.2, with Pilosa's defects fixed): (a) index lookup; (b) the write-count
 // limit; (c) key checks and compilation of EVERY call, which validates it completely — so a
 // request with a bad call anywhere applies nothing; (d) key assignment for the writes (one
 // KeysAssigned event per translator, IDs from its nextId; reads never assign: an unknown key
@@ -29,7 +29,7 @@ import type { Call, Query } from '../../pql/ast.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
 import { assertNever } from '../../util/assert.js';
-import { assignKeys } from './assign-keys.js';
+import { assignKeys } from './plan-keys.js';
 import { decideColumnAttrs, decideRowAttrs } from './decide-attrs.js';
 import { decideClear, decideSet, decideSetValue } from './decide-bits.js';
 import { decideClearRow, decideStore } from './decide-rows.js';

@@ -59,7 +59,7 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
       if (field.options.type !== 'set') fail(`can't Store() on a ${field.options.type} field`);
       const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) => fail(`reading Store() row: ${m}`));
       if (call.children.length !== 1) fail('Store() requires a source row');
-      return { kind: 'store', field, row, child: compileBitmap(env, call.children[0], fail) };
+      return { kind: 'store', field, row, child: compileBitmap(env, call.children[0], fail, 'Store') };
     }
     case 'SetRowAttrs': {
       const name = call.args.get('_field');
@@ -87,8 +87,9 @@ function compileSet(index: Index, call: Call): WritePlan {
   const v = call.args.get(field.name) as Value;
   if (field.options.type === 'int') {
     if (v.kind !== 'int') return fail(`reading Set() row: could not convert ${goValue(v)} of type ${goType(v)} to int64 in Call.IntArg`);
-    if (v.value < field.options.min) fail('bsigroup value too low');
-    if (v.value > field.options.max) fail('bsigroup value too high');
+    if (v.value < field.options.min || v.value > field.options.max) {
+      fail(`Set() value ${v.value} for int field ${field.name} is out of range: allowed ${field.options.min} to ${field.options.max}`);
+    }
     return { kind: 'setValue', field, col, value: v.value };
   }
   const row = rowRef(field, v, field.name, (m) => fail(`reading Set() row: ${m}`));
@@ -103,7 +104,7 @@ function compileSet(index: Index, call: Call): WritePlan {
 
 function requireField(index: Index, name: string | undefined, missing: string): Field {
   if (name === undefined) return fail(missing);
-  return index.field(name) ?? fail('field not found');
+  return index.field(name) ?? fail(`field not found: ${name}`);
 }
 
 /** The call's non-reserved arguments as an attribute update (null deletes a key). */

@@ -42,7 +42,7 @@ describe('time quantum', () => {
     expect(viewPeriod('bsig_x')).toBeUndefined();
   });
 
-  it('covers ranges with the fewest views (reference §3.6 and Pilosa time_test.go)', () => {
+  it('covers ranges with the fewest views (docs/API.md §3.6 and Pilosa time_test.go)', () => {
     expect(range('1999-12-31T00:00', '2002-01-01T03:00', 'Y')).toEqual(['1999', '2000', '2001']);
     expect(range('2000-01-01T00:00', '2002-01-01T00:00', 'Y')).toEqual(['2000', '2001']);
     expect(range('2000-11-01T00:00', '2003-03-01T00:00', 'YM')).toEqual(['200011', '200012', '2001', '2002', '200301', '200302']);

@@ -33,7 +33,7 @@ const fromHex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s.replace
 
 
 describe('encodeQueryResponse', () => {
-  it('matches the bytes observed from Pilosa 1.4 (reference §2)', () => {
+  it('matches the bytes observed from Pilosa 1.4 (docs/API.md §2)', () => {
     expect(hex(encodeQueryResponse({ results: [{ type: 'count', n: 2 }] }))).toBe('120410023004');
     expect(hex(encodeQueryResponse({ results: [{ type: 'row', columns: [1], attrs: {} }] }))).toBe('12070a030a01013001');
   });

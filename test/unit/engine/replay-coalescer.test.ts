@@ -10,7 +10,7 @@ import { decodeEvent, encodeEvent } from '../../../src/events/codec.js';
 import type { Event } from '../../../src/events/types.js';
 import { apply } from '../../../src/state/apply.js';
 import { stateDigest } from '../../../src/state/digest.js';
-import { RoaringBitmap32 } from '../../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { Holder } from '../../../src/state/holder.js';
 
 const setup: Event[] = [

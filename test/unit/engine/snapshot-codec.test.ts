@@ -11,7 +11,7 @@ import { encodeEvent } from '../../../src/events/codec.js';
 import type { Event } from '../../../src/events/types.js';
 import { apply } from '../../../src/state/apply.js';
 import { stateDigest } from '../../../src/state/digest.js';
-import { RoaringBitmap32 } from '../../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { Holder } from '../../../src/state/holder.js';
 import { stateEvents } from '../../../src/state/snapshot.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeEvent, encodeEvent } from '../../../src/events/codec.js';
 import type { Event } from '../../../src/events/types.js';
 import { defaultFieldOptions, INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
-import { RoaringBitmap32 } from '../../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { apply } from '../../../src/state/apply.js';
 import { Holder } from '../../../src/state/holder.js';
 import { SPARSE_MAX_PER_ROW } from '../../../src/events/bits-encode.js';

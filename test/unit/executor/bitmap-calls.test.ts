@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { RoaringBitmap32 } from '../../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { fixture } from './fixture.js';
 import { MemorySink, one, run } from './harness.js';
 

@@ -1,5 +1,5 @@
 // Test harness: run PQL through the real parser and runQuery, and render results in Pilosa's
-// JSON shapes (reference §3.3) so expectations read like Pilosa responses.
+// JSON shapes (docs/API.md §3.3) so expectations read like Pilosa responses.
 import { DomainError } from '../../../src/domain/errors.js';
 import type { QueryOptions, QueryResponse, QueryResult } from '../../../src/executor/result.js';
 import { parse } from '../../../src/pql/index.js';

@@ -52,8 +52,8 @@ describe('Set', () => {
 
   it('rejects int values outside the field bounds', () => {
     const s = fixture();
-    expect(error(s, 'i', 'Set(9, n=1001)')).toBe('executing: bsigroup value too high');
-    expect(error(s, 'i', 'Set(9, n=-1001)')).toBe('executing: bsigroup value too low');
+    expect(error(s, 'i', 'Set(9, n=1001)')).toBe('executing: Set() value 1001 for int field n is out of range: allowed -1000 to 1000');
+    expect(error(s, 'i', 'Set(9, n=-1001)')).toBe('executing: Set() value -1001 for int field n is out of range: allowed -1000 to 1000');
   });
 });
 
@@ -122,8 +122,8 @@ describe('requests', () => {
   it('validates every call first: a bad call anywhere applies nothing', () => {
     const s = fixture();
     const mark = s.events.length;
-    expect(error(s, 'i', 'Set(100, s=1) Set(101, n=5000)')).toBe('executing: bsigroup value too high');
-    expect(error(s, 'i', 'Set(100, s=1) Row(nope=1)')).toBe('executing: map reduce: field not found');
+    expect(error(s, 'i', 'Set(100, s=1) Set(101, n=5000)')).toMatch(/^executing: Set\(\) value 5000 for int field n is out of range/);
+    expect(error(s, 'i', 'Set(100, s=1) Row(nope=1)')).toBe('executing: map reduce: field not found: nope');
     expect(error(s, 'i', 'Set(100, s=1) Set(101, s=1, 2000-13-01T00:00)')).toBe('executing: invalid date: 2000-13-01T00:00');
     expect(s.since(mark)).toEqual([]);
     expect(one(s, 'i', 'Row(s=1)')).toEqual(row([]));

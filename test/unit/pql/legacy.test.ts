@@ -9,6 +9,7 @@ const names: LegacyNames = {
   rowLabel: (frame) => (frame === 'labelled' ? 'user' : 'rowID'),
   columnLabel: () => 'columnID',
   intField: (frame, name) => `${frame}_${name}`,
+  inverseEnabled: (frame) => frame === 'inv',
 };
 
 const rewrite = (q: string): PlainCall[] => plain(rewriteLegacy(parse(q), names));
@@ -43,6 +44,9 @@ const cases: [string, PlainCall[]][] = [
   [`Range(frame=f, row=1, start="${TS1}", end="${TS2}")`, [call('Row', { f: 1n, from: TS1, to: TS2 })]],
   [`Range(frame=f, rowID=1, start=${TS1}, end=${TS2})`, [call('Row', { f: 1n, from: TS1, to: TS2 })]],
   [`Range(row=1, start="${TS1}", end="${TS2}")`, [call('Row', { general: 1n, from: TS1, to: TS2 })]],
+  // Inverse view of an inverseEnabled frame
+  ['Bitmap(frame=inv, columnID=7)', [call('Row', { inv: 7n, _inverse: true })]],
+  ['TopN(frame=inv, n=2, inverse=true)', [call('TopN', { _field: 'inv', _inverse: true, n: 2n })]],
   // TopN
   ['TopN(frame=f, n=5)', [call('TopN', { _field: 'f', n: 5n })]],
   ['TopN(Bitmap(frame=g, row=1), frame=f, n=2)', [call('TopN', { _field: 'f', n: 2n }, [call('Row', { g: 1n })])]],
@@ -104,7 +108,7 @@ describe('legacy PQL rewrite', () => {
 
   it.each([
     ['Bitmap(frame=f)', /requires a row argument/],
-    ['Bitmap(frame=f, col=1)', /inverse views/],
+    ['Bitmap(frame=f, col=1)', /frame f has no inverse view/],
     ['Bitmap(frame=f, row=1, rowID=1)', /several row arguments: row, rowID/],
     ['Bitmap(frame=f, row=1, other=2)', /unknown argument other/],
     ['Bitmap(frame=1, row=1)', /frame must be a frame name/],
@@ -115,7 +119,7 @@ describe('legacy PQL rewrite', () => {
     ['SetFieldValue(frame=f, col=1, x="a")', /must be an integer/],
     ['SetFieldValue(frame=f, x=1)', /requires a column argument/],
     ['Range(frame=f, x=1)', /exactly one field condition/],
-    ['TopN(frame=f, inverse=true)', /inverse views/],
+    ['TopN(frame=f, inverse=true)', /frame f has no inverse view/],
     ['SetRowAttrs(frame=f, x=1)', /requires a row argument/],
     ['SetColumnAttrs(x=1)', /requires a column argument/],
   ])('%s → error', (q, message) => {

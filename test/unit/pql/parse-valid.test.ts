@@ -1,4 +1,4 @@
-// Valid PQL → expected AST, one row per form of reference §3.1/§3.4 and the legacy §6.4 calls.
+// Valid PQL → expected AST, one row per form of docs/API.md §3.1, §3.4 and §6.4 calls.
 import { describe, expect, it } from 'vitest';
 import { parse } from '../../../src/pql/index.js';
 import { call, cond, f, ordered, plain, val, type PlainCall } from './plain.js';

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bitmapFromAscending } from '../../../src/roaring/ascending-bitmap.js';
-import { RoaringBitmap32 } from '../../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 
 const SHARD = 1 << 20;
 

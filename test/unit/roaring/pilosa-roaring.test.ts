@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import roaring from 'roaring';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../../src/domain/errors.js';
-import { decodeRoaringPositions, encodePilosaRoaring, type Bitmap } from '../../../src/roaring/pilosa-roaring.js';
-import { expectBadRequest } from '../../helpers/errors.js';
+import type { Bitmap } from '../../../src/roaring/bitmap.js';
+import { decodeRoaringPositions, encodePilosaRoaring, RoaringFormatError } from '../../../src/roaring/pilosa-roaring.js';
 
 const { RoaringBitmap32 } = roaring;
 const SHARD_WIDTH = 2 ** 20;
@@ -78,10 +77,11 @@ function pilosaFile(specs: Spec[], opts: { version?: number; tail?: number[] } =
   return out;
 }
 
-/** A bad_request whose message carries the roaring decoder's prefix and matches `pattern`. */
+/** A RoaringFormatError (a 400 at the import service) with the decoder's prefix, matching `pattern`. */
 function expectRoaringError(f: () => unknown, pattern: RegExp): void {
-  expectBadRequest(f, /^unmarshaling roaring data: /);
-  expectBadRequest(f, pattern);
+  expect(f).toThrow(RoaringFormatError);
+  expect(f).toThrow(/^unmarshaling roaring data: /);
+  expect(f).toThrow(pattern);
 }
 
 const range = (a: number, b: number): number[] => Array.from({ length: b - a }, (_, i) => a + i);
@@ -89,7 +89,7 @@ const range = (a: number, b: number): number[] => Array.from({ length: b - a }, 
 describe('decodeRoaringPositions: Pilosa format', () => {
   const observed = '3c30 0000 0100 0000 a000 0000 0000 0000 0300 0100 1800 0000 0100 0100 0200';
 
-  it('decodes the fragment observed from Pilosa 1.4 (reference §5.3): row 10, columns 1..2', () => {
+  it('decodes the fragment observed from Pilosa 1.4 (docs/API.md §5.3): row 10, columns 1..2', () => {
     expect(plain(decodeRoaringPositions(fromHex(observed)))).toEqual([[10, [1, 2]]]);
   });
 
@@ -145,7 +145,7 @@ describe('decodeRoaringPositions: Pilosa format', () => {
     expectRoaringError(() => decodeRoaringPositions(pilosaFile([], { version: 1 })), /wrong roaring version/);
     expectRoaringError(() => decodeRoaringPositions(fromHex('3c30 0000 0200 0000')), /truncated in container headers/);
     for (let cut = 1; cut < ok.length; cut++) {
-      expect(() => decodeRoaringPositions(ok.subarray(0, cut)), `cut ${cut}`).toThrow(DomainError);
+      expect(() => decodeRoaringPositions(ok.subarray(0, cut)), `cut ${cut}`).toThrow(RoaringFormatError);
     }
     const badOffset = ok.slice();
     new DataView(badOffset.buffer).setUint32(20, 1000, true);
@@ -278,7 +278,7 @@ describe('decodeRoaringPositions: official portable format', () => {
     b.runOptimize();
     for (const bytes of [b.serialize('portable'), new RoaringBitmap32([1, 2, 70000]).serialize('portable')]) {
       for (let cut = 1; cut < bytes.length; cut++) {
-        expect(() => decodeRoaringPositions(bytes.subarray(0, cut)), `cut ${cut}`).toThrow(DomainError);
+        expect(() => decodeRoaringPositions(bytes.subarray(0, cut)), `cut ${cut}`).toThrow(RoaringFormatError);
       }
     }
   });

@@ -12,7 +12,8 @@ import {
   setValues,
   type BsiPredicate,
 } from '../../../src/state/bsi.js';
-import { Fragment, RoaringBitmap32 } from '../../../src/state/fragment.js';
+import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
+import { Fragment } from '../../../src/state/fragment.js';
 
 /** Pilosa's bsiBase for a field with these bounds. */
 const baseOf = (min: bigint, max: bigint): bigint => (min > 0n ? min : max < 0n ? max : 0n);

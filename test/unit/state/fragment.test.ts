@@ -1,7 +1,8 @@
 // Fragment bit deltas: bitmaps and plain offset arrays (the Set/Clear form) must have the same
 // effect, on new and existing rows, below and above the per-bit threshold; arrays are copied.
 import { describe, expect, it } from 'vitest';
-import { Fragment, RoaringBitmap32, type ColumnOffsets } from '../../../src/state/fragment.js';
+import { RoaringBitmap32, type ColumnOffsets } from '../../../src/roaring/bitmap.js';
+import { Fragment } from '../../../src/state/fragment.js';
 
 const forms = (offsets: number[]): [string, () => ColumnOffsets][] => [
   ['bitmap', () => new RoaringBitmap32(offsets)],

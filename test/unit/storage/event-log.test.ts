@@ -169,3 +169,35 @@ describe('EventLog retention', () => {
     await log.close();
   });
 });
+
+describe('EventLog commit times', () => {
+  it('stores one time per batch, maps times to sequences, keeps them across release, truncate and reopen', async () => {
+    let log = await EventLog.open(dir, opts());
+    await log.append([{ type: 1, payload: bytes('a') }], [], null); // seq 1: time unknown (an old-format record)
+    await log.append([{ type: 1, payload: bytes('b') }, { type: 1, payload: bytes('c') }], [], 1000); // 2..3
+    await log.append([{ type: 1, payload: bytes('d') }], [], 2000); // 4
+    await log.append([{ type: 1, payload: bytes('e') }, { type: 1, payload: bytes('f') }], [], 1500); // 5..6: clock went back
+    expect(await log.commitTime(1)).toBeUndefined();
+    expect([await log.commitTime(2), await log.commitTime(3), await log.commitTime(4), await log.commitTime(6)]).toEqual([1000, 1000, 2000, 2000]);
+    expect(await log.seqAtTime(999)).toBe(0);
+    expect(await log.seqAtTime(1000)).toBe(3);
+    expect(await log.seqAtTime(1999)).toBe(3);
+    expect(await log.seqAtTime(2000)).toBe(6);
+    // Release inside the 2..3 batch: record 3 keeps its time.
+    await log.releaseUpTo(2);
+    expect(await log.commitTime(3)).toBe(1000);
+    expect(await log.seqAtTime(999)).toBe(2);
+    // Truncating mid-batch keeps the batch's time; the next append gets its own.
+    await log.truncateAfter(5);
+    await log.close();
+    log = await EventLog.open(dir, opts());
+    expect(await log.commitTime(5)).toBe(2000);
+    const before = Date.now();
+    await log.append([{ type: 1, payload: bytes('g') }]);
+    expect(await log.commitTime(6)).toBeGreaterThanOrEqual(before);
+    const batches = [];
+    for await (const b of log.commitBatches(3)) batches.push(b.firstSeq);
+    expect(batches).toEqual([2, 4, 5, 6]);
+    await log.close();
+  });
+});

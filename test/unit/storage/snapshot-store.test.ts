@@ -2,6 +2,8 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SnapshotCorruptError, SnapshotStore } from '../../../src/storage/index.js';
+import { crc32c } from '../../../src/storage/checksum.js';
+import { snapshotFileName } from '../../../src/storage/snapshot-store.js';
 import { WARN, bytes, captureLogger, tempDir, text } from './helpers.js';
 
 let dir: string;
@@ -21,7 +23,7 @@ describe('SnapshotStore', () => {
     const store = await SnapshotStore.open(dir, captureLogger().logger);
     expect(await store.list()).toEqual([]);
     const w = await store.write(42, [bytes('hello '), bytes('world')]);
-    expect(w.bytes).toBe(24 + 11 + 4);
+    expect(w.bytes).toBe(32 + 11 + 4);
     async function* chunks(): AsyncIterable<Uint8Array> {
       for (let i = 0; i < 3000; i++) yield bytes(`chunk-${i};`);
       yield new Uint8Array(3 * 1024 * 1024).fill(1); // larger than the staging buffer
@@ -75,7 +77,7 @@ describe('SnapshotStore', () => {
     }
 
     it.each([
-      ['a flipped body byte', (f: Buffer) => ((f[30] ^= 1), f), /CRC32C mismatch/],
+      ['a flipped body byte', (f: Buffer) => ((f[38] ^= 1), f), /CRC32C mismatch/],
       ['a flipped CRC byte', (f: Buffer) => ((f[f.length - 1] ^= 1), f), /CRC32C mismatch/],
       ['a truncated file', (f: Buffer) => f.subarray(0, f.length - 3), /body bytes/],
       ['a file shorter than its header', (f: Buffer) => f.subarray(0, 10), /shorter than header/],
@@ -92,5 +94,27 @@ describe('SnapshotStore', () => {
       expect(err).toBeInstanceOf(SnapshotCorruptError);
       expect((err as Error).message).toMatch(/header says sequence 9, file name says 10/);
     });
+  });
+});
+
+describe('SnapshotStore commit times', () => {
+  it('records the commit time in the header, reads old BLSNAP01 files with the time unknown', async () => {
+      const store = await SnapshotStore.open(dir, captureLogger().logger);
+      await store.write(5, [Buffer.from('body five')], 1_764_000_000_123);
+      await store.write(7, [Buffer.from('body seven')]);
+      // A format-1 file: 24-byte header without the time field.
+      const v1Body = Buffer.from('old body');
+      const v1 = Buffer.alloc(24 + v1Body.length + 4);
+      v1.write('BLSNAP01', 0, 'latin1');
+      v1.writeBigUInt64LE(3n, 8);
+      v1.writeBigUInt64LE(BigInt(v1Body.length), 16);
+      v1Body.copy(v1, 24);
+      v1.writeUInt32LE(crc32c(v1Body), 24 + v1Body.length);
+      await writeFile(join(dir, 'snapshots', snapshotFileName(3)), v1);
+      const infos = await store.infos();
+      expect(infos.map((i) => [i.seq, i.timeMs])).toEqual([[7, undefined], [5, 1_764_000_000_123], [3, undefined]]);
+      expect(infos[1].bytes).toBe(32 + 9 + 4);
+      expect(Buffer.from(await store.read(3)).toString()).toBe('old body');
+      expect((await store.readFile(5)).timeMs).toBe(1_764_000_000_123);
   });
 });

@@ -6,7 +6,7 @@
 import type { EventSink } from '../../events/types.js';
 import type { Ref } from '../../executor/index.js';
 import type { Index } from '../../state/index-state.js';
-import { assignKeys as assignBulk } from '../key-assign.js';
+import { assignKeys as assignBulk } from '../write-model/keys.js';
 import type { WritePlan } from './write-plan.js';
 
 export function assignKeys(index: Index, plans: readonly WritePlan[], sink: EventSink): void {

@@ -1,0 +1,38 @@
+// What one query may spend: a deadline (--query-timeout, or the request's `timeout` argument),
+// the client still waiting (an AbortSignal the HTTP layer fires when the connection closes),
+// and how many rows, groups or pairs its result may hold (--max-result-rows).
+//
+// Why 400 for a query past its deadline: Pilosa answers every query execution error, a context
+// deadline included, with 400 {"error": …}; its clients show that message as the query's error
+// and do not retry it, which is right here too — the same query would run past its deadline
+// again. 408 would tell clients (and browsers) that the *request* was slow to arrive and invite
+// an automatic retry; 503/504 mean an outage or a proxy.
+import { badRequest } from '../domain/errors.js';
+
+export interface QueryBudget {
+  /** performance.now() after which the query is cancelled. */
+  readonly deadline: number;
+  /** The timeout it came from, for the error text. */
+  readonly timeoutMs: number;
+  /** Fired when the client is gone: nobody would read the answer. */
+  readonly signal?: AbortSignal;
+}
+
+export function queryBudget(timeoutMs: number, signal?: AbortSignal, start: number = performance.now()): QueryBudget {
+  return { deadline: timeoutMs > 0 ? start + timeoutMs : Infinity, timeoutMs, signal };
+}
+
+/** Throws when the query must stop: its deadline passed or its client went away. */
+export function checkBudget(b: QueryBudget | undefined, now: number = performance.now()): void {
+  if (b === undefined) return;
+  if (b.signal?.aborted === true) throw badRequest('executing: query cancelled: the client closed the connection');
+  if (now > b.deadline) {
+    throw badRequest(`executing: query timeout: the query ran past its deadline of ${b.timeoutMs} ms (raise it with the timeout argument or --query-timeout)`);
+  }
+}
+
+/** Rows(), GroupBy() and TopN() results larger than the bound are refused, not sent. */
+export function checkResultRows(n: number, max: number | undefined, what: string): void {
+  if (max === undefined || max <= 0 || n <= max) return;
+  throw badRequest(`executing: ${what} would return more than ${max} rows (max-result-rows); narrow it with limit= or filters`);
+}

@@ -1,0 +1,161 @@
+// Prometheus metrics for one server (GET /metrics). Hot paths pay one histogram observe per
+// request and per group commit; everything else (log, snapshot, Kafka, index sizes) is read from
+// the components' own figures when Prometheus scrapes, so an unscraped server pays nothing.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Engine } from '../engine/engine.js';
+import { type IndexFootprint, indexFootprints } from './index-footprint.js';
+
+/** What the scrape reads once the server has booted (absent while it replays). */
+/**
+ * What the metrics read of the Kafka runtime (src/kafka), described here so that metrics/ stays
+ * below kafka/ and http/ in the layers: the composition root passes the runtime itself.
+ */
+export interface KafkaFigures {
+  readonly mirror?: { readonly healthy: boolean; status(): { lagRecords: number } };
+  readonly replica?: { status(): { lagMessages: number; state: string } };
+  readonly ingests: { list(): string[]; status(name: string): { lag: number } };
+}
+
+export interface MetricsSources {
+  engine: Engine;
+  kafka: KafkaFigures;
+}
+
+export interface ReplayProgress {
+  phase: 'snapshot' | 'replay' | 'done';
+  done: number;
+  total: number;
+}
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly replay: ReplayProgress = { phase: 'snapshot', done: 0, total: 0 };
+  private sources: MetricsSources | undefined;
+  private readonly requests: Histogram<'method' | 'route' | 'status'>;
+  private readonly pql: Histogram<'call'>;
+  private readonly errors: Counter<'status'>;
+  readonly groupCommitRecords: Histogram;
+  readonly fsyncSeconds: Histogram;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Histogram({ name: 'bitledger_http_request_duration_seconds', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers });
+    this.pql = new Histogram({ name: 'bitledger_pql_request_duration_seconds', help: 'Query requests by their first PQL call', labelNames: ['call'], buckets: LATENCY_BUCKETS, registers });
+    this.errors = new Counter({ name: 'bitledger_http_errors_total', help: 'HTTP answers with status >= 400, by status', labelNames: ['status'], registers });
+    this.groupCommitRecords = new Histogram({ name: 'bitledger_group_commit_records', help: 'Records per group commit (one log append)', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096, 16384, 50000], registers });
+    this.fsyncSeconds = new Histogram({ name: 'bitledger_log_append_duration_seconds', help: 'Duration of one log append including its fsync (per the fsync policy)', buckets: LATENCY_BUCKETS, registers });
+    this.scraped(registers);
+  }
+
+  /** Called once the engine exists; scrape-time figures read from these from then on. */
+  attach(sources: MetricsSources): void {
+    this.sources = sources;
+    sources.engine.onCommit((records, ms) => {
+      this.groupCommitRecords.observe(records);
+      this.fsyncSeconds.observe(ms / 1000);
+    });
+  }
+
+  observeRequest(method: string, route: string, status: number, ms: number): void {
+    this.requests.observe({ method, route, status }, ms / 1000);
+    if (status >= 400) this.errors.inc({ status });
+  }
+
+  observePql(call: string, ms: number): void {
+    this.pql.observe({ call }, ms / 1000);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private scraped(registers: Registry[]): void {
+    const m = this;
+    const gauge = (name: string, help: string, read: (s: MetricsSources) => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          if (m.sources !== undefined) this.set(read(m.sources));
+        },
+      });
+    };
+    // Externally counted totals: re-based on each scrape from the owner's own counter.
+    const total = (name: string, help: string, read: (s: MetricsSources) => number): void => {
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          if (m.sources === undefined) return;
+          this.reset();
+          this.inc(read(m.sources));
+        },
+      });
+    };
+    new Gauge({
+      name: 'bitledger_replay_records',
+      help: 'Startup replay progress: records replayed (kind=done) of the log suffix to replay (kind=total)',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        this.set({ kind: 'done' }, m.replay.done);
+        this.set({ kind: 'total' }, m.replay.total);
+      },
+    });
+    new Gauge({ name: 'bitledger_ready', help: '1 when the server has finished its startup replay', registers, collect() { this.set(m.sources === undefined ? 0 : 1); } });
+    gauge('bitledger_log_sequence', 'Highest durable log sequence', (s) => s.engine.logFigures().durableSeq);
+    gauge('bitledger_log_first_sequence', 'Lowest retained log sequence', (s) => s.engine.logFigures().firstSeq);
+    gauge('bitledger_commit_queue_depth', 'Records applied in memory but not yet durable', (s) => { const f = s.engine.logFigures(); return f.assignedSeq - f.durableSeq; });
+    total('bitledger_log_appended_bytes_total', 'Bytes appended to the log since start', (s) => s.engine.logFigures().commits.bytes);
+    total('bitledger_log_appended_records_total', 'Records appended to the log since start', (s) => s.engine.logFigures().commits.records);
+    total('bitledger_group_commits_total', 'Log appends (group commits) since start', (s) => s.engine.logFigures().commits.batches);
+    total('bitledger_snapshots_total', 'Snapshots written since start', (s) => s.engine.snapshots.stats.count);
+    gauge('bitledger_snapshot_sequence', 'Sequence of the last snapshot written since start (0: none yet)', (s) => s.engine.snapshots.stats.lastSeq);
+    gauge('bitledger_snapshot_last_duration_seconds', 'Duration of the last snapshot', (s) => s.engine.snapshots.stats.lastMs / 1000);
+    gauge('bitledger_snapshot_last_bytes', 'Size of the last snapshot', (s) => s.engine.snapshots.stats.lastBytes);
+    gauge('bitledger_snapshot_age_seconds', 'Seconds since the last snapshot written since start (-1: none yet)', (s) => {
+      const at = s.engine.snapshots.stats.lastAt;
+      return at === 0 ? -1 : (Date.now() - at) / 1000;
+    });
+    gauge('bitledger_mirror_lag_records', 'Durable records not yet acknowledged by the Kafka mirror topic', (s) => s.kafka.mirror?.status().lagRecords ?? 0);
+    gauge('bitledger_mirror_failed', '1 when the Kafka mirror is failing (retrying)', (s) => (s.kafka.mirror !== undefined && !s.kafka.mirror.healthy ? 1 : 0));
+    gauge('bitledger_replica_lag_messages', 'Mirror-topic messages a replica has not applied yet', (s) => s.kafka.replica?.status().lagMessages ?? 0);
+    gauge('bitledger_replica_failed', '1 when this replica stopped following after an error', (s) => (s.kafka.replica?.status().state === 'failed' ? 1 : 0));
+    new Gauge({
+      name: 'bitledger_ingest_lag_records',
+      help: 'Kafka records an ingest has not consumed yet',
+      labelNames: ['ingest'],
+      registers,
+      collect() {
+        this.reset();
+        if (m.sources === undefined) return;
+        for (const n of m.sources.kafka.ingests.list()) this.set({ ingest: n }, m.sources.kafka.ingests.status(n).lag);
+      },
+    });
+    for (const [name, what, pick] of [
+      ['bitledger_index_bits', 'Bits set', (f: IndexFootprint) => f.bits],
+      ['bitledger_index_bytes', 'Serialized roaring bytes', (f: IndexFootprint) => f.bytes],
+    ] as const) {
+      new Gauge({
+        name,
+        help: `${what} per index, all fields and views (a costly walk is reused for a while)`,
+        labelNames: ['index'],
+        registers,
+        collect() {
+          this.reset();
+          if (m.sources === undefined) return;
+          for (const f of m.sources.engine.peekApplied(indexFootprints)) this.set({ index: f.index }, pick(f));
+        },
+      });
+    }
+  }
+}

@@ -1,0 +1,42 @@
+// GET /export: the standard view of one shard as `row,column` CSV lines, ascending by row then
+// column, keys instead of IDs where the field or index uses them.
+import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
+import { STANDARD_VIEW } from '../domain/names.js';
+import { SHARD_WIDTH } from '../domain/shard.js';
+import type { Engine } from '../engine/engine.js';
+import type { Holder } from '../state/holder.js';
+
+export class ExportService {
+  constructor(private readonly engine: Engine) {}
+
+  csv(index: string, field: string, shard: number): Promise<string> {
+    return this.engine.read((h) => exportCsv(h, index, field, shard));
+  }
+}
+
+function exportCsv(h: Holder, index: string, field: string, shard: number): string {
+  const idx = h.index(index);
+  if (!idx) throw indexNotFoundNamed(index);
+  const f = idx.field(field);
+  if (!f) throw fieldNotFoundNamed(field);
+  const frag = f.view(STANDARD_VIEW)?.fragment(shard);
+  if (!frag) return '';
+  const rowKeys = f.options.keys ? idx.rowKeys.get(field) : undefined;
+  const colKeys = idx.options.keys ? idx.columnKeys : undefined;
+  const base = shard * SHARD_WIDTH;
+  const lines: string[] = [];
+  for (const row of frag.rowIds()) {
+    const r = rowKeys === undefined ? String(row) : csvField(rowKeys.key(row) ?? String(row));
+    for (const off of frag.rows.get(row)!) {
+      const col = base + off;
+      lines.push(`${r},${colKeys === undefined ? col : csvField(colKeys.key(col) ?? String(col))}\n`);
+    }
+  }
+  return lines.join('');
+}
+
+/** Go's encoding/csv quoting (Pilosa writes keys with csv.Writer). */
+function csvField(s: string): string {
+  if (s === '' || !(/[",\r\n]/.test(s) || s.startsWith(' ') || s.startsWith('\t'))) return s;
+  return `"${s.replace(/"/g, '""')}"`;
+}

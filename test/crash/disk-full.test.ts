@@ -1,0 +1,122 @@
+// Disk full, on a real 64 MiB tmpfs mounted by the test (root only; CI runs as root): a server
+// process whose disk fills answers writes 507 with nothing half-applied, goes on answering
+// reads, takes writes again once space is freed, and starts again on a nearly full disk.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync, statfsSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
+import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
+
+const isRoot = process.getuid?.() === 0;
+const MIB = 1024 * 1024;
+const RESERVE = 16 * MIB; // writes answer 507 below this; the reserve file is half of it
+const BITS = 40_000; // per import, random columns of shard 0: ~80 kB of log each
+const mount = tempDir('bitledger-diskfull-');
+const dataDir = join(mount, 'data');
+const filler = join(mount, 'filler');
+let server: ChildServer | undefined;
+
+beforeAll(() => {
+  if (!isRoot) return;
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', mount]);
+  mkdirSync(dataDir);
+});
+
+afterAll(async () => {
+  await server?.kill('SIGKILL');
+  if (isRoot) execFileSync('umount', [mount]);
+  removeDir(mount);
+});
+
+const free = (): number => {
+  const s = statfsSync(mount);
+  return s.bavail * s.bsize;
+};
+
+/** Fills the file system up to `leave` bytes free. */
+function fill(leave: number): void {
+  rmSync(filler, { force: true });
+  writeFileSync(filler, Buffer.alloc(Math.max(0, free() - leave)));
+}
+
+function importBody(row: number): Buffer {
+  const cols = Array.from({ length: BITS }, () => Math.floor(Math.random() * 1_048_576));
+  return Buffer.from(encodeImportRequest({ index: 'c', field: 'f', shard: 0, rowIds: new Array<number>(BITS).fill(row), columnIds: cols }));
+}
+
+const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> => fetch(url, { method: 'POST', body, headers });
+const importRow = (url: string, row: number): Promise<Response> => post(`${url}/index/c/field/f/import`, importBody(row), { 'content-type': 'application/x-protobuf' });
+
+async function rowCounts(url: string, rows: number[]): Promise<number[]> {
+  const r = await post(`${url}/index/c/query`, rows.map((row) => `Count(Row(f=${row}))`).join('') || 'Count(Row(f=0))');
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { results: number[] }).results;
+}
+
+describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
+  it('refuses writes with 507, keeps reads, resumes when space returns, restarts on a nearly full disk', async () => {
+    const args = ['--disk-reserve-bytes', String(RESERVE), '--snapshot-every-events', '1000000'];
+    const port = await freePort();
+    server = await spawnServer(dataDir, port, args);
+    expect((await post(`${server.url}/index/c`, '')).status).toBe(200);
+    expect((await post(`${server.url}/index/c/field/f`, '')).status).toBe(200);
+
+    // 1. Fill the disk to 4 MiB above the reserve, then import until the server refuses.
+    fill(RESERVE + 4 * MIB);
+    const acked: number[] = [];
+    let refused: Response | undefined;
+    for (let row = 1; row <= 400 && refused === undefined; row++) {
+      const r = await importRow(server.url, row);
+      if (r.status === 200) acked.push(row);
+      else refused = r;
+    }
+    expect(refused?.status).toBe(507);
+    const body = (await refused!.json()) as { success: boolean; error: { message: string } };
+    expect(body.error.message).toMatch(/^disk full: [\d.]+ MiB free .* below the 16\.0 MiB kept .*writes resume once space is freed/);
+    expect(acked.length).toBeGreaterThan(10);
+    const refusedRow = acked.length + 1;
+    // A PQL write is refused the same way, and nothing of either refused write was applied.
+    const set = await post(`${server.url}/index/c/query`, `Set(1, f=${refusedRow})`);
+    expect(set.status).toBe(507);
+    expect(((await set.json()) as { error: string }).error).toMatch(/^disk full/);
+
+    // 2. Reads go on: every acknowledged import is whole, the refused row is empty.
+    const counts = await rowCounts(server.url, [...acked, refusedRow]);
+    expect(counts.slice(0, -1).every((c) => c > BITS * 0.95)).toBe(true);
+    expect(counts[counts.length - 1]).toBe(0);
+    expect((await fetch(`${server.url}/status`)).status).toBe(200);
+
+    // 3. Space returns: writes work again, without a restart.
+    unlinkSync(filler);
+    const again = await importRow(server.url, refusedRow);
+    expect(again.status).toBe(200);
+    acked.push(refusedRow);
+    const expected = await rowCounts(server.url, acked);
+
+    // 4. A crash, then the disk fills (by something else) to less than the reserve file holds:
+    // the start releases the reserve file, LevelDB replays its WAL, every write is there, and
+    // writes are refused until space is freed.
+    await server.kill('SIGKILL');
+    fill(256 * 1024);
+    server = await spawnServer(dataDir, port, args);
+    expect(server.output()).toMatch(/released the [\d.]+ MiB reserve file so that LevelDB can open/);
+    expect(await rowCounts(server.url, acked)).toEqual(expected);
+    expect((await importRow(server.url, 9999)).status).toBe(507);
+    unlinkSync(filler);
+    expect((await importRow(server.url, 9999)).status).toBe(200);
+
+    // 5. No room at all (the reserve file is gone too): the start is refused on one line, as a
+    // full disk rather than damage, and works once space is freed.
+    await server.kill('SIGKILL');
+    rmSync(join(dataDir, 'disk-reserve'), { force: true });
+    fill(0);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^bitledger: disk full: LevelDB in .* cannot open \(.*No space left.*\)\. Nothing was lost; free space/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    unlinkSync(filler);
+    server = await spawnServer(dataDir, port, args);
+    expect((await rowCounts(server.url, [9999]))[0]).toBeGreaterThan(BITS * 0.95);
+  }, 240_000);
+});

@@ -1,0 +1,95 @@
+// Access log (one line per request, capped with a per-second summary), slow-query log (PQL cut to
+// a length) and request ids in the log lines.
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { createServer, type Server } from '../../src/app.js';
+import { DEFAULTS, type Config } from '../../src/config/config.js';
+import { AccessLog } from '../../src/http/access-log.js';
+import { removeDir, tempDir } from '../helpers/server.js';
+
+interface Line {
+  msg: string;
+  [k: string]: unknown;
+}
+
+function memoryLogger(): { logger: pino.Logger; lines: Line[] } {
+  const lines: Line[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l !== '') lines.push(JSON.parse(l) as Line);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+let server: Server | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await server?.close();
+  if (dir !== undefined) removeDir(dir);
+  server = undefined;
+});
+
+async function start(overrides: Partial<Config>, logger: pino.Logger): Promise<Server> {
+  dir = tempDir();
+  server = await createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir, ...overrides }, logger, () => undefined);
+  await server.app.ready();
+  return server;
+}
+
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
+
+describe('access log', () => {
+  it('writes one line per request with method, url, status, ms, bytes and the request id', async () => {
+    const { logger, lines } = memoryLogger();
+    const s = await start({}, logger);
+    await s.app.inject({ method: 'POST', url: '/index/a', payload: '{}', headers: { 'x-request-id': 'req-1' } });
+    await s.app.inject({ method: 'GET', url: '/index/zzz' });
+    await settle();
+    const access = lines.filter((l) => l.msg === 'request');
+    expect(access).toHaveLength(2);
+    expect(access[0]).toMatchObject({ reqId: 'req-1', method: 'POST', url: '/index/a', status: 200 });
+    expect(typeof access[0].ms).toBe('number');
+    expect(access[0].bytes).toBeGreaterThan(0);
+    expect(access[1]).toMatchObject({ method: 'GET', url: '/index/zzz', status: 404 });
+  });
+
+  it('is off with --access-log-per-second 0', async () => {
+    const { logger, lines } = memoryLogger();
+    const s = await start({ accessLogPerSecond: 0 }, logger);
+    await s.app.inject({ method: 'GET', url: '/schema' });
+    await settle();
+    expect(lines.filter((l) => l.msg === 'request')).toHaveLength(0);
+  });
+
+  it('caps lines per second and summarises the rest', () => {
+    const { logger, lines } = memoryLogger();
+    const log = new AccessLog(logger, 3);
+    const e = { reqId: 'x', method: 'GET', url: '/', status: 200, ms: 1, bytes: 1 };
+    for (let i = 0; i < 10; i++) log.record(e, 1_000_000 + i);
+    log.record(e, 1_001_000); // next second: the summary of the last, then this line
+    expect(lines.filter((l) => l.msg === 'request')).toHaveLength(4);
+    const summary = lines.filter((l) => l.unlogged !== undefined);
+    expect(summary).toHaveLength(1);
+    expect(summary[0]).toMatchObject({ unlogged: 7, logged: 3 });
+  });
+});
+
+describe('slow-query log', () => {
+  it('logs queries at or over --slow-query-ms with the PQL cut to a length', async () => {
+    const { logger, lines } = memoryLogger();
+    // Every query takes more than a microsecond.
+    const s = await start({ slowQueryMs: 0.001 }, logger);
+    await s.app.inject({ method: 'POST', url: '/index/a', payload: '{}' });
+    await s.app.inject({ method: 'POST', url: '/index/a/field/f', payload: '{}' });
+    const long = `Count(Union(${Array.from({ length: 200 }, (_, i) => `Row(f=${i})`).join(', ')}))`;
+    await s.app.inject({ method: 'POST', url: '/index/a/query', payload: long, headers: { 'x-request-id': 'slow-1' } });
+    await settle();
+    const slow = lines.filter((l) => l.msg === 'slow query');
+    expect(slow).toHaveLength(1);
+    expect(slow[0]).toMatchObject({ reqId: 'slow-1', index: 'a' });
+    expect(slow[0].pql).toBe(`${long.slice(0, 500)}…`);
+  });
+});
