@@ -25,7 +25,11 @@ export async function runAccessLogCost(r: Reporter): Promise<void> {
   const servers: ChildServer[] = [];
   try {
     for (const v of variants) {
-      const s = await startChildServer({ label: `access-${servers.length}`, fsync: 'always', extraArgs: ['--log-level', 'info', ...v.args] });
+      const s = await startChildServer({
+        label: `access-${servers.length}`,
+        fsync: 'always',
+        extraArgs: ['--log-level', 'info', ...v.args],
+      });
       servers.push(s);
       const setup = new HttpClient(s.url);
       await loadSmallIndex(setup);
@@ -35,7 +39,9 @@ export async function runAccessLogCost(r: Reporter): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < servers.length; i++) {
         const http = new HttpClient(servers[i].url, 16);
-        const res = await closedLoop(16, ROUND_MS, () => http.ok('POST', '/index/q/query', COUNT_PQL, 'text/plain').then(() => undefined));
+        const res = await closedLoop(16, ROUND_MS, () =>
+          http.ok('POST', '/index/q/query', COUNT_PQL, 'text/plain').then(() => undefined),
+        );
         http.close();
         totals[i].requests += res.requests;
         totals[i].seconds += res.seconds;
@@ -43,7 +49,11 @@ export async function runAccessLogCost(r: Reporter): Promise<void> {
     }
     const rate = totals.map((t) => t.requests / t.seconds);
     variants.forEach((v, i) => r.figure(`Count(Intersect) req/s, 16 clients, access log ${v.name}`, rate[i], 'req/s'));
-    r.figure('  default access log / off', rate[1] / rate[0], '×', { op: '>=', value: 0.95, source: 'issue 13: ≤ 5% cost' });
+    r.figure('  default access log / off', rate[1] / rate[0], '×', {
+      op: '>=',
+      value: 0.95,
+      source: 'issue 13: ≤ 5% cost',
+    });
     r.figure('  a line per request / off', rate[2] / rate[0], '×');
     // The same cost without the machine's noise: one logged line, and one capped (counted) call,
     // timed in this process against /dev/null, as a share of a request's time at the "off" rate.
@@ -59,7 +69,10 @@ export async function runAccessLogCost(r: Reporter): Promise<void> {
 
 /** Microseconds per AccessLog.record() with `perSecond` lines allowed (0 < cap: all counted). */
 function lineCostUs(perSecond: number): number {
-  const log = new AccessLog(pino({ level: 'info' }, pino.destination({ fd: openSync('/dev/null', 'w'), sync: true })), Math.max(perSecond, 1));
+  const log = new AccessLog(
+    pino({ level: 'info' }, pino.destination({ fd: openSync('/dev/null', 'w'), sync: true })),
+    Math.max(perSecond, 1),
+  );
   const n = 100_000;
   const entry = { reqId: 'abc-1', method: 'POST', url: '/index/q/query', status: 200, ms: 1.234, bytes: 16 };
   // Over the cap after the first line of each second: the capped path is what is timed then.

@@ -28,7 +28,10 @@ export async function runCliImport(r: Reporter): Promise<void> {
     const out = createWriteStream(csv);
     for (const c of importChunks(SHAPE, PER_REQUEST)) {
       const e0 = now();
-      bodies.push({ shard: c.shard, body: encodeImportRequest({ index: 'b', field: 'f', shard: c.shard, rowIds: c.rowIds, columnIds: c.columnIds }) });
+      bodies.push({
+        shard: c.shard,
+        body: encodeImportRequest({ index: 'b', field: 'f', shard: c.shard, rowIds: c.rowIds, columnIds: c.columnIds }),
+      });
       encodeMs += now() - e0;
       const lines: string[] = [];
       for (let i = 0; i < c.rowIds.length; i++) lines.push(`${c.rowIds[i]},${c.columnIds[i]}\n`);
@@ -41,7 +44,15 @@ export async function runCliImport(r: Reporter): Promise<void> {
     const viaHttp = await startChildServer({ label: 'cli-import-http', fsync: 'always' });
     try {
       const t0 = now();
-      const res = await importCsv({ url: viaCli.url, index: 'b', field: 'f', files: [csv], create: true, clear: false, batchSize: PER_REQUEST });
+      const res = await importCsv({
+        url: viaCli.url,
+        index: 'b',
+        field: 'f',
+        files: [csv],
+        create: true,
+        clear: false,
+        batchSize: PER_REQUEST,
+      });
       const cliMs = now() - t0;
       r.figure('bitledger import (CSV → protobuf per shard), bits/s', res.bits / (cliMs / 1000), 'bits/s');
 
@@ -55,10 +66,19 @@ export async function runCliImport(r: Reporter): Promise<void> {
         sendMs += now() - s0;
       }
       r.figure('protobuf import over HTTP (requests only), bits/s', BITS / (sendMs / 1000), 'bits/s');
-      r.figure('protobuf import over HTTP (with client encoding), bits/s', BITS / ((sendMs + encodeMs) / 1000), 'bits/s');
+      r.figure(
+        'protobuf import over HTTP (with client encoding), bits/s',
+        BITS / ((sendMs + encodeMs) / 1000),
+        'bits/s',
+      );
       // Same state: the same bits per row on both servers (sampled rows and the total).
       const cliHttp = new HttpClient(viaCli.url);
-      for (const pql of ['Count(Row(f=0))', 'Count(Row(f=4321))', 'Count(Row(f=9999))', `Count(Union(${Array.from({ length: 100 }, (_, k) => `Row(f=${k * 100})`).join(',')}))`]) {
+      for (const pql of [
+        'Count(Row(f=0))',
+        'Count(Row(f=4321))',
+        'Count(Row(f=9999))',
+        `Count(Union(${Array.from({ length: 100 }, (_, k) => `Row(f=${k * 100})`).join(',')}))`,
+      ]) {
         const [a, b] = [(await query(cliHttp, 'b', pql)).results[0], (await query(http, 'b', pql)).results[0]];
         if (a !== b) throw new Error(`${pql}: CLI import ${String(a)}, protobuf import ${String(b)}`);
       }

@@ -45,7 +45,11 @@ export async function runDurableSet(r: Reporter): Promise<void> {
       http.close();
       requests += res.requests;
       ours.set(clients, res);
-      r.figure(`Set() req/s, ${clients} client(s), fsync always`, res.perSecond, 'req/s', { op: '>=', value: TARGET[clients], source: 'issue 2' });
+      r.figure(`Set() req/s, ${clients} client(s), fsync always`, res.perSecond, 'req/s', {
+        op: '>=',
+        value: TARGET[clients],
+        source: 'issue 2',
+      });
       r.figure(`Set() latency p50, ${clients} client(s)`, res.p50Ms, 'ms');
       r.figure(`Set() latency p99, ${clients} client(s)`, res.p99Ms, 'ms');
     }
@@ -61,7 +65,9 @@ export async function runDurableSet(r: Reporter): Promise<void> {
   // Raw: 1-record synced batches of our average record size (a Set request's group may hold two
   // records, the bit and _exists; both go down in one synced batch, so one sync per request).
   const valueBytes = Math.max(1, Math.round(log.bytes / log.records) - 9);
-  r.note(`our log: ${log.records} records, ${log.bytes} B for ${requests + 1} Set requests (${(log.records / (requests + 1)).toFixed(2)} records per request); raw records: 9 B key + ${valueBytes} B value`);
+  r.note(
+    `our log: ${log.records} records, ${log.bytes} B for ${requests + 1} Set requests (${(log.records / (requests + 1)).toFixed(2)} records per request); raw records: 9 B key + ${valueBytes} B value`,
+  );
   const dir = tempDir('raw-set');
   const db = await openRaw(dir);
   try {

@@ -53,15 +53,21 @@ interface Bodies {
 
 export async function runImport(r: Reporter): Promise<void> {
   r.begin('import', 'import over HTTP, fsync always (issue 4)');
-  r.note('data: 1% density per row, bits from column 0, ≤ 1 shard and ~1M bits per request; "random" = each request shuffled; index with default options (trackExistence on)');
-  r.note('log bytes: exact key+envelope+payload bytes read back from LevelDB after the server stopped (directory size in the notes)');
+  r.note(
+    'data: 1% density per row, bits from column 0, ≤ 1 shard and ~1M bits per request; "random" = each request shuffled; index with default options (trackExistence on)',
+  );
+  r.note(
+    'log bytes: exact key+envelope+payload bytes read back from LevelDB after the server stopped (directory size in the notes)',
+  );
   const wallByKey = new Map<string, number>();
   const only = process.env.BENCH_IMPORT_ONLY;
   for (const c of CASES) {
     if (only !== undefined && !label(c).includes(only)) continue;
     const smaller = wallByKey.get(key({ ...c, bits: c.bits / 10 }));
     if (c.bits >= 100 * M && (smaller === undefined || smaller * 10 > SKIP_OVER_MS)) {
-      r.note(`skipped ${label(c)}: the 10× smaller case took ${smaller === undefined ? '(not run)' : `${(smaller / 1000).toFixed(1)} s`}, so this one would exceed ${SKIP_OVER_MS / 1000} s`);
+      r.note(
+        `skipped ${label(c)}: the 10× smaller case took ${smaller === undefined ? '(not run)' : `${(smaller / 1000).toFixed(1)} s`}, so this one would exceed ${SKIP_OVER_MS / 1000} s`,
+      );
       continue;
     }
     const t0 = now();
@@ -71,7 +77,8 @@ export async function runImport(r: Reporter): Promise<void> {
 }
 
 const key = (c: Case): string => `${c.kind}/${c.bits}/${c.rows}/${c.order}`;
-const label = (c: Case): string => `${c.kind} ${c.bits / M}M bits, ${c.rows === 1 ? '1 row' : `${c.rows / 1000}k rows`}${c.kind === 'protobuf' ? `, ${c.order}` : ''}`;
+const label = (c: Case): string =>
+  `${c.kind} ${c.bits / M}M bits, ${c.rows === 1 ? '1 row' : `${c.rows / 1000}k rows`}${c.kind === 'protobuf' ? `, ${c.order}` : ''}`;
 
 async function runCase(r: Reporter, c: Case): Promise<void> {
   const l = label(c);
@@ -107,15 +114,22 @@ async function runCase(r: Reporter, c: Case): Promise<void> {
   const bytes = indexBytes(log, 'i');
   const fieldBytes = log.byTarget.get('i/f') ?? 0;
   const ours = enc.bits / (ingestMs / 1000);
-  const target: Target | undefined = c.kind === 'roaring' ? undefined : { op: '>=', value: c.order === 'sorted' ? 20e6 : 5e6, source: 'issue 4' };
+  const target: Target | undefined =
+    c.kind === 'roaring' ? undefined : { op: '>=', value: c.order === 'sorted' ? 20e6 : 5e6, source: 'issue 4' };
   r.figure(`${l}: durable ingest`, ours, 'bits/s', target);
   r.figure(`${l}: client encode`, enc.bits / (enc.encodeMs / 1000), 'bits/s');
   r.figure(`${l}: log bytes per bit`, bytes / enc.bits, 'B/bit', { op: '<=', value: 2.5, source: 'issue 4' });
   r.figure(`${l}: … of which field f alone`, fieldBytes / enc.bits, 'B/bit');
-  r.figure(`${l}: ingest / raw LevelDB synced writes`, rawMs / ingestMs, '×', { op: '>=', value: 0.5, source: 'issue 4' });
+  r.figure(`${l}: ingest / raw LevelDB synced writes`, rawMs / ingestMs, '×', {
+    op: '>=',
+    value: 0.5,
+    source: 'issue 4',
+  });
   r.figure(`${l}: ours / Pilosa 1.4 (1.8M bits/s)`, ours / PILOSA_14_BITS_PER_SEC, '×');
   const exists = log.byTarget.get(`i/${EXISTS_FIELD}`) ?? 0;
-  r.note(`${l}: ${requests} requests in ${(ingestMs / 1000).toFixed(2)} s; log of index i: ${log.kept.length} records, ${(bytes / MB).toFixed(1)} MB (${EXISTS_FIELD}: ${(exists / MB).toFixed(1)} MB; data dir ${(disk / MB).toFixed(1)} MB); raw: ${(rawMs / 1000).toFixed(2)} s = ${fmtRate(enc.bits / (rawMs / 1000))} bits/s`);
+  r.note(
+    `${l}: ${requests} requests in ${(ingestMs / 1000).toFixed(2)} s; log of index i: ${log.kept.length} records, ${(bytes / MB).toFixed(1)} MB (${EXISTS_FIELD}: ${(exists / MB).toFixed(1)} MB; data dir ${(disk / MB).toFixed(1)} MB); raw: ${(rawMs / 1000).toFixed(2)} s = ${fmtRate(enc.bits / (rawMs / 1000))} bits/s`,
+  );
 }
 
 let warmBodies: { proto: Uint8Array[]; roaring: Uint8Array } | undefined;
@@ -125,7 +139,13 @@ async function warmUp(http: HttpClient): Promise<void> {
   warmBodies ??= {
     proto: (['sorted', 'random'] as const).map((order) => {
       const [chunk] = importChunks({ bits: 1 << 18, rows: 100, order }, 1 << 18);
-      return encodeImportRequest({ index: 'warm', field: 'f', shard: chunk.shard, rowIds: chunk.rowIds, columnIds: chunk.columnIds });
+      return encodeImportRequest({
+        index: 'warm',
+        field: 'f',
+        shard: chunk.shard,
+        rowIds: chunk.rowIds,
+        columnIds: chunk.columnIds,
+      });
     }),
     roaring: roaringBody([...importChunks({ bits: 1 << 18, rows: 100, order: 'sorted' }, 1 << 18)][0]),
   };
@@ -143,7 +163,17 @@ function encodeAll(c: Case): Bodies {
   const out: Bodies = { shards: [], bodies: [], bits: 0, encodeMs: 0 };
   for (const chunk of importChunks(c, MAX_BITS_PER_REQUEST)) {
     const t0 = now();
-    out.bodies.push(c.kind === 'protobuf' ? encodeImportRequest({ index: 'i', field: 'f', shard: chunk.shard, rowIds: chunk.rowIds, columnIds: chunk.columnIds }) : roaringBody(chunk));
+    out.bodies.push(
+      c.kind === 'protobuf'
+        ? encodeImportRequest({
+            index: 'i',
+            field: 'f',
+            shard: chunk.shard,
+            rowIds: chunk.rowIds,
+            columnIds: chunk.columnIds,
+          })
+        : roaringBody(chunk),
+    );
     out.encodeMs += now() - t0;
     out.shards.push(chunk.shard);
     out.bits += chunk.rowIds.length;

@@ -58,7 +58,9 @@ const SHAPES: Shape[] = [
 ];
 
 async function importBench(r: Reporter, brokers: string[]): Promise<void> {
-  r.note(`data: JSON records {"id": column, "f": [${BITS_PER_RECORD} row IDs]}, ${BITS_PER_RECORD} bits each, of a set field; ${PARTITIONS} partitions; fsync always; trackExistence on`);
+  r.note(
+    `data: JSON records {"id": column, "f": [${BITS_PER_RECORD} row IDs]}, ${BITS_PER_RECORD} bits each, of a set field; ${PARTITIONS} partitions; fsync always; trackExistence on`,
+  );
   const kafka = new Kafka({ clientId: 'bitledger-bench', brokers, logLevel: logLevel.NOTHING });
   const topics = new Map<Shape, string>();
   for (const shape of SHAPES) topics.set(shape, await fillTopic(r, kafka, shape));
@@ -69,7 +71,12 @@ async function importBench(r: Reporter, brokers: string[]): Promise<void> {
     // Warm-up on another index, so no case pays for first-use costs.
     await createIndex(c, 'warm');
     await createField(c, 'warm', 'f');
-    await importProtobuf(c, 'warm', 'f', encodeImportRequest({ index: 'warm', field: 'f', rowIds: [1, 2, 3], columnIds: [1, 2, 3] }));
+    await importProtobuf(
+      c,
+      'warm',
+      'f',
+      encodeImportRequest({ index: 'warm', field: 'f', rowIds: [1, 2, 3], columnIds: [1, 2, 3] }),
+    );
 
     for (const [i, shape] of SHAPES.entries()) {
       const bits = shape.records * BITS_PER_RECORD;
@@ -81,18 +88,31 @@ async function importBench(r: Reporter, brokers: string[]): Promise<void> {
       for (const b of bodies) await importProtobuf(c, httpIndex, 'f', b);
       const httpMs = now() - h0;
       const httpRate = (bits / httpMs) * 1000;
-      r.figure(`HTTP protobuf import of the same ${bits.toLocaleString('en-US')} bits (same server)`, httpRate, 'bits/s');
-      r.note(`HTTP: ${bodies.length} requests of ≤ ${HTTP_BITS_PER_REQUEST.toLocaleString('en-US')} bits in ${httpMs.toFixed(0)} ms`);
+      r.figure(
+        `HTTP protobuf import of the same ${bits.toLocaleString('en-US')} bits (same server)`,
+        httpRate,
+        'bits/s',
+      );
+      r.note(
+        `HTTP: ${bodies.length} requests of ≤ ${HTTP_BITS_PER_REQUEST.toLocaleString('en-US')} bits in ${httpMs.toFixed(0)} ms`,
+      );
 
       const index = `k${i}`;
       await createIndex(c, index, { trackExistence: true });
       await createField(c, index, 'f');
       const k0 = now();
-      const def = { topic: topics.get(shape), index, column: { field: 'id' }, fields: [{ name: 'f', field: 'f', mapping: 'value-to-row' }] };
+      const def = {
+        topic: topics.get(shape),
+        index,
+        column: { field: 'id' },
+        fields: [{ name: 'f', field: 'f', mapping: 'value-to-row' }],
+      };
       await c.ok('POST', `/ingest/b${i}`, JSON.stringify(def));
       let firstAt = 0;
       for (;;) {
-        const st = JSON.parse((await c.ok('GET', '/status')).toString('utf8')) as { ingests?: { name: string; records: number }[] };
+        const st = JSON.parse((await c.ok('GET', '/status')).toString('utf8')) as {
+          ingests?: { name: string; records: number }[];
+        };
         const done = st.ingests?.find((g) => g.name === `b${i}`)?.records ?? 0;
         if (done > 0 && firstAt === 0) firstAt = now();
         if (done >= shape.records) break;
@@ -102,15 +122,24 @@ async function importBench(r: Reporter, brokers: string[]): Promise<void> {
       const kafkaMs = now() - k0;
       const kafkaRate = (bits / kafkaMs) * 1000;
       r.figure(`Kafka-fed import, ${shape.label}`, kafkaRate, 'bits/s');
-      r.figure(`Kafka-fed / HTTP import, ${shape.label}`, kafkaRate / httpRate, '×', shape.target ? { op: '>=', value: 0.5, source } : undefined);
-      r.note(`Kafka, ${shape.label}: ${shape.records.toLocaleString('en-US')} records, ${((shape.records / kafkaMs) * 1000).toFixed(0)} records/s; first commit ${(firstAt - k0).toFixed(0)} ms after the definition, all done in ${kafkaMs.toFixed(0)} ms`);
+      r.figure(
+        `Kafka-fed / HTTP import, ${shape.label}`,
+        kafkaRate / httpRate,
+        '×',
+        shape.target ? { op: '>=', value: 0.5, source } : undefined,
+      );
+      r.note(
+        `Kafka, ${shape.label}: ${shape.records.toLocaleString('en-US')} records, ${((shape.records / kafkaMs) * 1000).toFixed(0)} records/s; first commit ${(firstAt - k0).toFixed(0)} ms after the definition, all done in ${kafkaMs.toFixed(0)} ms`,
+      );
       // Both paths must have produced the same index.
       const probe = Array.from({ length: 5 }, (_, j) => `Count(Row(f=${j * 199}))`).join('');
       const a = JSON.stringify((await query(c, httpIndex, probe)).results);
       const b = JSON.stringify((await query(c, index, probe)).results);
       if (a !== b) throw new Error(`Kafka and HTTP imports differ: ${b} vs ${a}`);
     }
-    r.note('one record per message is bounded by the kafkajs client (fetch + decode ≈ 4–5 µs per message on this machine, before any bitledger code); arrays amortize it');
+    r.note(
+      'one record per message is bounded by the kafkajs client (fetch + decode ≈ 4–5 µs per message on this machine, before any bitledger code); arrays amortize it',
+    );
   } finally {
     c.close();
     await server.dispose();
@@ -131,7 +160,8 @@ async function fillTopic(r: Reporter, kafka: Kafka, shape: Shape): Promise<strin
   let messages: { partition: number; value: string }[] = [];
   for (let m = 0; m * shape.perMessage < shape.records; m++) {
     const recs = [];
-    for (let k = m * shape.perMessage; k < Math.min(shape.records, (m + 1) * shape.perMessage); k++) recs.push({ id: k, f: rowsOf(k) });
+    for (let k = m * shape.perMessage; k < Math.min(shape.records, (m + 1) * shape.perMessage); k++)
+      recs.push({ id: k, f: rowsOf(k) });
     messages.push({ partition: m % PARTITIONS, value: JSON.stringify(shape.perMessage === 1 ? recs[0] : recs) });
     if (messages.length * shape.perMessage >= 10_000) {
       sends.push(producer.send({ topic, messages }));
@@ -142,7 +172,9 @@ async function fillTopic(r: Reporter, kafka: Kafka, shape: Shape): Promise<strin
   if (messages.length > 0) sends.push(producer.send({ topic, messages }));
   await Promise.all(sends);
   await producer.disconnect();
-  r.note(`produced the ${shape.label} topic (${shape.records.toLocaleString('en-US')} records) in ${((now() - t0) / 1000).toFixed(1)} s (not part of any figure)`);
+  r.note(
+    `produced the ${shape.label} topic (${shape.records.toLocaleString('en-US')} records) in ${((now() - t0) / 1000).toFixed(1)} s (not part of any figure)`,
+  );
   return topic;
 }
 
@@ -181,7 +213,10 @@ async function mirrorBench(r: Reporter, brokers: string[]): Promise<void> {
   const fillDir = server.dataDir;
   const topic = `bench-mirror-${Date.now()}`;
   const t0 = now();
-  server = await startChildServer({ label: 'kafka-mirror', extraArgs: ['--kafka-brokers', brokers.join(','), '--kafka-mirror-topic', topic, '--data-dir', server.dataDir] });
+  server = await startChildServer({
+    label: 'kafka-mirror',
+    extraArgs: ['--kafka-brokers', brokers.join(','), '--kafka-mirror-topic', topic, '--data-dir', server.dataDir],
+  });
   const c2 = new HttpClient(server.url);
   try {
     let g: { ackedSeq: number; durableSeq: number; publishedRecords: number; sends: number; recordsPerSec: number };
@@ -193,7 +228,9 @@ async function mirrorBench(r: Reporter, brokers: string[]): Promise<void> {
     }
     const ms = now() - t0;
     r.figure('mirror throughput (log backlog → topic, acks=all)', g.recordsPerSec, 'records/s');
-    r.note(`mirror: ${g.durableSeq.toLocaleString('en-US')} records of ~20 bytes in ${g.sends} sends; ${ms.toFixed(0)} ms counted from the server's start (process start included)`);
+    r.note(
+      `mirror: ${g.durableSeq.toLocaleString('en-US')} records of ~20 bytes in ${g.sends} sends; ${ms.toFixed(0)} ms counted from the server's start (process start included)`,
+    );
   } finally {
     c2.close();
     await server.dispose();

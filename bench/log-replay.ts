@@ -38,10 +38,15 @@ export async function runLogReplay(r: Reporter): Promise<void> {
   const dir = tempDir('replay');
   try {
     const buildMs = await buildLog(dir);
-    const mix = VALUES_EVERY > 0 ? `1 in ${VALUES_EVERY} a ValuesSet of 4 values, the rest BitsSet of 4 bits` : 'all BitsSet of 4 bits';
+    const mix =
+      VALUES_EVERY > 0
+        ? `1 in ${VALUES_EVERY} a ValuesSet of 4 values, the rest BitsSet of 4 bits`
+        : 'all BitsSet of 4 bits';
     r.note(`log built in ${(buildMs / 1000).toFixed(1)} s (${mix}; appended unsynced)`);
     const raw = await rawScan(dir, PROBE_EVENTS); // the OS cache is warm from the build, for it and the replay
-    r.note(`log: ${raw.records.toLocaleString('en-US')} records, ${(raw.bytes / MB).toFixed(1)} MB (key + envelope + payload)`);
+    r.note(
+      `log: ${raw.records.toLocaleString('en-US')} records, ${(raw.bytes / MB).toFixed(1)} MB (key + envelope + payload)`,
+    );
     // A prefix first: a slow replay of the whole log would not fit the run's time budget.
     let run = await replay(dir, PROBE_EVENTS);
     let bytes = raw.prefixBytes;
@@ -51,7 +56,9 @@ export async function runLogReplay(r: Reporter): Promise<void> {
       bytes = raw.bytes;
       if (run.events !== raw.records) throw new Error(`replayed ${run.events} events but the log holds ${raw.records}`);
     } else {
-      r.note(`replay measured on the first ${run.events.toLocaleString('en-US')} events only: the whole log would take ~${(projectedMs / 1000).toFixed(0)} s (BENCH_REPLAY_FULL=1 replays it all)`);
+      r.note(
+        `replay measured on the first ${run.events.toLocaleString('en-US')} events only: the whole log would take ~${(projectedMs / 1000).toFixed(0)} s (BENCH_REPLAY_FULL=1 replays it all)`,
+      );
     }
     const rawRate = raw.records / (raw.ms / 1000);
     const replayRate = run.events / (run.ms / 1000);
@@ -59,7 +66,11 @@ export async function runLogReplay(r: Reporter): Promise<void> {
     r.figure('raw classic-level iteration', raw.bytes / MB / (raw.ms / 1000), 'MB/s');
     r.figure('cold replay (bootstrap, no snapshot)', replayRate, 'events/s');
     r.figure('cold replay (bootstrap, no snapshot)', bytes / MB / (run.ms / 1000), 'MB/s');
-    r.figure('replay / raw iteration throughput', replayRate / rawRate, '×', { op: '>=', value: 0.5, source: 'issue 2' });
+    r.figure('replay / raw iteration throughput', replayRate / rawRate, '×', {
+      op: '>=',
+      value: 0.5,
+      source: 'issue 2',
+    });
     await snapshotFigures(r, dir, run.holder, run.events);
   } finally {
     removeDir(dir);
@@ -103,7 +114,14 @@ async function snapshotFigures(r: Reporter, dir: string, holder: Holder, events:
   const log = await EventLog.open(dir, { fsync: 'never', logger });
   try {
     const snapshots = await SnapshotStore.open(dir, logger);
-    const engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: Infinity, snapshotEveryBytes: Infinity }, logger, fail);
+    const engine = new Engine(
+      holder,
+      log,
+      snapshots,
+      { snapshotEveryEvents: Infinity, snapshotEveryBytes: Infinity },
+      logger,
+      fail,
+    );
     const t0 = now();
     await engine.snapshot();
     const ms = now() - t0;
@@ -116,7 +134,8 @@ async function snapshotFigures(r: Reporter, dir: string, holder: Holder, events:
     const loadMs = now() - t1;
     r.figure('bootstrap from that snapshot (log events covered)', events / (loadMs / 1000), 'events/s');
     r.figure('bootstrap from that snapshot', bytes / MB / (loadMs / 1000), 'MB/s');
-    if (boot.report.replayed !== 0) throw new Error(`bootstrap after the snapshot replayed ${boot.report.replayed} events`);
+    if (boot.report.replayed !== 0)
+      throw new Error(`bootstrap after the snapshot replayed ${boot.report.replayed} events`);
   } finally {
     await log.close();
   }
@@ -158,6 +177,22 @@ function smallEvent(i: number): Event {
   const shard = i % 64;
   const base = (i * 7919) % (1 << 20);
   const cols = Uint32Array.of(base, (base + 13) & 0xfffff, (base + 1031) & 0xfffff, (base + 65537) & 0xfffff);
-  if (VALUES_EVERY > 0 && i % VALUES_EVERY === 0) return { type: 'ValuesSet', index: 'r', field: 'v', shard, columns: cols, values: BigInt64Array.of(BigInt(i % 100_000), 7n, -3n, 1000n) };
-  return { type: 'BitsSet', index: 'r', field: 'f', view: 'standard', shard, rows: [i % 100], columns: [new RoaringBitmap32(cols)] };
+  if (VALUES_EVERY > 0 && i % VALUES_EVERY === 0)
+    return {
+      type: 'ValuesSet',
+      index: 'r',
+      field: 'v',
+      shard,
+      columns: cols,
+      values: BigInt64Array.of(BigInt(i % 100_000), 7n, -3n, 1000n),
+    };
+  return {
+    type: 'BitsSet',
+    index: 'r',
+    field: 'f',
+    view: 'standard',
+    shard,
+    rows: [i % 100],
+    columns: [new RoaringBitmap32(cols)],
+  };
 }

@@ -30,10 +30,17 @@ export async function runQueryBounds(r: Reporter): Promise<void> {
 
     const heavy = new HttpClient(server.url);
     const gb = await beside(server.url, async () => {
-      const res = await heavy.send('POST', `/index/g/query?timeout=${GROUP_BY_TIMEOUT}`, 'GroupBy(Rows(a), Rows(b), Rows(c))', 'text/plain');
+      const res = await heavy.send(
+        'POST',
+        `/index/g/query?timeout=${GROUP_BY_TIMEOUT}`,
+        'GroupBy(Rows(a), Rows(b), Rows(c))',
+        'text/plain',
+      );
       return res.status === 200 ? 'finished' : `answered ${res.status}: ${res.body.toString('utf8', 0, 80)}`;
     });
-    r.note(`GroupBy(Rows(a), Rows(b), Rows(c)), 100k columns × 1,000 rows per field, timeout=${GROUP_BY_TIMEOUT}: ${gb.outcome} after ${(gb.ms / 1000).toFixed(1)} s`);
+    r.note(
+      `GroupBy(Rows(a), Rows(b), Rows(c)), 100k columns × 1,000 rows per field, timeout=${GROUP_BY_TIMEOUT}: ${gb.outcome} after ${(gb.ms / 1000).toFixed(1)} s`,
+    );
     report(r, 'GroupBy', gb);
 
     const body = importBody(IMPORT_BYTES);
@@ -42,7 +49,9 @@ export async function runQueryBounds(r: Reporter): Promise<void> {
       if (res.status !== 200) throw new Error(`import answered ${res.status}: ${res.body.toString('utf8', 0, 200)}`);
       return 'imported';
     });
-    r.note(`import of ${(body.byteLength / 1048576).toFixed(0)} MB (protobuf ImportRequest, one shard): ${(imp.ms / 1000).toFixed(2)} s`);
+    r.note(
+      `import of ${(body.byteLength / 1048576).toFixed(0)} MB (protobuf ImportRequest, one shard): ${(imp.ms / 1000).toFixed(2)} s`,
+    );
     report(r, '100 MB import', imp);
     heavy.close();
   } finally {

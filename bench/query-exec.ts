@@ -59,7 +59,8 @@ export async function runQueryExec(r: Reporter): Promise<void> {
 
 function check(resp: QueryResponse, expected: number): void {
   const res = resp.results[0];
-  if (res?.type !== 'count' || res.n !== expected) throw new Error(`executor answered ${JSON.stringify(res)}, raw andCardinality ${expected}`);
+  if (res?.type !== 'count' || res.n !== expected)
+    throw new Error(`executor answered ${JSON.stringify(res)}, raw andCardinality ${expected}`);
 }
 
 /** Indexes s1, s16, s256, each with rows 1 and 2 of field f at `density` in every shard. */
@@ -71,7 +72,15 @@ function buildHolder(density: number): Holder {
     apply(h, { type: 'IndexCreated', index, options: { keys: false, trackExistence: false } });
     apply(h, { type: 'FieldCreated', index, field: 'f', options: defaultFieldOptions('set') });
     for (let s = 0; s < shards; s++) {
-      apply(h, { type: 'BitsSet', index, field: 'f', view: 'standard', shard: s, rows: [1, 2], columns: [pool[s % POOL], pool[(s + 1 + (s % 3)) % POOL]] });
+      apply(h, {
+        type: 'BitsSet',
+        index,
+        field: 'f',
+        view: 'standard',
+        shard: s,
+        rows: [1, 2],
+        columns: [pool[s % POOL], pool[(s + 1 + (s % 3)) % POOL]],
+      });
     }
   }
   return h;

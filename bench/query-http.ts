@@ -48,9 +48,15 @@ export async function runQueryHttp(r: Reporter): Promise<void> {
 async function countLoad(r: Reporter, url: string): Promise<void> {
   const http = new HttpClient(url, 16);
   expectAnswer(COUNT_PQL, await query(http, 'q', COUNT_PQL));
-  const res = await closedLoop(16, LOAD_MS, () => http.ok('POST', '/index/q/query', COUNT_PQL, 'text/plain').then(() => undefined));
+  const res = await closedLoop(16, LOAD_MS, () =>
+    http.ok('POST', '/index/q/query', COUNT_PQL, 'text/plain').then(() => undefined),
+  );
   http.close();
-  r.figure('Count(Intersect(Row,Row)) req/s, 16 clients, 16 shards 10%', res.perSecond, 'req/s', { op: '>=', value: 5 * PILOSA_14.reqPerSec, source: 'issue 3: 5× Pilosa 1.4' });
+  r.figure('Count(Intersect(Row,Row)) req/s, 16 clients, 16 shards 10%', res.perSecond, 'req/s', {
+    op: '>=',
+    value: 5 * PILOSA_14.reqPerSec,
+    source: 'issue 3: 5× Pilosa 1.4',
+  });
   r.figure('  … / Pilosa 1.4 (367 req/s)', res.perSecond / PILOSA_14.reqPerSec, '×');
   r.figure('  … latency p50 (Pilosa 1.4: 2.45 ms)', res.p50Ms, 'ms');
   r.figure('  … latency p99', res.p99Ms, 'ms');
@@ -59,7 +65,9 @@ async function countLoad(r: Reporter, url: string): Promise<void> {
 async function latency(url: string, index: string, pql: string, ms = LATENCY_MS): Promise<LoadResult> {
   const http = new HttpClient(url, 1);
   expectAnswer(pql, await query(http, index, pql));
-  const res = await closedLoop(1, ms, () => http.ok('POST', `/index/${index}/query`, pql, 'text/plain').then(() => undefined));
+  const res = await closedLoop(1, ms, () =>
+    http.ok('POST', `/index/${index}/query`, pql, 'text/plain').then(() => undefined),
+  );
   http.close();
   return res;
 }
@@ -90,7 +98,12 @@ async function smallDuringBig(r: Reporter, url: string): Promise<void> {
 /** A timed query must answer something real (a positive count, a non-empty list, a sum). */
 function expectAnswer(pql: string, res: QueryJson): void {
   const v = res.results[0];
-  const ok = typeof v === 'number' ? v > 0 : Array.isArray(v) ? v.length > 0 : typeof v === 'object' && v !== null && 'value' in v;
+  const ok =
+    typeof v === 'number'
+      ? v > 0
+      : Array.isArray(v)
+        ? v.length > 0
+        : typeof v === 'object' && v !== null && 'value' in v;
   if (!ok) throw new Error(`${pql} answered ${JSON.stringify(res).slice(0, 200)}`);
 }
 
@@ -102,16 +115,34 @@ export async function loadSmallIndex(c: HttpClient): Promise<void> {
   await createField(c, 'q', 'g');
   await createField(c, 'q', 'v', { type: 'int', min: 0, max: 1_000_000 });
   const f = bitmapPool(0.1, 4);
-  const t = new Map<number, Bitmap>(Array.from({ length: 50 }, (_, k) => [k, randomBitmap(0.002 * (k + 1))] as [number, Bitmap]));
+  const t = new Map<number, Bitmap>(
+    Array.from({ length: 50 }, (_, k) => [k, randomBitmap(0.002 * (k + 1))] as [number, Bitmap]),
+  );
   const g = new Map<number, Bitmap>(Array.from({ length: 10 }, (_, k) => [k, randomBitmap(0.05)] as [number, Bitmap]));
   for (let s = 0; s < 16; s++) {
-    await importRoaring(c, 'q', 'f', s, roaringBody(new Map([[1, f[s % 4]], [2, f[(s + 1) % 4]]])));
+    await importRoaring(
+      c,
+      'q',
+      'f',
+      s,
+      roaringBody(
+        new Map([
+          [1, f[s % 4]],
+          [2, f[(s + 1) % 4]],
+        ]),
+      ),
+    );
     await importRoaring(c, 'q', 't', s, roaringBody(t));
     await importRoaring(c, 'q', 'g', s, roaringBody(g));
     const cols = f[(s + 2) % 4].toUint32Array();
     const columnIds = Float64Array.from(cols, (o) => s * SHARD_WIDTH + o);
     const values = BigInt64Array.from(cols, (o) => BigInt((o * 7919) % 1_000_000));
-    await importProtobuf(c, 'q', 'v', encodeImportValueRequest({ index: 'q', field: 'v', shard: s, columnIds, values }));
+    await importProtobuf(
+      c,
+      'q',
+      'v',
+      encodeImportValueRequest({ index: 'q', field: 'v', shard: s, columnIds, values }),
+    );
   }
 }
 
@@ -120,7 +151,14 @@ async function loadBigIndex(c: HttpClient): Promise<void> {
   await createIndex(c, 'big');
   await createField(c, 'big', 'f');
   const pool = bitmapPool(0.5, 4);
-  const bodies = pool.map((b, k) => roaringBody(new Map([[1, b], [2, pool[(k + 1) % 4]]])));
+  const bodies = pool.map((b, k) =>
+    roaringBody(
+      new Map([
+        [1, b],
+        [2, pool[(k + 1) % 4]],
+      ]),
+    ),
+  );
   for (let s = 0; s < 256; s++) await importRoaring(c, 'big', 'f', s, bodies[s % 4]);
 }
 

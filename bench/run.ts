@@ -31,8 +31,13 @@ async function main(filters: string[]): Promise<number> {
     return 2;
   }
   const r = new Reporter();
-  const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ');
-  console.log(`bitledger bench: ${chosen.map((b) => b.name).join(', ')}; node ${process.version}, ${cpus().length} cores, load average ${load()}`);
+  const load = (): string =>
+    loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ');
+  console.log(
+    `bitledger bench: ${chosen.map((b) => b.name).join(', ')}; node ${process.version}, ${cpus().length} cores, load average ${load()}`,
+  );
   const started = performance.now();
   let failed = 0;
   for (const b of chosen) {
@@ -46,7 +51,9 @@ async function main(filters: string[]): Promise<number> {
     console.log(`  (${b.name}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
   r.summary();
-  console.log(`\n  total ${((performance.now() - started) / 1000).toFixed(0)} s; load average now ${load()} (other work on this machine skews figures)`);
+  console.log(
+    `\n  total ${((performance.now() - started) / 1000).toFixed(0)} s; load average now ${load()} (other work on this machine skews figures)`,
+  );
   if (failed > 0) console.log(`  ${failed} benchmark(s) failed: see the notes above`);
   return failed > 0 ? 1 : 0;
 }

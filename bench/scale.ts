@@ -122,7 +122,11 @@ function rawRead(dir: string): { ms: number; bytes: number } {
 async function restart(dataDir: string): Promise<{ ms: number; loadMs: number; rss: number }> {
   const port = await freePort();
   const t0 = now();
-  const proc = spawn(process.execPath, ['dist/src/main.js', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'info'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    ['dist/src/main.js', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'info'],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -149,7 +153,12 @@ async function restart(dataDir: string): Promise<{ ms: number; loadMs: number; r
   }
 }
 
-async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base: { ms: number; rss: number }): Promise<void> {
+async function runShape(
+  r: ShapeReporter,
+  shape: Shape,
+  totalBits: number,
+  base: { ms: number; rss: number },
+): Promise<void> {
   const baseRestartMs = base.ms;
   const dataDir = tempDir(`scale-${shape}`);
   const logger = pino({ level: 'warn' }, pino.destination(2)); // stdout carries the figures
@@ -157,9 +166,20 @@ async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base:
   let server: Awaited<ReturnType<typeof createServer>> | undefined;
   try {
     // Snapshots only when asked: the import's own figure should not include one.
-    server = await createServer({ ...DEFAULTS, dataDir, bind: '127.0.0.1:0', logLevel: 'warn', snapshotEveryEvents: 1e12, snapshotEveryBytes: 1e15 }, logger, (err) => {
-      throw err;
-    });
+    server = await createServer(
+      {
+        ...DEFAULTS,
+        dataDir,
+        bind: '127.0.0.1:0',
+        logLevel: 'warn',
+        snapshotEveryEvents: 1e12,
+        snapshotEveryBytes: 1e15,
+      },
+      logger,
+      (err) => {
+        throw err;
+      },
+    );
     const port = await server.listen();
     const http = new HttpClient(`http://127.0.0.1:${port}`);
     await createIndex(http, 'i');
@@ -182,10 +202,22 @@ async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base:
     const held = server.engine.peekApplied(heldBitmaps);
     const label = `${shape} ${(totalBits / 1e6).toFixed(0)}M`;
     r.figure(`${label}: import`, totalBits / (ingestMs / 1000), 'bits/s');
-    r.figure(`${label}: resident per bit`, (rss1 - rss0) / held.bits, 'B/bit', shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined);
+    r.figure(
+      `${label}: resident per bit`,
+      (rss1 - rss0) / held.bits,
+      'B/bit',
+      shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined,
+    );
     r.figure(`${label}: serialized per bit`, held.serialized / held.bits, 'B/bit');
-    r.figure(`${label}: resident / serialized`, (rss1 - rss0) / held.serialized, '×', shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined);
-    r.note(`${label}: ${held.bits} bits in field f, ${held.rows} rows (incl. _exists); RSS +${((rss1 - rss0) / MB).toFixed(1)} MB (file pages +${((file1 - file0) / MB).toFixed(1)} MB), V8 heap +${((heap1 - heap0) / MB).toFixed(1)} MB (reserved +${((mem1.heapTotal - mem0.heapTotal) / MB).toFixed(1)} MB), array buffers +${((mem1.arrayBuffers - mem0.arrayBuffers) / MB).toFixed(1)} MB, serialized ${(held.serialized / MB).toFixed(1)} MB`);
+    r.figure(
+      `${label}: resident / serialized`,
+      (rss1 - rss0) / held.serialized,
+      '×',
+      shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined,
+    );
+    r.note(
+      `${label}: ${held.bits} bits in field f, ${held.rows} rows (incl. _exists); RSS +${((rss1 - rss0) / MB).toFixed(1)} MB (file pages +${((file1 - file0) / MB).toFixed(1)} MB), V8 heap +${((heap1 - heap0) / MB).toFixed(1)} MB (reserved +${((mem1.heapTotal - mem0.heapTotal) / MB).toFixed(1)} MB), array buffers +${((mem1.arrayBuffers - mem0.arrayBuffers) / MB).toFixed(1)} MB, serialized ${(held.serialized / MB).toFixed(1)} MB`,
+    );
 
     await http.ok('POST', '/recalculate-caches');
     for (const [name, pql] of [
@@ -213,19 +245,41 @@ async function runShape(r: ShapeReporter, shape: Shape, totalBits: number, base:
     // The same data directory loaded again in this process, where a GC can settle the figure
     // (the restarted process below cannot be made to collect the file buffer it read).
     const rssBefore = await settledRss();
-    const reloaded = await createServer({ ...DEFAULTS, dataDir, bind: '127.0.0.1:0', logLevel: 'warn' }, logger, (err) => {
-      throw err;
-    });
+    const reloaded = await createServer(
+      { ...DEFAULTS, dataDir, bind: '127.0.0.1:0', logLevel: 'warn' },
+      logger,
+      (err) => {
+        throw err;
+      },
+    );
     const rssReloaded = await settledRss();
     const reheld = reloaded.engine.peekApplied(heldBitmaps);
     await reloaded.close();
-    r.figure(`${label}: resident per bit after a reload`, (rssReloaded - rssBefore) / reheld.bits, 'B/bit', shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined);
-    r.figure(`${label}: … / serialized`, (rssReloaded - rssBefore) / reheld.serialized, '×', shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined);
+    r.figure(
+      `${label}: resident per bit after a reload`,
+      (rssReloaded - rssBefore) / reheld.bits,
+      'B/bit',
+      shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined,
+    );
+    r.figure(
+      `${label}: … / serialized`,
+      (rssReloaded - rssBefore) / reheld.serialized,
+      '×',
+      shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined,
+    );
 
     const raw = rawRead(dataDir);
     const re = await restart(dataDir);
-    r.figure(`${label}: restart until /status answers`, re.ms / 1000, 's', { op: '<=', value: totalBits > 100e6 ? 5 : 0.5, source: 'issue 16' });
-    r.figure(`${label}: restart / raw read of the data dir`, re.ms / raw.ms, '×', { op: '<=', value: 10, source: 'issue 16' });
+    r.figure(`${label}: restart until /status answers`, re.ms / 1000, 's', {
+      op: '<=',
+      value: totalBits > 100e6 ? 5 : 0.5,
+      source: 'issue 16',
+    });
+    r.figure(`${label}: restart / raw read of the data dir`, re.ms / raw.ms, '×', {
+      op: '<=',
+      value: 10,
+      source: 'issue 16',
+    });
     r.figure(`${label}: (restart − empty restart) / raw read`, (re.ms - baseRestartMs) / raw.ms, '×');
     r.figure(`${label}: resident per bit after restart (no GC)`, (re.rss - base.rss) / held.bits, 'B/bit');
     r.note(
@@ -242,7 +296,9 @@ export async function runScale(r: Reporter): Promise<void> {
   const totalBits = Number(process.env.BENCH_SCALE_BITS ?? 64e6);
   const only = process.env.BENCH_SCALE_ONLY;
   r.begin('scale', `scale on one node: ${(totalBits / 1e6).toFixed(0)}M bits (issue 16)`);
-  r.note('server in a fresh process per shape, with the data generator (GC forced before RSS is read); restarts are new processes on the same data dir; fsync always; index with default options (trackExistence on)');
+  r.note(
+    'server in a fresh process per shape, with the data generator (GC forced before RSS is read); restarts are new processes on the same data dir; fsync always; index with default options (trackExistence on)',
+  );
   const empty = tempDir('scale-empty');
   let base: { ms: number; rss: number };
   try {
@@ -259,7 +315,20 @@ export async function runScale(r: Reporter): Promise<void> {
  * next one's bitmaps and hide them from the RSS delta. The child prints its figures as JSON lines.
  */
 async function inChild(r: Reporter, shape: Shape, totalBits: number, base: { ms: number; rss: number }): Promise<void> {
-  const proc = spawn(process.execPath, [...(process.env.BENCH_SCALE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''), '--expose-gc', fileURLToPath(import.meta.url), 'shape', shape, String(totalBits), String(base.ms), String(base.rss)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_SCALE_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
+      '--expose-gc',
+      fileURLToPath(import.meta.url),
+      'shape',
+      shape,
+      String(totalBits),
+      String(base.ms),
+      String(base.rss),
+    ],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let buf = '';
   proc.stdout.on('data', (d: Buffer) => {
     buf += d.toString();
@@ -280,7 +349,8 @@ async function inChild(r: Reporter, shape: Shape, totalBits: number, base: { ms:
 
 /** The child's reporter: figures and notes go to the parent as JSON lines. */
 const lineReporter: ShapeReporter = {
-  figure: (...f: Parameters<Reporter['figure']>): void => void process.stdout.write(JSON.stringify({ figure: f }) + '\n'),
+  figure: (...f: Parameters<Reporter['figure']>): void =>
+    void process.stdout.write(JSON.stringify({ figure: f }) + '\n'),
   note: (note: string): void => void process.stdout.write(JSON.stringify({ note }) + '\n'),
 };
 

@@ -21,7 +21,10 @@ function walk(dir, out = []) {
 // A path as the docs write it: starts at a top-level directory of the repository.
 const PATH = /(?<![\w./-])((?:src|test|bench|docs|migrations|ops|proto|scripts|\.ci)\/[\w./-]*[\w/])/g;
 
-const docs = [join(root, 'README.md'), ...(existsSync(join(root, 'docs')) ? walk(join(root, 'docs')).filter((f) => f.endsWith('.md')) : [])];
+const docs = [
+  join(root, 'README.md'),
+  ...(existsSync(join(root, 'docs')) ? walk(join(root, 'docs')).filter((f) => f.endsWith('.md')) : []),
+];
 for (const file of docs) {
   const text = readFileSync(file, 'utf8');
   for (const m of text.matchAll(PATH)) {
@@ -43,7 +46,8 @@ for (const dir of ['src', 'test', 'bench', 'migrations']) {
     }
     const lines = text.split('\n');
     lines.forEach((line, i) => {
-      if (FOREIGN.test(line)) problems.push(`${relative(root, file)}:${i + 1} cites a document outside the repository: ${line.trim()}`);
+      if (FOREIGN.test(line))
+        problems.push(`${relative(root, file)}:${i + 1} cites a document outside the repository: ${line.trim()}`);
     });
   }
 }

@@ -2,7 +2,12 @@
 // configured). createServer() returns a booted handle that a test listens with and closes;
 // launchServer() (the process entry) listens first and boots behind the socket, so /health,
 // /ready, /status and /metrics answer while a long replay runs.
-import { type Server as HttpServer, createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  type Server as HttpServer,
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
@@ -46,14 +51,24 @@ export interface BootOptions {
   onReplayProgress?: ReplayProgressListener;
 }
 
-export async function createServer(cfg: Config, logger: Logger, onFatal: (err: Error) => void, opts: BootOptions = {}): Promise<Server> {
+export async function createServer(
+  cfg: Config,
+  logger: Logger,
+  onFatal: (err: Error) => void,
+  opts: BootOptions = {},
+): Promise<Server> {
   // Bad TLS or token files stop the start before anything is opened.
   const security = httpSecurity(cfg, parseBind(cfg.bind).host);
   const metrics = opts.metrics ?? new ServerMetrics();
   await ensureDataDir(cfg.dataDir);
   await releaseReserveIfShort(cfg.dataDir, cfg.diskReserveBytes, logger);
   // The log's LevelDB handle is the data directory lock: take it before anything else writes.
-  const log = await EventLog.open(cfg.dataDir, { fsync: cfg.fsync, fsyncIntervalMs: cfg.fsyncIntervalMs, logger, acceptDataLoss: cfg.acceptDataLoss });
+  const log = await EventLog.open(cfg.dataDir, {
+    fsync: cfg.fsync,
+    fsyncIntervalMs: cfg.fsyncIntervalMs,
+    logger,
+    acceptDataLoss: cfg.acceptDataLoss,
+  });
   let engine: Engine | undefined;
   let kafka: KafkaRuntime;
   let id: string;
@@ -69,8 +84,27 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
     const readOnly = cfg.replicaOf !== '' ? { readOnlyReason: replicaReadOnlyReason(cfg.replicaOf) } : {};
     await keepReserve(cfg.dataDir, cfg.diskReserveBytes, logger);
     const diskSpace = await DiskSpace.open(cfg.dataDir, cfg.diskReserveBytes);
-    engine = new Engine(holder, log, snapshots, { snapshotEveryEvents: cfg.snapshotEveryEvents, snapshotEveryBytes: cfg.snapshotEveryBytes, history: { ms: cfg.historyRetention, bytes: cfg.historyRetentionBytes }, ...readOnly, diskSpace }, logger, onFatal);
-    const kafkaCfg = { brokers: cfg.kafkaBrokers, mirrorTopic: cfg.kafkaMirrorTopic, replicaOf: cfg.replicaOf, mirrorAck: cfg.kafkaMirrorAck, mirrorAckTimeoutMs: cfg.kafkaMirrorAckTimeout };
+    engine = new Engine(
+      holder,
+      log,
+      snapshots,
+      {
+        snapshotEveryEvents: cfg.snapshotEveryEvents,
+        snapshotEveryBytes: cfg.snapshotEveryBytes,
+        history: { ms: cfg.historyRetention, bytes: cfg.historyRetentionBytes },
+        ...readOnly,
+        diskSpace,
+      },
+      logger,
+      onFatal,
+    );
+    const kafkaCfg = {
+      brokers: cfg.kafkaBrokers,
+      mirrorTopic: cfg.kafkaMirrorTopic,
+      replicaOf: cfg.replicaOf,
+      mirrorAck: cfg.kafkaMirrorAck,
+      mirrorAckTimeoutMs: cfg.kafkaMirrorAckTimeout,
+    };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
   } catch (err) {
     await log.close();
@@ -87,10 +121,27 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
   // /status keeps Pilosa's shape; a node that is not ready says so (DEGRADED with the reason).
   const statusExtras = (): Record<string, unknown> => {
     const r = ready();
-    return { ...kafka.statusExtras(), ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }) };
+    return {
+      ...kafka.statusExtras(),
+      ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }),
+    };
   };
   const app = buildHttpApp(
-    { engine: eng, schema: new SchemaService(eng), query: new QueryService(eng, { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows }, cfg.legacyRelease), imports: new ImportService(eng), node, version: VERSION, recalculateCaches: recalc, statusExtras, legacyRelease: cfg.legacyRelease },
+    {
+      engine: eng,
+      schema: new SchemaService(eng),
+      query: new QueryService(
+        eng,
+        { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows },
+        cfg.legacyRelease,
+      ),
+      imports: new ImportService(eng),
+      node,
+      version: VERSION,
+      recalculateCaches: recalc,
+      statusExtras,
+      legacyRelease: cfg.legacyRelease,
+    },
     logger,
     onFatal,
     cfg.maxBodyBytes,
@@ -114,7 +165,15 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
       await app.listen({ host: bind.host, port: bind.port });
       const addr = app.server.address();
       if (addr !== null && typeof addr === 'object') port = addr.port;
-      logger.info({ bind: `${scheme}://${bind.host}:${port}`, auth: cfg.authTokenFile !== '', dataDir: cfg.dataDir, fsync: cfg.fsync }, 'bitledger listening');
+      logger.info(
+        {
+          bind: `${scheme}://${bind.host}:${port}`,
+          auth: cfg.authTokenFile !== '',
+          dataDir: cfg.dataDir,
+          fsync: cfg.fsync,
+        },
+        'bitledger listening',
+      );
       return port;
     },
     async close() {
@@ -133,10 +192,15 @@ export async function createServer(cfg: Config, logger: Logger, onFatal: (err: E
 
 /** TLS files and the request checks from the settings (README "Securing bitledger"). */
 function httpSecurity(cfg: Config, bindHost: string): HttpSecurity {
-  if ((cfg.tlsCertificate === '') !== (cfg.tlsKey === '')) throw new ConfigError('tls-certificate and tls-key go together: set both or neither');
-  const https = cfg.tlsCertificate === '' ? undefined : { cert: readFileSync(cfg.tlsCertificate), key: readFileSync(cfg.tlsKey) };
+  if ((cfg.tlsCertificate === '') !== (cfg.tlsKey === ''))
+    throw new ConfigError('tls-certificate and tls-key go together: set both or neither');
+  const https =
+    cfg.tlsCertificate === '' ? undefined : { cert: readFileSync(cfg.tlsCertificate), key: readFileSync(cfg.tlsKey) };
   const tokens = cfg.authTokenFile === '' ? undefined : readTokenFile(cfg.authTokenFile);
-  return { https, checks: { bindHost, scheme: https === undefined ? 'http' : 'https', allowedOrigins: cfg.allowedOrigins, tokens } };
+  return {
+    https,
+    checks: { bindHost, scheme: https === undefined ? 'http' : 'https', allowedOrigins: cfg.allowedOrigins, tokens },
+  };
 }
 
 export interface Launch {
@@ -146,17 +210,28 @@ export interface Launch {
 }
 
 /** Listens on cfg.bind first, then boots behind the socket (answering "starting" meanwhile). */
-export async function launchServer(cfg: Config, logger: Logger, onFatal: (err: Error) => void, opts: Pick<BootOptions, 'onReplayProgress'> = {}): Promise<Launch> {
+export async function launchServer(
+  cfg: Config,
+  logger: Logger,
+  onFatal: (err: Error) => void,
+  opts: Pick<BootOptions, 'onReplayProgress'> = {},
+): Promise<Launch> {
   const metrics = new ServerMetrics();
   const bind = parseBind(cfg.bind);
   // Bad TLS or token files stop the start before the port is taken.
   const { https } = httpSecurity(cfg, bind.host);
   let handler: (req: IncomingMessage, res: ServerResponse) => void = startupHandler(metrics);
-  const http = https === undefined ? createHttpServer((req, res) => handler(req, res)) : createHttpsServer(https, (req, res) => handler(req, res));
+  const http =
+    https === undefined
+      ? createHttpServer((req, res) => handler(req, res))
+      : createHttpsServer(https, (req, res) => handler(req, res));
   // Keep-alive clients must not be cut off between bench iterations (as fastify's own server).
   http.keepAliveTimeout = 65_000;
   const port = await listenOn(http, bind.host, bind.port);
-  logger.info({ bind: `${bind.host}:${port}`, dataDir: cfg.dataDir, fsync: cfg.fsync }, 'bitledger listening (starting: replaying the log)');
+  logger.info(
+    { bind: `${bind.host}:${port}`, dataDir: cfg.dataDir, fsync: cfg.fsync },
+    'bitledger listening (starting: replaying the log)',
+  );
   const booted = createServer(cfg, logger, onFatal, { ...opts, metrics, listening: { http, port } }).then(
     async (server) => {
       await server.app.ready();
@@ -176,7 +251,14 @@ export async function launchServer(cfg: Config, logger: Logger, onFatal: (err: E
 function listenOn(http: HttpServer | HttpsServer, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
-      const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EADDRNOTAVAIL' ? 'address not available on this host' : err.message;
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'address already in use'
+          : err.code === 'EACCES'
+            ? 'permission denied'
+            : err.code === 'EADDRNOTAVAIL'
+              ? 'address not available on this host'
+              : err.message;
       reject(new ConfigError(`cannot listen on ${host}:${port}: ${why}`));
     };
     http.once('error', onError);

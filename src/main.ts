@@ -12,7 +12,16 @@ import { StartupError } from './engine/bootstrap.js';
 import { HistoryRangeError } from './engine/history.js';
 import { LogVerifyError } from './cli/log.js';
 import { UsageError } from './cli/args.js';
-import { DataDirInUseError, DiskFullError, FormatTooNewError, LevelDbCorruptError, LogCorruptionError, LogRangeError, SnapshotCorruptError, WalCorruptError } from './storage/errors.js';
+import {
+  DataDirInUseError,
+  DiskFullError,
+  FormatTooNewError,
+  LevelDbCorruptError,
+  LogCorruptionError,
+  LogRangeError,
+  SnapshotCorruptError,
+  WalCorruptError,
+} from './storage/errors.js';
 
 async function main(argv: string[]): Promise<void> {
   const out = (line: string): void => void process.stdout.write(line + '\n');
@@ -20,7 +29,10 @@ async function main(argv: string[]): Promise<void> {
   const named = argv[0] !== undefined && !argv[0].startsWith('-');
   const name = named ? argv[0] : 'server';
   const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) throw new ConfigError(`unknown command ${name} (expected: ${COMMANDS.map((c) => c.name).join(', ')}; bitledger --help)`);
+  if (command === undefined)
+    throw new ConfigError(
+      `unknown command ${name} (expected: ${COMMANDS.map((c) => c.name).join(', ')}; bitledger --help)`,
+    );
   if (command.raw !== undefined) {
     // History commands parse their own arguments; their logger writes to stderr, since stdout
     // carries the command's output.
@@ -29,12 +41,29 @@ async function main(argv: string[]): Promise<void> {
   }
   const line = parseCommandLine(command, named ? argv.slice(1) : argv);
   if (line.help) return out(command.name === 'server' && !named ? generalHelp(COMMANDS) : commandHelp(command));
-  const cfg = loadConfig(line.settingArgs, command.settings ? process.env : {}, (w) => process.stderr.write(`bitledger: warning: ${w}\n`));
+  const cfg = loadConfig(line.settingArgs, command.settings ? process.env : {}, (w) =>
+    process.stderr.write(`bitledger: warning: ${w}\n`),
+  );
   const logger = pino({ level: cfg.logLevel, base: { svc: 'bitledger' } });
   await command.run({ line, cfg, logger, out });
 }
 
-const EXPECTED = [ConfigError, UsageError, HistoryRangeError, LogVerifyError, StartupError, RemoteError, DataDirInUseError, FormatTooNewError, LogCorruptionError, LogRangeError, SnapshotCorruptError, LevelDbCorruptError, WalCorruptError, DiskFullError];
+const EXPECTED = [
+  ConfigError,
+  UsageError,
+  HistoryRangeError,
+  LogVerifyError,
+  StartupError,
+  RemoteError,
+  DataDirInUseError,
+  FormatTooNewError,
+  LogCorruptionError,
+  LogRangeError,
+  SnapshotCorruptError,
+  LevelDbCorruptError,
+  WalCorruptError,
+  DiskFullError,
+];
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   const known = EXPECTED.some((E) => err instanceof E);

@@ -82,7 +82,11 @@ function parseReply(buf: Buffer): { status: number; body: Buffer; consumed: numb
   return { status, body: Buffer.alloc(0), consumed: start };
 }
 
-function parseChunked(buf: Buffer, start: number, status: number): { status: number; body: Buffer; consumed: number } | undefined {
+function parseChunked(
+  buf: Buffer,
+  start: number,
+  status: number,
+): { status: number; body: Buffer; consumed: number } | undefined {
   const parts: Buffer[] = [];
   let p = start;
   for (;;) {
@@ -105,13 +109,21 @@ export class HttpClient {
   private readonly all: Connection[] = [];
 
   /** `maxSockets`: connections opened at most (one per concurrent request). */
-  constructor(baseUrl: string, private readonly maxSockets = 1) {
+  constructor(
+    baseUrl: string,
+    private readonly maxSockets = 1,
+  ) {
     const u = new URL(baseUrl);
     this.host = u.hostname;
     this.port = Number(u.port);
   }
 
-  async send(method: string, path: string, body?: Uint8Array | string, contentType = 'application/json'): Promise<HttpReply> {
+  async send(
+    method: string,
+    path: string,
+    body?: Uint8Array | string,
+    contentType = 'application/json',
+  ): Promise<HttpReply> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     let head = `${method} ${path} HTTP/1.1\r\nHost: ${this.host}:${this.port}\r\n`;
     if (bytes !== undefined) head += `Content-Type: ${contentType}\r\nContent-Length: ${bytes.byteLength}\r\n`;
@@ -127,7 +139,8 @@ export class HttpClient {
   /** Like send, but a non-2xx answer is an error naming the request. */
   async ok(method: string, path: string, body?: Uint8Array | string, contentType?: string): Promise<Buffer> {
     const r = await this.send(method, path, body, contentType);
-    if (r.status < 200 || r.status >= 300) throw new Error(`${method} ${path} → ${r.status}: ${r.body.toString('utf8', 0, 500)}`);
+    if (r.status < 200 || r.status >= 300)
+      throw new Error(`${method} ${path} → ${r.status}: ${r.body.toString('utf8', 0, 500)}`);
     return r.body;
   }
 

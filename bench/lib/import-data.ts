@@ -33,7 +33,12 @@ export function* importChunks(shape: ImportShape, maxBits: number): Generator<Ch
     let n = 0;
     for (let row = 0; row < shape.rows && left > 0; row++) {
       let k = 0;
-      for (let c = lo + Math.floor(Math.random() * MAX_GAP); c < hi && k < left && k < rowBuf.length; c += 1 + Math.floor(Math.random() * MAX_GAP)) rowBuf[k++] = c;
+      for (
+        let c = lo + Math.floor(Math.random() * MAX_GAP);
+        c < hi && k < left && k < rowBuf.length;
+        c += 1 + Math.floor(Math.random() * MAX_GAP)
+      )
+        rowBuf[k++] = c;
       if (n + k > maxBits && n > 0) {
         yield finish(shard, rowIds, columnIds, n, shape.order);
         rowIds = new Float64Array(maxBits + rowBuf.length);
@@ -49,7 +54,13 @@ export function* importChunks(shape: ImportShape, maxBits: number): Generator<Ch
   }
 }
 
-function finish(shard: number, rowIds: Float64Array, columnIds: Float64Array, n: number, order: ImportShape['order']): Chunk {
+function finish(
+  shard: number,
+  rowIds: Float64Array,
+  columnIds: Float64Array,
+  n: number,
+  order: ImportShape['order'],
+): Chunk {
   const r = rowIds.slice(0, n);
   const c = columnIds.slice(0, n);
   if (order === 'random') {

@@ -11,7 +11,11 @@ export interface LoadResult {
 }
 
 /** `op(i)` gets a globally unique request number; the first failure aborts the whole run. */
-export async function closedLoop(clients: number, durationMs: number, op: (i: number) => Promise<void>): Promise<LoadResult> {
+export async function closedLoop(
+  clients: number,
+  durationMs: number,
+  op: (i: number) => Promise<void>,
+): Promise<LoadResult> {
   const latencies: number[] = [];
   let next = 0;
   let failure: unknown;
@@ -32,5 +36,11 @@ export async function closedLoop(clients: number, durationMs: number, op: (i: nu
   await Promise.all(Array.from({ length: clients }, loop));
   if (failure !== undefined) throw failure;
   const seconds = (now() - start) / 1000;
-  return { requests: latencies.length, seconds, perSecond: latencies.length / seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+  return {
+    requests: latencies.length,
+    seconds,
+    perSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+  };
 }

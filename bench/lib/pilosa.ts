@@ -1,11 +1,20 @@
 // The Pilosa HTTP calls the benches make, over the keep-alive client.
 import type { HttpClient } from './http-client.js';
 
-export async function createIndex(c: HttpClient, index: string, options: { trackExistence?: boolean } = {}): Promise<void> {
+export async function createIndex(
+  c: HttpClient,
+  index: string,
+  options: { trackExistence?: boolean } = {},
+): Promise<void> {
   await c.ok('POST', `/index/${index}`, JSON.stringify({ options }));
 }
 
-export async function createField(c: HttpClient, index: string, field: string, options: Record<string, unknown> = {}): Promise<void> {
+export async function createField(
+  c: HttpClient,
+  index: string,
+  field: string,
+  options: Record<string, unknown> = {},
+): Promise<void> {
   await c.ok('POST', `/index/${index}/field/${field}`, JSON.stringify({ options }));
 }
 
@@ -22,6 +31,12 @@ export async function importProtobuf(c: HttpClient, index: string, field: string
   await c.ok('POST', `/index/${index}/field/${field}/import`, body, 'application/x-protobuf');
 }
 
-export async function importRoaring(c: HttpClient, index: string, field: string, shard: number, body: Uint8Array): Promise<void> {
+export async function importRoaring(
+  c: HttpClient,
+  index: string,
+  field: string,
+  shard: number,
+  body: Uint8Array,
+): Promise<void> {
   await c.ok('POST', `/index/${index}/field/${field}/import-roaring/${shard}`, body, 'application/x-protobuf');
 }

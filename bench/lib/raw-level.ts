@@ -14,7 +14,12 @@ export const LOG_KEY_MIN = Buffer.from([LOG_PREFIX, 0, 0, 0, 0, 0, 0, 0, 0]);
 export const LOG_KEY_MAX = Buffer.from([LOG_PREFIX, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 
 export async function openRaw(dir: string, sub = 'leveldb'): Promise<RawDb> {
-  const db = new ClassicLevel<Buffer, Buffer>(join(dir, sub), { keyEncoding: 'buffer', valueEncoding: 'buffer', createIfMissing: true, writeBufferSize: 32 * 1024 * 1024 });
+  const db = new ClassicLevel<Buffer, Buffer>(join(dir, sub), {
+    keyEncoding: 'buffer',
+    valueEncoding: 'buffer',
+    createIfMissing: true,
+    writeBufferSize: 32 * 1024 * 1024,
+  });
   await db.open();
   return db;
 }
@@ -31,7 +36,13 @@ export function rawKey(seq: number): Buffer {
  * `clients` concurrent writers, each writing synced batches of `recordsPerBatch` records of
  * `valueBytes` each (LevelDB groups concurrent writers itself, as our commit queue does).
  */
-export async function rawSyncedWrites(db: RawDb, clients: number, durationMs: number, recordsPerBatch: number, valueBytes: number): Promise<LoadResult> {
+export async function rawSyncedWrites(
+  db: RawDb,
+  clients: number,
+  durationMs: number,
+  recordsPerBatch: number,
+  valueBytes: number,
+): Promise<LoadResult> {
   const value = randomBytes(valueBytes);
   let seq = 0;
   return closedLoop(clients, durationMs, async () => {

@@ -56,13 +56,25 @@ export class Reporter {
   /** The closing table: every figure, and PASS/MISS where it has a target. */
   summary(): void {
     console.log('\n=== summary ===');
-    const rows = this.figures.map((f) => [f.section, f.label, `${fmt(f.value)} ${f.unit}`, f.target ? `${f.target.op} ${fmt(f.target.value)}` : '', verdict(f)]);
+    const rows = this.figures.map((f) => [
+      f.section,
+      f.label,
+      `${fmt(f.value)} ${f.unit}`,
+      f.target ? `${f.target.op} ${fmt(f.target.value)}` : '',
+      verdict(f),
+    ]);
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length), 4));
-    for (const r of rows) console.log(`  ${r[0].padEnd(widths[0])}  ${r[1].padEnd(widths[1])}  ${r[2].padStart(widths[2])}  ${r[3].padEnd(widths[3])}  ${r[4]}`);
+    for (const r of rows)
+      console.log(
+        `  ${r[0].padEnd(widths[0])}  ${r[1].padEnd(widths[1])}  ${r[2].padStart(widths[2])}  ${r[3].padEnd(widths[3])}  ${r[4]}`,
+      );
     const judged = this.figures.filter((f) => f.target !== undefined);
     const missed = judged.filter((f) => passes(f) === false);
     console.log(`\n  ${judged.length - missed.length}/${judged.length} targets met`);
-    for (const f of missed) console.log(`  MISS ${f.section}: ${f.label} = ${fmt(f.value)} ${f.unit} (target ${f.target?.op} ${fmt(f.target?.value ?? 0)})`);
+    for (const f of missed)
+      console.log(
+        `  MISS ${f.section}: ${f.label} = ${fmt(f.value)} ${f.unit} (target ${f.target?.op} ${fmt(f.target?.value ?? 0)})`,
+      );
   }
 }
 

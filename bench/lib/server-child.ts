@@ -80,8 +80,23 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
   const nodeArgs = prof ? ['--cpu-prof', '--cpu-prof-dir', join(resolve(prof), `${opts.label}-${Date.now()}`)] : [];
   // The server runs compiled when `npm run build` has produced dist/ (as `npm start` does):
   // tsx's transform adds per-closure naming calls that cost real time on hot paths.
-  const entry = existsSync(join(REPO_ROOT, 'dist/src/main.js')) ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
-  const args = [...nodeArgs, ...entry, 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', '--fsync', opts.fsync ?? 'always', ...(opts.extraArgs ?? [])];
+  const entry = existsSync(join(REPO_ROOT, 'dist/src/main.js'))
+    ? ['dist/src/main.js']
+    : ['--import', 'tsx', 'src/main.ts'];
+  const args = [
+    ...nodeArgs,
+    ...entry,
+    'server',
+    '--bind',
+    `127.0.0.1:${port}`,
+    '--data-dir',
+    dataDir,
+    '--log-level',
+    'warn',
+    '--fsync',
+    opts.fsync ?? 'always',
+    ...(opts.extraArgs ?? []),
+  ];
   const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (d: Buffer): void => {
@@ -103,7 +118,8 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
   const stop = async (): Promise<void> => {
     await kill(proc, exited);
     if (proc.pid !== undefined) live.delete(proc.pid);
-    if (proc.exitCode !== 0 && proc.signalCode === null && proc.exitCode !== null) console.error(`  ! server ${opts.label} exited with ${proc.exitCode}: ${output.slice(-2000)}`);
+    if (proc.exitCode !== 0 && proc.signalCode === null && proc.exitCode !== null)
+      console.error(`  ! server ${opts.label} exited with ${proc.exitCode}: ${output.slice(-2000)}`);
   };
   return {
     url,

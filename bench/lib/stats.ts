@@ -28,7 +28,11 @@ export async function timeRepeated(fn: () => unknown, minMs = 300, minRuns = 3):
  * alternative in turn (interleaved, so all see the same background load) and the best round of
  * each is kept. Returns mean ms per call by name.
  */
-export async function bestOfRounds<K extends string>(fns: Record<K, () => unknown>, rounds = 15, roundMs = 40): Promise<Record<K, number>> {
+export async function bestOfRounds<K extends string>(
+  fns: Record<K, () => unknown>,
+  rounds = 15,
+  roundMs = 40,
+): Promise<Record<K, number>> {
   const names = Object.keys(fns) as K[];
   const best = {} as Record<K, number>;
   for (const k of names) {

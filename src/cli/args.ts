@@ -15,10 +15,12 @@ export function parseArgs(command: string, argv: readonly string[], known: reado
     if (!a.startsWith('--')) throw new UsageError(`${command}: unexpected argument ${a}`);
     const eq = a.indexOf('=');
     const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
-    if (!known.includes(name)) throw new UsageError(`${command}: unknown flag --${name} (expected: ${known.map((k) => `--${k}`).join(', ')})`);
+    if (!known.includes(name))
+      throw new UsageError(`${command}: unknown flag --${name} (expected: ${known.map((k) => `--${k}`).join(', ')})`);
     const value: string | undefined = eq > 0 ? a.slice(eq + 1) : argv[i + 1];
     if (eq < 0) i++;
-    if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new UsageError(`${command}: flag --${name} needs a value`);
+    if (value === undefined || value === '' || (eq < 0 && value.startsWith('--')))
+      throw new UsageError(`${command}: flag --${name} needs a value`);
     out.set(name, value);
   }
   return out;
@@ -33,7 +35,8 @@ export function required(command: string, args: Map<string, string>, name: strin
 export function seqArg(command: string, args: Map<string, string>, name: string): number | undefined {
   const v = args.get(name);
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw new UsageError(`${command}: --${name} must be a sequence number, got ${v}`);
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw new UsageError(`${command}: --${name} must be a sequence number, got ${v}`);
   return Number(v);
 }
 
@@ -41,6 +44,9 @@ export function timeArg(command: string, args: Map<string, string>, name: string
   const v = args.get(name);
   if (v === undefined) return undefined;
   const ms = parseTimeArg(v);
-  if (ms === undefined) throw new UsageError(`${command}: --${name} must be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds, got ${v}`);
+  if (ms === undefined)
+    throw new UsageError(
+      `${command}: --${name} must be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds, got ${v}`,
+    );
   return ms;
 }

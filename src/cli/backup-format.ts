@@ -40,7 +40,8 @@ export interface Manifest {
 }
 
 export const sha256 = (buf: Uint8Array): string => createHash('sha256').update(buf).digest('hex');
-export const segmentName = (from: number, to: number): string => `log/${String(from).padStart(16, '0')}-${String(to).padStart(16, '0')}.seg`;
+export const segmentName = (from: number, to: number): string =>
+  `log/${String(from).padStart(16, '0')}-${String(to).padStart(16, '0')}.seg`;
 
 /** Records of a segment, regrouped into commits by their time; throws naming the offset if malformed. */
 export function* decodeSegment(buf: Buffer, file: string): Generator<TimedBatch> {
@@ -53,8 +54,10 @@ export function* decodeSegment(buf: Buffer, file: string): Generator<TimedBatch>
     const seq = Number(buf.readBigUInt64BE(off));
     const t = Number(buf.readBigInt64BE(off + 8));
     const len = buf.readUInt32BE(off + 17);
-    if (off + RECORD_HEAD + len > buf.length) throw new UsageError(`backup file ${file}: record ${seq} overruns the file`);
-    if (prevSeq >= 0 && seq !== prevSeq + 1) throw new UsageError(`backup file ${file}: sequence ${seq} follows ${prevSeq}`);
+    if (off + RECORD_HEAD + len > buf.length)
+      throw new UsageError(`backup file ${file}: record ${seq} overruns the file`);
+    if (prevSeq >= 0 && seq !== prevSeq + 1)
+      throw new UsageError(`backup file ${file}: sequence ${seq} follows ${prevSeq}`);
     const recTime = t < 0 ? null : t;
     if (batch.length > 0 && recTime !== time) {
       yield { timeMs: time, records: batch };
@@ -79,8 +82,10 @@ export async function readManifest(path: string): Promise<Manifest> {
   } catch (err) {
     throw new UsageError(`backup ${path}: ${MANIFEST} is unreadable (${(err as Error).message})`);
   }
-  if (m.format !== BACKUP_FORMAT || !Array.isArray(m.segments)) throw new UsageError(`backup ${path}: ${MANIFEST} is not a bitledger backup manifest`);
-  if (m.version > BACKUP_VERSION) throw new UsageError(`backup ${path} has format version ${m.version}; this build reads up to ${BACKUP_VERSION}`);
+  if (m.format !== BACKUP_FORMAT || !Array.isArray(m.segments))
+    throw new UsageError(`backup ${path}: ${MANIFEST} is not a bitledger backup manifest`);
+  if (m.version > BACKUP_VERSION)
+    throw new UsageError(`backup ${path} has format version ${m.version}; this build reads up to ${BACKUP_VERSION}`);
   return m;
 }
 
@@ -89,7 +94,8 @@ async function checkedFile(path: string, f: BackupFile): Promise<Buffer> {
   const buf = await readFile(join(path, f.file)).catch((err: NodeJS.ErrnoException) => {
     throw new UsageError(`backup ${path}: ${f.file} is missing or unreadable (${err.code ?? err.message})`);
   });
-  if (buf.length !== f.bytes || sha256(buf) !== f.sha256) throw new UsageError(`backup ${path}: ${f.file} fails its checksum (damaged or altered)`);
+  if (buf.length !== f.bytes || sha256(buf) !== f.sha256)
+    throw new UsageError(`backup ${path}: ${f.file} fails its checksum (damaged or altered)`);
   return buf;
 }
 
@@ -119,8 +125,12 @@ export async function openBackupSource(path: string): Promise<RestoreSource> {
   };
   const snapTime = m.snapshot?.time == null ? undefined : Date.parse(m.snapshot.time);
   const oldest: HistoryPoint = { seq: baseSeq, timeMs: snapTime };
-  const newest: HistoryPoint = { seq: m.range.toSeq, timeMs: m.range.toSeq === baseSeq ? snapTime : timeOf(m.range.toSeq) };
-  const snapInfo: SnapshotInfo[] = m.snapshot === null ? [] : [{ seq: baseSeq, timeMs: snapTime, bytes: m.snapshot.bytes }];
+  const newest: HistoryPoint = {
+    seq: m.range.toSeq,
+    timeMs: m.range.toSeq === baseSeq ? snapTime : timeOf(m.range.toSeq),
+  };
+  const snapInfo: SnapshotInfo[] =
+    m.snapshot === null ? [] : [{ seq: baseSeq, timeMs: snapTime, bytes: m.snapshot.bytes }];
   return {
     describe: `backup ${path}`,
     history: { oldest, newest, snapshots: snapInfo },
@@ -147,4 +157,3 @@ export async function openBackupSource(path: string): Promise<RestoreSource> {
     close: async () => undefined,
   };
 }
-

@@ -14,7 +14,17 @@ import { EventLog, SnapshotStore } from '../storage/index.js';
 import { LEVELDB_SUBDIR } from '../storage/data-dir.js';
 import { fsyncDir } from '../storage/durable-fs.js';
 import { UsageError, parseArgs, required } from './args.js';
-import { BACKUP_FORMAT, BACKUP_VERSION, MANIFEST, isBackupDir, readManifest, segmentName, sha256, type Manifest, type SegmentEntry } from './backup-format.js';
+import {
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  MANIFEST,
+  isBackupDir,
+  readManifest,
+  segmentName,
+  sha256,
+  type Manifest,
+  type SegmentEntry,
+} from './backup-format.js';
 import { progress } from './progress.js';
 
 const FLAGS = ['url', 'data-dir', 'to', 'log-level'];
@@ -34,12 +44,17 @@ export interface BackupOrigin {
   close(): Promise<void>;
 }
 
-export async function backupCommand(argv: readonly string[], logger: Logger, out: (line: string) => void): Promise<void> {
+export async function backupCommand(
+  argv: readonly string[],
+  logger: Logger,
+  out: (line: string) => void,
+): Promise<void> {
   const args = parseArgs('backup', argv, FLAGS);
   const to = resolve(required('backup', args, 'to'));
   const url = args.get('url');
   const dir = args.get('data-dir');
-  if ((url === undefined) === (dir === undefined)) throw new UsageError('backup: give --url http://HOST:PORT (a running server) or --data-dir DIR (a stopped one)');
+  if ((url === undefined) === (dir === undefined))
+    throw new UsageError('backup: give --url http://HOST:PORT (a running server) or --data-dir DIR (a stopped one)');
   const origin = url !== undefined ? remoteOrigin(url) : await localOrigin(resolve(dir as string), logger);
   try {
     await backup(origin, to, out);
@@ -52,7 +67,9 @@ export async function backup(origin: BackupOrigin, path: string, out: (line: str
   const started = performance.now();
   const existing = (await isBackupDir(path)) ? await readManifest(path) : undefined;
   if (existing === undefined && existsSync(path) && (await readdir(path)).length > 0) {
-    throw new UsageError(`backup: ${path} is not empty and holds no backup (${MANIFEST}); back up into a new directory or an earlier backup`);
+    throw new UsageError(
+      `backup: ${path} is not empty and holds no backup (${MANIFEST}); back up into a new directory or an earlier backup`,
+    );
   }
   const h = await origin.history();
   const toSeq = h.newest.seq;
@@ -85,7 +102,12 @@ export async function backup(origin: BackupOrigin, path: string, out: (line: str
     version: BACKUP_VERSION,
     snapshot,
     segments,
-    range: { fromSeq, toSeq: Math.max(toSeq, existing?.range.toSeq ?? 0), fromTime, toTime: rfc3339(h.newest.timeMs) ?? existing?.range.toTime ?? null },
+    range: {
+      fromSeq,
+      toSeq: Math.max(toSeq, existing?.range.toSeq ?? 0),
+      fromTime,
+      toTime: rfc3339(h.newest.timeMs) ?? existing?.range.toTime ?? null,
+    },
   };
   // The manifest goes last and atomically: until it is renamed, the previous backup stands.
   const tmp = join(path, `${MANIFEST}.tmp`);
@@ -94,11 +116,19 @@ export async function backup(origin: BackupOrigin, path: string, out: (line: str
   await fsyncDir(path);
   const secs = (performance.now() - started) / 1000;
   const added = from <= toSeq ? `added sequences ${from}..${toSeq}` : 'already up to date';
-  out(`backup ${path}: ${added}; holds sequences ${fromSeq}..${manifest.range.toSeq} (${manifest.range.fromTime ?? 'time unknown'} .. ${manifest.range.toTime ?? 'time unknown'}); ${(bytes / 1e6).toFixed(1)} MB in ${secs.toFixed(2)} s from ${origin.describe}`);
+  out(
+    `backup ${path}: ${added}; holds sequences ${fromSeq}..${manifest.range.toSeq} (${manifest.range.fromTime ?? 'time unknown'} .. ${manifest.range.toTime ?? 'time unknown'}); ${(bytes / 1e6).toFixed(1)} MB in ${secs.toFixed(2)} s from ${origin.describe}`,
+  );
   return manifest;
 }
 
-async function writeSegment(origin: BackupOrigin, path: string, from: number, to: number, out: (line: string) => void): Promise<SegmentEntry> {
+async function writeSegment(
+  origin: BackupOrigin,
+  path: string,
+  from: number,
+  to: number,
+  out: (line: string) => void,
+): Promise<SegmentEntry> {
   await mkdir(join(path, 'log'), { recursive: true });
   const file = segmentName(from, to);
   const full = join(path, file);
@@ -126,7 +156,9 @@ async function writeSegment(origin: BackupOrigin, path: string, from: number, to
   }
   if (!tally.complete || tally.lastSeq !== to) {
     await unlink(full).catch(() => undefined);
-    throw new UsageError(`backup: the log stream ended at sequence ${tally.lastSeq}, expected ${to}; nothing was added, run the backup again`);
+    throw new UsageError(
+      `backup: the log stream ended at sequence ${tally.lastSeq}, expected ${to}; nothing was added, run the backup again`,
+    );
   }
   return { file, bytes, sha256: hash.digest('hex'), fromSeq: from, toSeq: to };
 }
@@ -162,7 +194,8 @@ class SegmentTally {
       off += n;
       if (this.fill < SEGMENT_RECORD_HEAD) continue;
       const seq = Number(this.head.readBigUInt64BE(0));
-      if (seq !== this.lastSeq + 1) throw new UsageError(`backup: the log stream jumped from sequence ${this.lastSeq} to ${seq}`);
+      if (seq !== this.lastSeq + 1)
+        throw new UsageError(`backup: the log stream jumped from sequence ${this.lastSeq} to ${seq}`);
       this.lastSeq = seq;
       this.records++;
       this.skip = this.head.readUInt32BE(17);
@@ -180,14 +213,23 @@ function remoteOrigin(base: string): BackupOrigin {
     } catch (err) {
       throw new UsageError(`backup: cannot reach ${url} (${String((err as Error).cause ?? (err as Error).message)})`);
     }
-    if (!res.ok) throw new UsageError(`backup: ${url}${path.split('?')[0]} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    if (!res.ok)
+      throw new UsageError(
+        `backup: ${url}${path.split('?')[0]} answered ${res.status}: ${(await res.text()).slice(0, 300)}`,
+      );
     return res;
   };
-  const point = (p: { seq: number; time: string | null }): Point => ({ seq: p.seq, timeMs: p.time === null ? undefined : Date.parse(p.time) });
+  const point = (p: { seq: number; time: string | null }): Point => ({
+    seq: p.seq,
+    timeMs: p.time === null ? undefined : Date.parse(p.time),
+  });
   return {
     describe: url,
     async history() {
-      const h = (await (await get('/internal/history')).json()) as { newest: { seq: number; time: string | null }; snapshots: { seq: number; time: string | null }[] };
+      const h = (await (await get('/internal/history')).json()) as {
+        newest: { seq: number; time: string | null };
+        snapshots: { seq: number; time: string | null }[];
+      };
       return { newest: point(h.newest), snapshots: h.snapshots.map(point) };
     },
     async snapshot(seq) {

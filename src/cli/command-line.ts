@@ -46,7 +46,8 @@ export function parseCommandLine(spec: CommandSpec, argv: string[]): CommandLine
     const name = eq > 0 ? a.slice(0, eq) : a;
     const flag = spec.flags.find((f) => `--${f.name}` === name || (f.short !== undefined && `-${f.short}` === name));
     if (flag === undefined) {
-      if (!spec.settings || !a.startsWith('--')) throw new ConfigError(`${spec.name}: unknown flag ${name} (bitledger ${spec.name} --help lists them)`);
+      if (!spec.settings || !a.startsWith('--'))
+        throw new ConfigError(`${spec.name}: unknown flag ${name} (bitledger ${spec.name} --help lists them)`);
       // A setting: loadConfig checks its name and value.
       out.settingArgs.push(a);
       if (eq < 0 && argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) out.settingArgs.push(argv[++i]);
@@ -58,7 +59,8 @@ export function parseCommandLine(spec: CommandSpec, argv: string[]): CommandLine
       continue;
     }
     const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
-    if (v === undefined || (eq < 0 && v.startsWith('-') && v !== '-')) throw new ConfigError(`${spec.name}: flag ${name} needs a value (${flag.value})`);
+    if (v === undefined || (eq < 0 && v.startsWith('-') && v !== '-'))
+      throw new ConfigError(`${spec.name}: flag ${name} needs a value (${flag.value})`);
     out.flags.set(flag.name, v);
   }
   return out;

@@ -34,11 +34,24 @@ function required(line: CommandLine, command: string, name: string): string {
 }
 
 export const COMMANDS: readonly Command[] = [
-  { name: 'server', summary: 'run the server (the default command)', settings: true, flags: [], run: async ({ cfg, logger }) => (await import('./server-command.js')).runServer(cfg, logger) },
-  { name: 'inspect', summary: "show a stopped server's data directory: log range, snapshots", settings: true, flags: [], run: async ({ cfg, logger, out }) => (await import('./maintenance.js')).inspect(cfg, logger, out) },
+  {
+    name: 'server',
+    summary: 'run the server (the default command)',
+    settings: true,
+    flags: [],
+    run: async ({ cfg, logger }) => (await import('./server-command.js')).runServer(cfg, logger),
+  },
+  {
+    name: 'inspect',
+    summary: "show a stopped server's data directory: log range, snapshots",
+    settings: true,
+    flags: [],
+    run: async ({ cfg, logger, out }) => (await import('./maintenance.js')).inspect(cfg, logger, out),
+  },
   {
     name: 'restore',
-    summary: 'restore a backup, a stopped data directory or a Kafka mirror topic to a sequence or a time, into a new data directory',
+    summary:
+      'restore a backup, a stopped data directory or a Kafka mirror topic to a sequence or a time, into a new data directory',
     settings: false,
     flags: [
       { name: 'from', value: 'PATH', help: 'a backup directory or a data directory not in use' },
@@ -112,7 +125,8 @@ export const COMMANDS: readonly Command[] = [
     ],
     run: async ({ line, out }) => {
       const batchSize = Number(line.flags.get('batch-size') ?? 1_000_000);
-      if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new ConfigError('import: --batch-size must be a positive integer');
+      if (!Number.isSafeInteger(batchSize) || batchSize < 1)
+        throw new ConfigError('import: --batch-size must be a positive integer');
       const { importCsv } = await import('./import-csv.js');
       const r = await importCsv({
         url: line.flags.get('url') ?? URL_FLAG.default,
@@ -124,17 +138,29 @@ export const COMMANDS: readonly Command[] = [
         batchSize,
         progress: process.stderr,
       });
-      out(`imported ${r.bits} bits in ${(r.ms / 1000).toFixed(1)} s (${Math.round(r.bits / (r.ms / 1000 || 1))} bits/s)`);
+      out(
+        `imported ${r.bits} bits in ${(r.ms / 1000).toFixed(1)} s (${Math.round(r.bits / (r.ms / 1000 || 1))} bits/s)`,
+      );
     },
   },
   {
     name: 'export',
     summary: "write a field's bits as row,column CSV",
     settings: false,
-    flags: [URL_FLAG, INDEX_FLAG, FIELD_FLAG, { name: 'output', short: 'o', value: 'FILE', help: 'output file', default: 'stdout' }],
+    flags: [
+      URL_FLAG,
+      INDEX_FLAG,
+      FIELD_FLAG,
+      { name: 'output', short: 'o', value: 'FILE', help: 'output file', default: 'stdout' },
+    ],
     run: async ({ line }) => {
       const { exportCsv } = await import('./export-csv.js');
-      await exportCsv({ url: line.flags.get('url') ?? URL_FLAG.default, index: required(line, 'export', 'index'), field: required(line, 'export', 'field'), output: line.flags.get('output') });
+      await exportCsv({
+        url: line.flags.get('url') ?? URL_FLAG.default,
+        index: required(line, 'export', 'index'),
+        field: required(line, 'export', 'field'),
+        output: line.flags.get('output'),
+      });
     },
   },
 ];

@@ -15,8 +15,10 @@ export interface ExportCsvOptions {
 
 export async function exportCsv(opts: ExportCsvOptions): Promise<{ shards: number; bytes: number }> {
   const target = new HttpTarget(opts.url);
-  if ((await target.field(opts.index, opts.field)) === undefined) throw new ConfigError(`export: field ${opts.index}/${opts.field} does not exist`);
-  const max = (await target.json<{ standard: Record<string, number> }>('GET', '/internal/shards/max')).standard[opts.index] ?? 0;
+  if ((await target.field(opts.index, opts.field)) === undefined)
+    throw new ConfigError(`export: field ${opts.index}/${opts.field} does not exist`);
+  const max =
+    (await target.json<{ standard: Record<string, number> }>('GET', '/internal/shards/max')).standard[opts.index] ?? 0;
   const toFile = opts.output !== undefined && opts.output !== '-';
   const out: NodeJS.WritableStream = toFile ? createWriteStream(opts.output!) : process.stdout;
   let bytes = 0;

@@ -15,7 +15,11 @@ export interface FieldInfo {
 }
 
 interface SchemaJson {
-  indexes?: { name: string; options?: { keys?: boolean }; fields?: { name: string; options?: { type?: string; keys?: boolean } }[] }[];
+  indexes?: {
+    name: string;
+    options?: { keys?: boolean };
+    fields?: { name: string; options?: { type?: string; keys?: boolean } }[];
+  }[];
 }
 
 export class HttpTarget {
@@ -30,10 +34,20 @@ export class HttpTarget {
     }
   }
 
-  async request(method: string, path: string, body?: Uint8Array | string, contentType?: string, accept?: string): Promise<Response> {
+  async request(
+    method: string,
+    path: string,
+    body?: Uint8Array | string,
+    contentType?: string,
+    accept?: string,
+  ): Promise<Response> {
     let res: Response;
     try {
-      res = await fetch(this.base + path, { method, body, headers: { ...(contentType ? { 'content-type': contentType } : {}), ...(accept ? { accept } : {}) } });
+      res = await fetch(this.base + path, {
+        method,
+        body,
+        headers: { ...(contentType ? { 'content-type': contentType } : {}), ...(accept ? { accept } : {}) },
+      });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new RemoteError(`cannot reach ${this.base}: ${cause?.code ?? cause?.message ?? String(err)}`);
@@ -53,7 +67,12 @@ export class HttpTarget {
   }
 
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await this.request(method, path, body === undefined ? undefined : JSON.stringify(body), 'application/json');
+    const res = await this.request(
+      method,
+      path,
+      body === undefined ? undefined : JSON.stringify(body),
+      'application/json',
+    );
     return (await res.json()) as T;
   }
 
@@ -63,6 +82,12 @@ export class HttpTarget {
     const idx = schema.indexes?.find((i) => i.name === index);
     const f = idx?.fields?.find((x) => x.name === field);
     if (idx === undefined || f === undefined) return undefined;
-    return { index, field, indexKeys: idx.options?.keys === true, fieldKeys: f.options?.keys === true, type: f.options?.type ?? 'set' };
+    return {
+      index,
+      field,
+      indexKeys: idx.options?.keys === true,
+      fieldKeys: f.options?.keys === true,
+      type: f.options?.type ?? 'set',
+    };
   }
 }

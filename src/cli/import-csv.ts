@@ -118,9 +118,11 @@ export async function importCsv(opts: ImportCsvOptions): Promise<ImportCsvResult
 async function fieldInfo(target: HttpTarget, opts: ImportCsvOptions): Promise<FieldInfo> {
   const found = await target.field(opts.index, opts.field);
   if (found !== undefined) return found;
-  if (!opts.create) throw new ConfigError(`import: field ${opts.index}/${opts.field} does not exist (--create makes it)`);
+  if (!opts.create)
+    throw new ConfigError(`import: field ${opts.index}/${opts.field} does not exist (--create makes it)`);
   const schema = await target.json<{ indexes?: { name: string }[] }>('GET', '/schema');
-  if (!schema.indexes?.some((i) => i.name === opts.index)) await target.json('POST', `/index/${encodeURIComponent(opts.index)}`, {});
+  if (!schema.indexes?.some((i) => i.name === opts.index))
+    await target.json('POST', `/index/${encodeURIComponent(opts.index)}`, {});
   await target.json('POST', `/index/${encodeURIComponent(opts.index)}/field/${encodeURIComponent(opts.field)}`, {});
   return (await target.field(opts.index, opts.field))!;
 }
@@ -131,7 +133,8 @@ function addLine(info: FieldInfo, line: string, batches: Map<number, Batch>, whe
   const bad = (why: string): never => {
     throw new ConfigError(`import: ${where}: ${why}: ${line.slice(0, 100)}`);
   };
-  if (parts.length < 2 || parts.length > 3) bad(info.type === 'int' ? 'expected column,value' : 'expected row,column[,timestamp]');
+  if (parts.length < 2 || parts.length > 3)
+    bad(info.type === 'int' ? 'expected column,value' : 'expected row,column[,timestamp]');
   const colText = info.type === 'int' ? parts[0] : parts[1];
   let shard = 0;
   let col = 0;
@@ -150,7 +153,8 @@ function addLine(info: FieldInfo, line: string, batches: Map<number, Batch>, whe
   }
   if (info.fieldKeys) b.rowKeys.push(parts[0]);
   else b.rows.push(parseId(parts[0]) ?? bad('row is not an unsigned integer'));
-  if (parts.length === 3) b.times.push(timestampNs(parts[2].trim()) ?? bad('timestamp is neither 2006-01-02T15:04 nor unix seconds'));
+  if (parts.length === 3)
+    b.times.push(timestampNs(parts[2].trim()) ?? bad('timestamp is neither 2006-01-02T15:04 nor unix seconds'));
   else if (b.times.length > 0) b.times.push(0n);
   return shard;
 }
@@ -171,11 +175,18 @@ function timestampNs(s: string): bigint | undefined {
 function encodeBatch(info: FieldInfo, shard: number, b: Batch): Uint8Array {
   const keyed = info.indexKeys;
   if (info.type === 'int') {
-    return encodeImportValueRequest({ index: info.index, field: info.field, shard, ...(keyed ? { columnKeys: b.colKeys } : { columnIds: b.cols }), values: BigInt64Array.from(b.values) });
+    return encodeImportValueRequest({
+      index: info.index,
+      field: info.field,
+      shard,
+      ...(keyed ? { columnKeys: b.colKeys } : { columnIds: b.cols }),
+      values: BigInt64Array.from(b.values),
+    });
   }
   // A batch that saw a timestamp after untimed lines: those lines get 0 (no time) in front.
   const n = b.rows.length + b.rowKeys.length;
-  const times = b.times.length === 0 ? null : BigInt64Array.from([...new Array<bigint>(n - b.times.length).fill(0n), ...b.times]);
+  const times =
+    b.times.length === 0 ? null : BigInt64Array.from([...new Array<bigint>(n - b.times.length).fill(0n), ...b.times]);
   return encodeImportRequest({
     index: info.index,
     field: info.field,
@@ -237,7 +248,14 @@ class Progress {
     total: number,
   ) {
     if (out?.isTTY === true) {
-      this.bar = new cliProgress.SingleBar({ stream: out, format: 'importing |{bar}| {percentage}% | {bits} bits | {rate} bits/s | ETA {eta}s', hideCursor: true }, cliProgress.Presets.shades_classic);
+      this.bar = new cliProgress.SingleBar(
+        {
+          stream: out,
+          format: 'importing |{bar}| {percentage}% | {bits} bits | {rate} bits/s | ETA {eta}s',
+          hideCursor: true,
+        },
+        cliProgress.Presets.shades_classic,
+      );
       this.bar.start(total, 0, { bits: 0, rate: 0 });
     }
   }

@@ -34,7 +34,15 @@ function dataDirArg(command: string, args: Map<string, string>): string {
 }
 
 async function inspectLog(argv: readonly string[], logger: Logger, out: (line: string) => void): Promise<void> {
-  const args = parseArgs('log inspect', argv, ['data-dir', 'from-seq', 'to-seq', 'since', 'until', 'index', 'log-level']);
+  const args = parseArgs('log inspect', argv, [
+    'data-dir',
+    'from-seq',
+    'to-seq',
+    'since',
+    'until',
+    'index',
+    'log-level',
+  ]);
   const dir = dataDirArg('log inspect', args);
   const index = args.get('index');
   const since = timeArg('log inspect', args, 'since');
@@ -87,9 +95,15 @@ async function verifyLog(argv: readonly string[], logger: Logger, out: (line: st
         if (entries.length === 0) break;
         for (const [key, value] of entries) {
           const seq = logKeySeq(key);
-          if (seq === undefined) throw new LogVerifyError(`log verify: malformed log key 0x${key.toString('hex')} after sequence ${expected - 1}`);
+          if (seq === undefined)
+            throw new LogVerifyError(
+              `log verify: malformed log key 0x${key.toString('hex')} after sequence ${expected - 1}`,
+            );
           if (expected < 0) first = seq;
-          else if (seq !== expected) throw new LogVerifyError(`log verify: gap: records ${expected}..${seq - 1} are missing (sequence ${expected - 1} is followed by ${seq})`);
+          else if (seq !== expected)
+            throw new LogVerifyError(
+              `log verify: gap: records ${expected}..${seq - 1} are missing (sequence ${expected - 1} is followed by ${seq})`,
+            );
           const rec = openEnvelope(seq, value);
           if (typeof rec === 'string') throw new LogVerifyError(`log verify: record ${seq} is damaged: ${rec}`);
           last = seq;
@@ -100,7 +114,10 @@ async function verifyLog(argv: readonly string[], logger: Logger, out: (line: st
       await it.close();
     }
     if (expected < 0) first = floor + 1;
-    if (first > floor + 1 && expected >= 0) throw new LogVerifyError(`log verify: gap: records ${floor + 1}..${first - 1} are missing (the log was released through ${floor} and continues at ${first})`);
+    if (first > floor + 1 && expected >= 0)
+      throw new LogVerifyError(
+        `log verify: gap: records ${floor + 1}..${first - 1} are missing (the log was released through ${floor} and continues at ${first})`,
+      );
   } finally {
     await db.close();
   }
@@ -112,9 +129,15 @@ async function verifyLog(argv: readonly string[], logger: Logger, out: (line: st
     } catch (err) {
       throw new LogVerifyError(`log verify: snapshot ${seq} is damaged: ${(err as Error).message}`);
     }
-    if (seq > last && last >= first) throw new LogVerifyError(`log verify: snapshot ${seq} is ahead of the log (last record ${last})`);
+    if (seq > last && last >= first)
+      throw new LogVerifyError(`log verify: snapshot ${seq} is ahead of the log (last record ${last})`);
   }
   const base = seqs.find((s) => s >= first - 1);
-  if (first > 1 && base === undefined) throw new LogVerifyError(`log verify: the log starts at ${first} but no snapshot is at or after ${first - 1}: records 1..${first - 1} are neither in a snapshot nor in the log`);
-  out(`log verify ${dir}: OK: records ${first}..${last} (${Math.max(0, last - first + 1)}) with valid checksums and no gaps; snapshots ${seqs.length === 0 ? 'none' : seqs.join(', ')} valid`);
+  if (first > 1 && base === undefined)
+    throw new LogVerifyError(
+      `log verify: the log starts at ${first} but no snapshot is at or after ${first - 1}: records 1..${first - 1} are neither in a snapshot nor in the log`,
+    );
+  out(
+    `log verify ${dir}: OK: records ${first}..${last} (${Math.max(0, last - first + 1)}) with valid checksums and no gaps; snapshots ${seqs.length === 0 ? 'none' : seqs.join(', ')} valid`,
+  );
 }

@@ -24,16 +24,25 @@ export async function inspect(cfg: Config, logger: Logger, out: (line: string) =
   await preflightLevelDb(cfg.dataDir, { mustExist: true, acceptDataLoss: true, logger });
   const damage = await scanWalFiles(join(cfg.dataDir, LEVELDB_SUBDIR));
   await withLevelDbCopy(cfg.dataDir, async (copy) => {
-    const log = await EventLog.open(copy, { fsync: 'never', logger, readOnly: true, acceptDataLoss: true }).catch((err: unknown) => {
-      // Errors name the data directory, not the private copy.
-      throw err instanceof LevelDbCorruptError ? new LevelDbCorruptError(cfg.dataDir, err.reason.replaceAll(copy, cfg.dataDir)) : err;
-    });
+    const log = await EventLog.open(copy, { fsync: 'never', logger, readOnly: true, acceptDataLoss: true }).catch(
+      (err: unknown) => {
+        // Errors name the data directory, not the private copy.
+        throw err instanceof LevelDbCorruptError
+          ? new LevelDbCorruptError(cfg.dataDir, err.reason.replaceAll(copy, cfg.dataDir))
+          : err;
+      },
+    );
     try {
       out(`data dir:  ${cfg.dataDir}`);
       out(`format:    version ${await log.formatVersion()}`);
-      out(`log:       sequences ${log.firstSeq}..${log.lastSeq} (${Math.max(0, log.lastSeq - log.firstSeq + 1)} records retained)`);
+      out(
+        `log:       sequences ${log.firstSeq}..${log.lastSeq} (${Math.max(0, log.lastSeq - log.firstSeq + 1)} records retained)`,
+      );
       out(`snapshots: ${describeSnapshots(await SnapshotStore.listIn(cfg.dataDir))}`);
-      for (const d of damage) out(`damage:    ${d.file} at offset ${d.offset}, ${d.bytes} bytes (${d.reason}; ${d.tail ? 'torn tail, dropped at start' : 'valid records follow: a start refuses'})`);
+      for (const d of damage)
+        out(
+          `damage:    ${d.file} at offset ${d.offset}, ${d.bytes} bytes (${d.reason}; ${d.tail ? 'torn tail, dropped at start' : 'valid records follow: a start refuses'})`,
+        );
     } finally {
       await log.close();
     }
@@ -46,7 +55,12 @@ const describeSnapshots = (seqs: number[]): string => (seqs.length === 0 ? 'none
  * `bitledger truncate-log --after N`: the explicit repair that a LogCorruptionError names. Drops
  * records after N for good; only for when losing them is acceptable.
  */
-export async function truncateLog(cfg: Config, after: number, logger: Logger, out: (line: string) => void): Promise<void> {
+export async function truncateLog(
+  cfg: Config,
+  after: number,
+  logger: Logger,
+  out: (line: string) => void,
+): Promise<void> {
   requireDataDir(cfg.dataDir);
   const log = await EventLog.open(cfg.dataDir, { fsync: 'always', logger });
   try {

@@ -9,9 +9,18 @@ export interface Progress {
 
 const LINE_EVERY_MS = 2000;
 
-export function progress(label: string, total: number, unit: string, out: (line: string) => void, tty = process.stderr.isTTY === true): Progress {
+export function progress(
+  label: string,
+  total: number,
+  unit: string,
+  out: (line: string) => void,
+  tty = process.stderr.isTTY === true,
+): Progress {
   if (tty) {
-    const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% {value}/{total} ${unit} eta {eta}s`, stream: process.stderr }, Presets.shades_classic);
+    const bar = new SingleBar(
+      { format: `${label} [{bar}] {percentage}% {value}/{total} ${unit} eta {eta}s`, stream: process.stderr },
+      Presets.shades_classic,
+    );
     bar.start(Math.max(total, 1), 0);
     return { update: (done) => bar.update(Math.min(done, Math.max(total, 1))), stop: () => bar.stop() };
   }

@@ -20,7 +20,8 @@ export async function withLevelDbCopy<T>(dataDir: string, use: (copyDir: string)
     for (const entry of await readdir(from, { withFileTypes: true })) {
       const name = entry.name;
       if (SKIPPED.has(name) || !entry.isFile()) continue; // e.g. lost/, left by a LevelDB repair
-      if (/\.(ldb|sst)$/.test(name)) await link(join(from, name), join(to, name)).catch(() => copyFile(join(from, name), join(to, name)));
+      if (/\.(ldb|sst)$/.test(name))
+        await link(join(from, name), join(to, name)).catch(() => copyFile(join(from, name), join(to, name)));
       else await copyFile(join(from, name), join(to, name));
     }
     return await use(copy);

@@ -16,13 +16,21 @@ import { progress } from './progress.js';
 
 const MAX_PIECE = 10_000;
 
-export async function restoreFromKafka(topic: string, brokers: string[], dest: string, target: Target | undefined, logger: Logger, out: (line: string) => void): Promise<void> {
+export async function restoreFromKafka(
+  topic: string,
+  brokers: string[],
+  dest: string,
+  target: Target | undefined,
+  logger: Logger,
+  out: (line: string) => void,
+): Promise<void> {
   const kafka = createKafka(brokers, 'bitledger-restore', logger);
   const admin = kafka.admin();
   let end: number;
   try {
     await admin.connect();
-    if (!(await admin.listTopics()).includes(topic)) throw new UsageError(`restore: topic ${topic} does not exist on ${brokers.join(',')}`);
+    if (!(await admin.listTopics()).includes(topic))
+      throw new UsageError(`restore: topic ${topic} does not exist on ${brokers.join(',')}`);
     const offsets = await admin.fetchTopicOffsets(topic);
     end = Number(offsets.find((o) => o.partition === 0)?.high ?? 0);
   } catch (err) {
@@ -37,11 +45,19 @@ export async function restoreFromKafka(topic: string, brokers: string[], dest: s
   try {
     const snapshots = await SnapshotStore.open(dest, logger);
     const range = await copyTopic(kafka, topic, end, log, target, out);
-    if (target !== undefined && 'seq' in target && target.seq !== log.lastSeq) throw new UsageError(`restore: sequence ${target.seq} is outside the topic: it holds sequence 1 to ${range.last}`);
-    if (target !== undefined && 'timeMs' in target && log.lastSeq === 0) throw new UsageError(`restore: time ${rfc3339(target.timeMs)} is outside the topic: it holds ${rfc3339(range.firstTime ?? undefined) ?? 'records without times'} to ${rfc3339(range.lastTime ?? undefined)}`);
+    if (target !== undefined && 'seq' in target && target.seq !== log.lastSeq)
+      throw new UsageError(
+        `restore: sequence ${target.seq} is outside the topic: it holds sequence 1 to ${range.last}`,
+      );
+    if (target !== undefined && 'timeMs' in target && log.lastSeq === 0)
+      throw new UsageError(
+        `restore: time ${rfc3339(target.timeMs)} is outside the topic: it holds ${rfc3339(range.firstTime ?? undefined) ?? 'records without times'} to ${rfc3339(range.lastTime ?? undefined)}`,
+      );
     await sealRestore(log, snapshots, log.lastSeq, logger);
     const time = await log.commitTime(log.lastSeq);
-    out(`restored sequence ${log.lastSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from topic ${topic} (it holds sequence 1 to ${range.last}), into ${dest}`);
+    out(
+      `restored sequence ${log.lastSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from topic ${topic} (it holds sequence 1 to ${range.last}), into ${dest}`,
+    );
     ok = true;
   } finally {
     await log.close();
@@ -50,7 +66,14 @@ export async function restoreFromKafka(topic: string, brokers: string[], dest: s
 }
 
 /** Appends the topic's records 1..target to `log`; returns what the topic held up to `end`. */
-async function copyTopic(kafka: ReturnType<typeof createKafka>, topic: string, end: number, log: EventLog, target: Target | undefined, out: (line: string) => void): Promise<{ last: number; firstTime: number | null; lastTime: number | null }> {
+async function copyTopic(
+  kafka: ReturnType<typeof createKafka>,
+  topic: string,
+  end: number,
+  log: EventLog,
+  target: Target | undefined,
+  out: (line: string) => void,
+): Promise<{ last: number; firstTime: number | null; lastTime: number | null }> {
   const consumer = kafka.consumer({ groupId: `bitledger-restore-${randomUUID()}`, allowAutoTopicCreation: false });
   const assembler = new MirrorAssembler();
   const bar = progress('restore', end, 'messages', out);
@@ -67,13 +90,19 @@ async function copyTopic(kafka: ReturnType<typeof createKafka>, topic: string, e
   const take = async (rec: MirrorRecord): Promise<void> => {
     if (rec.seq <= last) return; // a re-send after a producer retry
     if (rec.seq !== last + 1) {
-      throw new UsageError(last === 0 ? `restore: topic ${topic} starts at sequence ${rec.seq}, not 1 (older records were deleted by the topic's retention): restore from a backup instead` : `restore: topic ${topic} jumps from sequence ${last} to ${rec.seq}`);
+      throw new UsageError(
+        last === 0
+          ? `restore: topic ${topic} starts at sequence ${rec.seq}, not 1 (older records were deleted by the topic's retention): restore from a backup instead`
+          : `restore: topic ${topic} jumps from sequence ${last} to ${rec.seq}`,
+      );
     }
     last = rec.seq;
     firstTime ??= rec.timeMs;
     lastTime = rec.timeMs ?? lastTime;
     if (stopped) return;
-    const past = target !== undefined && ('seq' in target ? rec.seq > target.seq : rec.timeMs !== null && rec.timeMs > target.timeMs);
+    const past =
+      target !== undefined &&
+      ('seq' in target ? rec.seq > target.seq : rec.timeMs !== null && rec.timeMs > target.timeMs);
     if (past) {
       stopped = true;
       return;

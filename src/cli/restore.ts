@@ -20,17 +20,26 @@ import { openDataDirSource, type RestoreSource } from './restore-source.js';
 
 const FLAGS = ['from', 'data-dir', 'to-seq', 'to-time', 'from-kafka', 'kafka-brokers', 'log-level'];
 
-export async function restoreCommand(argv: readonly string[], logger: Logger, out: (line: string) => void): Promise<void> {
+export async function restoreCommand(
+  argv: readonly string[],
+  logger: Logger,
+  out: (line: string) => void,
+): Promise<void> {
   const args = parseArgs('restore', argv, FLAGS);
   const dest = resolve(required('restore', args, 'data-dir'));
   const toSeq = seqArg('restore', args, 'to-seq');
   const toTime = timeArg('restore', args, 'to-time');
-  if (toSeq !== undefined && toTime !== undefined) throw new UsageError('restore: give --to-seq or --to-time, not both');
-  const target: Target | undefined = toSeq !== undefined ? { seq: toSeq } : toTime !== undefined ? { timeMs: toTime } : undefined;
+  if (toSeq !== undefined && toTime !== undefined)
+    throw new UsageError('restore: give --to-seq or --to-time, not both');
+  const target: Target | undefined =
+    toSeq !== undefined ? { seq: toSeq } : toTime !== undefined ? { timeMs: toTime } : undefined;
   const topic = args.get('from-kafka');
   if (topic !== undefined) {
     if (args.has('from')) throw new UsageError('restore: give --from PATH or --from-kafka TOPIC, not both');
-    const brokers = required('restore', args, 'kafka-brokers').split(',').map((b) => b.trim()).filter((b) => b !== '');
+    const brokers = required('restore', args, 'kafka-brokers')
+      .split(',')
+      .map((b) => b.trim())
+      .filter((b) => b !== '');
     await requireEmptyDir(dest);
     await restoreFromKafka(topic, brokers, dest, target, logger, out);
     return;
@@ -48,7 +57,8 @@ export async function restoreCommand(argv: readonly string[], logger: Logger, ou
 
 async function openSource(path: string, logger: Logger): Promise<RestoreSource> {
   if (await isBackupDir(path)) return openBackupSource(path);
-  if (!existsSync(join(path, LEVELDB_SUBDIR))) throw new UsageError(`restore: ${path} is neither a bitledger backup (no manifest.json) nor a data directory`);
+  if (!existsSync(join(path, LEVELDB_SUBDIR)))
+    throw new UsageError(`restore: ${path} is neither a bitledger backup (no manifest.json) nor a data directory`);
   return openDataDirSource(path, logger);
 }
 
@@ -62,7 +72,13 @@ async function requireEmptyDir(dir: string): Promise<void> {
 }
 
 /** Restores `source` as of `target` (default: the newest point it holds) into the empty `dest`. */
-export async function restore(source: RestoreSource, dest: string, target: Target | undefined, logger: Logger, out: (line: string) => void): Promise<{ fromSeq: number; toSeq: number }> {
+export async function restore(
+  source: RestoreSource,
+  dest: string,
+  target: Target | undefined,
+  logger: Logger,
+  out: (line: string) => void,
+): Promise<{ fromSeq: number; toSeq: number }> {
   const h = source.history;
   let toSeq: number;
   try {
@@ -93,7 +109,9 @@ export async function restore(source: RestoreSource, dest: string, target: Targe
       if (log.lastSeq !== toSeq) throw new Error(`restore copied up to sequence ${log.lastSeq}, expected ${toSeq}`);
       await sealRestore(log, snapshots, toSeq, logger);
       const time = await log.commitTime(toSeq);
-      out(`restored sequence ${toSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from ${source.describe}: snapshot ${base.seq} + ${toSeq - base.seq} events, into ${dest}`);
+      out(
+        `restored sequence ${toSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from ${source.describe}: snapshot ${base.seq} + ${toSeq - base.seq} events, into ${dest}`,
+      );
       out(`the source holds ${describeRange(h)}`);
     } finally {
       await log.close();
@@ -107,7 +125,10 @@ export async function restore(source: RestoreSource, dest: string, target: Targe
 }
 
 /** The newest readable snapshot at or before `toSeq` the log continues from; 0 (empty) otherwise. */
-async function pickBase(source: RestoreSource, toSeq: number): Promise<{ seq: number; body: Uint8Array; timeMs: number | undefined }> {
+async function pickBase(
+  source: RestoreSource,
+  toSeq: number,
+): Promise<{ seq: number; body: Uint8Array; timeMs: number | undefined }> {
   for (const s of source.history.snapshots) {
     if (s.seq > toSeq || s.seq < source.log.firstSeq - 1) continue;
     try {
@@ -117,6 +138,9 @@ async function pickBase(source: RestoreSource, toSeq: number): Promise<{ seq: nu
       process.stderr.write(`restore: skipping snapshot ${s.seq}: ${(err as Error).message}\n`);
     }
   }
-  if (source.log.firstSeq > 1) throw new HistoryRangeError(`restore: no readable snapshot at or before sequence ${toSeq} from which the log continues (log starts at ${source.log.firstSeq})`);
+  if (source.log.firstSeq > 1)
+    throw new HistoryRangeError(
+      `restore: no readable snapshot at or before sequence ${toSeq} from which the log continues (log starts at ${source.log.firstSeq})`,
+    );
   return { seq: 0, body: new Uint8Array(), timeMs: undefined };
 }

@@ -15,15 +15,49 @@ export class ConfigError extends Error {
 }
 
 /** Pilosa settings with no equivalent here: a Pilosa config file that has them still loads. */
-const PILOSA_ONLY = new Set(['log-path', 'verbose', 'max-writes-per-request', 'max-map-count', 'max-file-count', 'max-query-memory', 'name', 'advertise', 'advertise-grpc', 'bind-grpc', 'long-query-time', 'query-history-length', 'handler', 'cluster', 'gossip', 'anti-entropy', 'metric', 'tracing', 'profile', 'translation', 'tls', 'postgres', 'etcd', 'storage', 'auth', 'sql', 'diagnostics']);
+const PILOSA_ONLY = new Set([
+  'log-path',
+  'verbose',
+  'max-writes-per-request',
+  'max-map-count',
+  'max-file-count',
+  'max-query-memory',
+  'name',
+  'advertise',
+  'advertise-grpc',
+  'bind-grpc',
+  'long-query-time',
+  'query-history-length',
+  'handler',
+  'cluster',
+  'gossip',
+  'anti-entropy',
+  'metric',
+  'tracing',
+  'profile',
+  'translation',
+  'tls',
+  'postgres',
+  'etcd',
+  'storage',
+  'auth',
+  'sql',
+  'diagnostics',
+]);
 
-const ALIASES: ReadonlyMap<string, SettingRow> = new Map(SETTINGS.flatMap((s) => ((s as SettingRow).pilosa ?? []).map((a) => [a, s as SettingRow] as const)));
+const ALIASES: ReadonlyMap<string, SettingRow> = new Map(
+  SETTINGS.flatMap((s) => ((s as SettingRow).pilosa ?? []).map((a) => [a, s as SettingRow] as const)),
+);
 
 /**
  * `argv` holds only setting flags (`--name value` or `--name=value`, plus `--config FILE`).
  * `warn` receives one line naming what a config file had that is ignored here.
  */
-export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, warn: (line: string) => void = () => undefined): Config {
+export function loadConfig(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  warn: (line: string) => void = () => undefined,
+): Config {
   const flags = parseFlags(argv);
   const cfg: Config = structuredClone(DEFAULTS);
   const file = flags.get('config') ?? (env.BITLEDGER_CONFIG || undefined);
@@ -45,7 +79,9 @@ function loadFile(cfg: Config, file: string, warn: (line: string) => void): void
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(`config file ${file}: ${code === 'ENOENT' ? 'not found' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : String(err)}`);
+    throw new ConfigError(
+      `config file ${file}: ${code === 'ENOENT' ? 'not found' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : String(err)}`,
+    );
   }
   let data: Record<string, unknown>;
   try {
@@ -59,7 +95,9 @@ function loadFile(cfg: Config, file: string, warn: (line: string) => void): void
   for (const [k, v] of Object.entries(data)) {
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
       // A [section]: its keys count only through a Pilosa alias ("tls.certificate").
-      const unused = Object.entries(v as Record<string, unknown>).filter(([sub, sv]) => !setAlias(cfg, `${k}.${sub}`, sv, source));
+      const unused = Object.entries(v as Record<string, unknown>).filter(
+        ([sub, sv]) => !setAlias(cfg, `${k}.${sub}`, sv, source),
+      );
       if (unused.length === Object.keys(v).length) ignored.push(`[${k}]`);
       else ignored.push(...unused.map(([sub]) => `[${k}] ${sub}`));
     } else if (SETTING_BY_NAME.has(k)) set(cfg, k, fileValue(v), source);
@@ -110,17 +148,25 @@ function set(cfg: Config, name: string, value: string, source: string): void {
     if (!s.values.includes(value)) {
       const named = s.values.filter((v) => v !== '');
       const empty = named.length < s.values.length ? ' (or empty)' : '';
-      throw new ConfigError(`${name} must be ${named.slice(0, -1).join(', ')} or ${named[named.length - 1]}${empty} (from ${source})`);
+      throw new ConfigError(
+        `${name} must be ${named.slice(0, -1).join(', ')} or ${named[named.length - 1]}${empty} (from ${source})`,
+      );
     }
     target[key] = value;
   } else if (Array.isArray(s.default)) {
-    target[key] = value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+    target[key] = value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
   } else if (typeof s.default === 'boolean') {
     if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false (from ${source})`);
     target[key] = value === 'true';
   } else if (s.duration !== undefined) {
     const ms = parseDurationMs(value, s.duration === 's' ? 1000 : 1);
-    if (ms === undefined) throw new ConfigError(`${name} must be a duration such as ${s.shown ?? '60s'} or 500ms, or a number of ${s.duration === 's' ? 'seconds' : 'ms'} (from ${source})`);
+    if (ms === undefined)
+      throw new ConfigError(
+        `${name} must be a duration such as ${s.shown ?? '60s'} or 500ms, or a number of ${s.duration === 's' ? 'seconds' : 'ms'} (from ${source})`,
+      );
     target[key] = ms;
   } else if (typeof s.default === 'number') {
     const n = s.name.endsWith('-ms') ? (parseDurationMs(value) ?? Number.NaN) : Number(value);
@@ -128,8 +174,6 @@ function set(cfg: Config, name: string, value: string, source: string): void {
     target[key] = n;
   } else target[key] = value;
 }
-
-
 
 /** Splits "host:port" (":10101" means all interfaces, as in Pilosa). */
 export function parseBind(bind: string): { host: string; port: number } {

@@ -24,7 +24,9 @@ export function parseShard(text: string | undefined, what = 'shard'): number {
 /** A shard decoded from a body or PQL: at most MAX_SHARD (column IDs ≤ MAX_COLUMN_ID). */
 export function checkShard(shard: number, what = 'shard', text: string = String(shard)): number {
   if (!Number.isInteger(shard) || shard < 0 || shard > MAX_SHARD) {
-    throw badRequest(`${what} ${text} is out of range: ${what}s go up to ${MAX_SHARD}, as column IDs go up to ${MAX_COLUMN_ID}`);
+    throw badRequest(
+      `${what} ${text} is out of range: ${what}s go up to ${MAX_SHARD}, as column IDs go up to ${MAX_COLUMN_ID}`,
+    );
   }
   return shard;
 }

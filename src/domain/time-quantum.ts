@@ -218,7 +218,13 @@ function skippable(t: number, end: number, unit: TimeUnit, lo: number): number {
 }
 
 function cond(t: number, end: number, unit: TimeUnit): boolean {
-  return unit === 'Y' ? nextYearGTE(t, end) : unit === 'M' ? nextMonthGTE(t, end) : unit === 'D' ? nextDayGTE(t, end) : true;
+  return unit === 'Y'
+    ? nextYearGTE(t, end)
+    : unit === 'M'
+      ? nextMonthGTE(t, end)
+      : unit === 'D'
+        ? nextDayGTE(t, end)
+        : true;
 }
 
 function step(t: number, unit: TimeUnit): number {
@@ -227,7 +233,13 @@ function step(t: number, unit: TimeUnit): number {
 
 /** k steps at once; valid when no step normalises the day of month (see skippable). */
 function advance(t: number, unit: TimeUnit, k: number): number {
-  return unit === 'Y' ? addDate(t, k, 0, 0) : unit === 'M' ? addDate(t, 0, k, 0) : unit === 'D' ? addDays(t, k) : t + k * HOUR;
+  return unit === 'Y'
+    ? addDate(t, k, 0, 0)
+    : unit === 'M'
+      ? addDate(t, 0, k, 0)
+      : unit === 'D'
+        ? addDays(t, k)
+        : t + k * HOUR;
 }
 
 function nextYearGTE(t: number, end: number): boolean {
@@ -290,7 +302,13 @@ interface Fields {
 
 function fields(t: number): Fields {
   const dt = new Date(t);
-  return { y: dt.getUTCFullYear(), mo: dt.getUTCMonth(), d: dt.getUTCDate(), h: dt.getUTCHours(), mi: dt.getUTCMinutes() };
+  return {
+    y: dt.getUTCFullYear(),
+    mo: dt.getUTCMonth(),
+    d: dt.getUTCDate(),
+    h: dt.getUTCHours(),
+    mi: dt.getUTCMinutes(),
+  };
 }
 
 /** UTC ms for a calendar time; out-of-range parts normalise like Go's time.Date. Years 0–99 stay as given. */

@@ -6,7 +6,6 @@ import { LITTLE_ENDIAN } from '../util/endian.js';
 const VARINT = 0;
 const LEN = 2;
 
-
 export interface ImportRequestInput {
   index: string;
   field: string;

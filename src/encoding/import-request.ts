@@ -37,7 +37,6 @@ const FIXED32 = 5;
 const SAFE_HI_LIMIT = 0x200000;
 const TWO_POW_32 = 4294967296;
 
-
 const malformed = (what: string): DomainError => badRequest(`unmarshaling import request: ${what}`);
 
 /**

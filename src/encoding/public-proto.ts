@@ -255,8 +255,7 @@ export function encodeImportResponse(err: string): Uint8Array {
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const bool = (v: unknown): boolean => v === true;
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const msg = (v: unknown): Message =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Message) : {};
+const msg = (v: unknown): Message => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Message) : {});
 const big = (v: unknown): bigint => (typeof v === 'bigint' ? v : typeof v === 'number' ? BigInt(v) : 0n);
 
 function safe(v: unknown, what: string, context: string): number {

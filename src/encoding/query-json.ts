@@ -6,9 +6,13 @@ import type { Jsonish } from './json.js';
 
 /** `calls`: the top-level call names, when known (0.x: Sum answers `sum`, Min/Max `value`). */
 export function queryResponseJson(resp: QueryResponse, legacy = false, calls?: readonly string[]): Jsonish {
-  const out: { [k: string]: Jsonish } = { results: resp.results.map((r, i) => resultJson(r, legacy, legacy && (calls === undefined || calls[i] === 'Sum'))) };
+  const out: { [k: string]: Jsonish } = {
+    results: resp.results.map((r, i) => resultJson(r, legacy, legacy && (calls === undefined || calls[i] === 'Sum'))),
+  };
   if (resp.columnAttrs !== undefined && resp.columnAttrs.length > 0) {
-    out.columnAttrs = resp.columnAttrs.map((c) => (c.key !== undefined ? { key: c.key, attrs: attrsJson(c.attrs) } : { id: c.id, attrs: attrsJson(c.attrs) }));
+    out.columnAttrs = resp.columnAttrs.map((c) =>
+      c.key !== undefined ? { key: c.key, attrs: attrsJson(c.attrs) } : { id: c.id, attrs: attrsJson(c.attrs) },
+    );
   }
   return out;
 }
@@ -33,11 +37,17 @@ export function resultJson(r: QueryResult, legacy: boolean, sumShape = legacy): 
       return null;
     case 'groupcounts':
       return r.groups.map((g) => ({
-        group: g.group.map((fr) => (fr.rowKey !== undefined ? { field: fr.field, rowKey: fr.rowKey } : { field: fr.field, rowID: fr.rowID })),
+        group: g.group.map((fr) =>
+          fr.rowKey !== undefined ? { field: fr.field, rowKey: fr.rowKey } : { field: fr.field, rowID: fr.rowID },
+        ),
         count: g.count,
       }));
     case 'rowids':
-      return r.keys !== undefined ? (r.keys.length > 0 ? { rows: null, keys: r.keys } : { rows: null }) : { rows: r.rows };
+      return r.keys !== undefined
+        ? r.keys.length > 0
+          ? { rows: null, keys: r.keys }
+          : { rows: null }
+        : { rows: r.rows };
     case 'pair':
       return pairJson(r.pair);
   }

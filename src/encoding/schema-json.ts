@@ -47,5 +47,7 @@ export function schemaJson(holder: Holder): { indexes: JsonOut } {
 }
 
 function num(b: bigint): number | RawNumber {
-  return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : new RawNumber(b.toString());
+  return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(b)
+    : new RawNumber(b.toString());
 }

@@ -25,7 +25,13 @@ export type ReplayProgressListener = (done: number, total: number) => void | Pro
 /** Replay logs its progress at this interval, so a long startup is visibly moving. */
 const PROGRESS_LOG_MS = 2_000;
 
-export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger: Logger, targetSeq = Infinity, onProgress?: ReplayProgressListener): Promise<{ holder: Holder; report: BootstrapReport }> {
+export async function bootstrap(
+  log: LogStore,
+  snapshots: SnapshotFiles,
+  logger: Logger,
+  targetSeq = Infinity,
+  onProgress?: ReplayProgressListener,
+): Promise<{ holder: Holder; report: BootstrapReport }> {
   const started = performance.now();
   let holder = new Holder();
   for (const seq of await snapshots.list()) {
@@ -51,7 +57,9 @@ export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger:
     );
   }
   if (holder.appliedSeq > log.lastSeq) {
-    throw new StartupError(`snapshot at sequence ${holder.appliedSeq} is ahead of the log (last ${log.lastSeq}); the log was truncated or replaced`);
+    throw new StartupError(
+      `snapshot at sequence ${holder.appliedSeq} is ahead of the log (last ${log.lastSeq}); the log was truncated or replaced`,
+    );
   }
   let replayed = 0;
   if (to >= from) {
@@ -69,14 +77,26 @@ export async function bootstrap(log: LogStore, snapshots: SnapshotFiles, logger:
       if (performance.now() - loggedAt >= PROGRESS_LOG_MS) {
         loggedAt = performance.now();
         const perSec = Math.round(replayed / ((loggedAt - started) / 1000));
-        logger.info({ done: replayed, total, perSec }, `replaying: ${replayed}/${total} events (${Math.floor((100 * replayed) / total)}%)`);
+        logger.info(
+          { done: replayed, total, perSec },
+          `replaying: ${replayed}/${total} events (${Math.floor((100 * replayed) / total)}%)`,
+        );
       }
       await onProgress?.(replayed, total);
     }
     coalescer.flush();
     holder.appliedSeq = last;
   }
-  const report = { snapshotSeq: from - 1, replayed, fromSeq: from, toSeq: holder.appliedSeq, ms: Math.round(performance.now() - started) };
-  logger.info(report, `replayed ${replayed} events (seq ${from}..${holder.appliedSeq}) on snapshot ${from - 1} in ${report.ms} ms`);
+  const report = {
+    snapshotSeq: from - 1,
+    replayed,
+    fromSeq: from,
+    toSeq: holder.appliedSeq,
+    ms: Math.round(performance.now() - started),
+  };
+  logger.info(
+    report,
+    `replayed ${replayed} events (seq ${from}..${holder.appliedSeq}) on snapshot ${from - 1} in ${report.ms} ms`,
+  );
   return { holder, report };
 }

@@ -9,7 +9,10 @@ import { LIMITS } from '../config/limits.js';
 import { assert } from '../util/assert.js';
 
 export interface LogAppender {
-  append(records: EncodedEvent[], meta?: { key: string; value: Uint8Array | null }[]): Promise<{ firstSeq: number; lastSeq: number; bytes: number }>;
+  append(
+    records: EncodedEvent[],
+    meta?: { key: string; value: Uint8Array | null }[],
+  ): Promise<{ firstSeq: number; lastSeq: number; bytes: number }>;
 }
 
 type MetaWrite = { key: string; value: Uint8Array | null };
@@ -184,7 +187,10 @@ export class CommitQueue {
         this.stats.bytes += res.bytes;
         if (batch.length > 0) {
           // The log numbers records itself; it must agree with the sequences handed out here.
-          assert(res.firstSeq === this.durableSeq + 1 && res.lastSeq === this.durableSeq + batch.length, `log sequence mismatch: got ${res.firstSeq}..${res.lastSeq}, expected from ${this.durableSeq + 1}`);
+          assert(
+            res.firstSeq === this.durableSeq + 1 && res.lastSeq === this.durableSeq + batch.length,
+            `log sequence mismatch: got ${res.firstSeq}..${res.lastSeq}, expected from ${this.durableSeq + 1}`,
+          );
           this.durableSeq = res.lastSeq;
         }
         for (const l of this.durableListeners) l(this.durableSeq);
@@ -217,7 +223,11 @@ export class CommitQueue {
 
 /** An append that failed for lack of space, said plainly (the reserve check should prevent it). */
 function diskFull(err: unknown): Error | undefined {
-  const text = String(err instanceof Error && err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err);
+  const text = String(
+    err instanceof Error && err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err,
+  );
   if (!/ENOSPC|No space left/i.test(text)) return undefined;
-  return new Error(`disk full: a log append failed (${text.replace(/\s+/g, ' ')}); nothing in it was acknowledged. Free space, then restart: replay restores every acknowledged write`);
+  return new Error(
+    `disk full: a log append failed (${text.replace(/\s+/g, ' ')}); nothing in it was acknowledged. Free space, then restart: replay restores every acknowledged write`,
+  );
 }

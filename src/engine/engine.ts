@@ -12,7 +12,15 @@ import type { Holder } from '../state/holder.js';
 import { CommitQueue, type CommitStats, commitQueueOptionsFromEnv } from './commit-queue.js';
 import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
 import { EngineHistory } from './history-control.js';
-import type { CommittedLog, CursorStore, HistoryControl, LogStore, SnapshotControl, SnapshotFiles, SnapshotStats } from './ports.js';
+import type {
+  CommittedLog,
+  CursorStore,
+  HistoryControl,
+  LogStore,
+  SnapshotControl,
+  SnapshotFiles,
+  SnapshotStats,
+} from './ports.js';
 import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
 import { noteWrite } from '../util/write-scope.js';
@@ -67,10 +75,15 @@ export class Engine {
     onFatal: (err: Error) => void,
   ) {
     this.retention = new RetentionPolicy(2, options.history);
-    this.queue = new CommitQueue(log, log.lastSeq, (err) => {
-      this.lifecycle = 'FAILED';
-      onFatal(err);
-    }, commitQueueOptionsFromEnv(process.env));
+    this.queue = new CommitQueue(
+      log,
+      log.lastSeq,
+      (err) => {
+        this.lifecycle = 'FAILED';
+        onFatal(err);
+      },
+      commitQueueOptionsFromEnv(process.env),
+    );
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(this.queue, log);
     this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
@@ -96,7 +109,14 @@ export class Engine {
   /** Figures for operators (status pages, metrics, the console): sequences, totals, the fsync policy. */
   logFigures(): LogFigures {
     const q = this.queue;
-    return { assignedSeq: q.lastAssignedSeq, durableSeq: q.durableSeq, firstSeq: this.log.firstSeq, lastSeq: this.log.lastSeq, fsync: this.log.fsyncPolicy, commits: q.stats };
+    return {
+      assignedSeq: q.lastAssignedSeq,
+      durableSeq: q.durableSeq,
+      firstSeq: this.log.firstSeq,
+      lastSeq: this.log.lastSeq,
+      fsync: this.log.fsyncPolicy,
+      commits: q.stats,
+    };
   }
 
   /** Calls `listener` after every group commit with its record count and append time (metrics). */
@@ -169,18 +189,26 @@ export class Engine {
   }
 
   private checkWritable(replicated: boolean): void {
-    if (this.state === 'FAILED') throw new DomainError('unavailable', 'server is failing after a storage error; restart it');
+    if (this.state === 'FAILED')
+      throw new DomainError('unavailable', 'server is failing after a storage error; restart it');
     if (this.state === 'STOPPING') throw new DomainError('unavailable', 'server is shutting down');
     // A replica refusing a write is the client's mistake (wrong node), not an outage: 405, not 503.
-    if (this.options.readOnlyReason !== undefined && !replicated) throw new DomainError('method_not_allowed', this.options.readOnlyReason);
+    if (this.options.readOnlyReason !== undefined && !replicated)
+      throw new DomainError('method_not_allowed', this.options.readOnlyReason);
     const full = this.options.diskSpace?.shortfall(this.snapshotStats.lastBytes);
     if (full !== undefined) throw new DomainError('insufficient_storage', full);
   }
 
   private maybeSnapshot(): void {
     if (this.snapshotting !== undefined) return;
-    if (this.eventsSinceSnapshot < this.options.snapshotEveryEvents && this.bytesSinceSnapshot < this.options.snapshotEveryBytes) return;
-    void this.snapshot().catch((err: unknown) => this.logger.error({ err: String(err) }, 'snapshot failed; will retry after more writes'));
+    if (
+      this.eventsSinceSnapshot < this.options.snapshotEveryEvents &&
+      this.bytesSinceSnapshot < this.options.snapshotEveryBytes
+    )
+      return;
+    void this.snapshot().catch((err: unknown) =>
+      this.logger.error({ err: String(err) }, 'snapshot failed; will retry after more writes'),
+    );
   }
 
   /** Writes a snapshot of the current state; resolves with its sequence. */
@@ -202,12 +230,20 @@ export class Engine {
     // Never publish a snapshot that is ahead of the durable log.
     await this.queue.whenDurable(seq);
     const { bytes } = await this.snapshotFiles.write(seq, body.chunks, await this.log.commitTime(seq));
-    const plan = await this.retention.plan(await this.snapshotFiles.infos(), Date.now(), (after) => this.logBytesAfter(after));
+    const plan = await this.retention.plan(await this.snapshotFiles.infos(), Date.now(), (after) =>
+      this.logBytesAfter(after),
+    );
     await this.snapshotFiles.prune(plan.keptSnapshots);
     const releasable = plan.releasableUpTo;
     if (releasable > 0) await this.log.releaseUpTo(releasable);
     const ms = Math.round(performance.now() - started);
-    Object.assign(this.snapshotStats, { count: this.snapshotStats.count + 1, lastSeq: seq, lastBytes: bytes, lastMs: ms, lastAt: Date.now() });
+    Object.assign(this.snapshotStats, {
+      count: this.snapshotStats.count + 1,
+      lastSeq: seq,
+      lastBytes: bytes,
+      lastMs: ms,
+      lastAt: Date.now(),
+    });
     this.logger.info({ seq, bytes, events: body.events, ms, released: releasable }, 'snapshot written');
     return seq;
   }

@@ -16,16 +16,26 @@ type LogView = Pick<LogStore, 'firstSeq' | 'commitTime' | 'seqAtTime'>;
  * Oldest restorable point: the lowest base (the empty state at 0 while the log still starts at
  * 1, or a snapshot) from which the retained log reaches on without a gap.
  */
-export async function readHistory(log: LogView, snapshots: Pick<SnapshotFiles, 'infos'>, newestSeq: number): Promise<History> {
+export async function readHistory(
+  log: LogView,
+  snapshots: Pick<SnapshotFiles, 'infos'>,
+  newestSeq: number,
+): Promise<History> {
   const infos = (await snapshots.infos()).filter((s) => s.seq <= newestSeq);
-  const bases = infos.filter((s) => s.seq >= log.firstSeq - 1).map((s): HistoryPoint => ({ seq: s.seq, timeMs: s.timeMs }));
+  const bases = infos
+    .filter((s) => s.seq >= log.firstSeq - 1)
+    .map((s): HistoryPoint => ({ seq: s.seq, timeMs: s.timeMs }));
   if (log.firstSeq <= 1) bases.push({ seq: 0, timeMs: undefined });
-  const oldest = bases.reduce<HistoryPoint | undefined>((a, b) => (a === undefined || b.seq < a.seq ? b : a), undefined) ?? { seq: newestSeq, timeMs: undefined };
+  const oldest = bases.reduce<HistoryPoint | undefined>(
+    (a, b) => (a === undefined || b.seq < a.seq ? b : a),
+    undefined,
+  ) ?? { seq: newestSeq, timeMs: undefined };
   const newest = { seq: newestSeq, timeMs: newestSeq === 0 ? undefined : await log.commitTime(newestSeq) };
   return { oldest, newest, snapshots: infos };
 }
 
-export const rfc3339 = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+export const rfc3339 = (ms: number | undefined): string | null =>
+  ms === undefined ? null : new Date(ms).toISOString();
 
 export function describeRange(h: History): string {
   const at = (p: HistoryPoint): string => `sequence ${p.seq}${p.timeMs === undefined ? '' : ` (${rfc3339(p.timeMs)})`}`;
@@ -36,11 +46,15 @@ export function describeRange(h: History): string {
 export async function resolveTarget(log: LogView, h: History, target: Target): Promise<number> {
   const held = (): string => `the history holds ${describeRange(h)}`;
   if ('seq' in target) {
-    if (target.seq < h.oldest.seq || target.seq > h.newest.seq) throw new HistoryRangeError(`sequence ${target.seq} is outside the history: ${held()}`);
+    if (target.seq < h.oldest.seq || target.seq > h.newest.seq)
+      throw new HistoryRangeError(`sequence ${target.seq} is outside the history: ${held()}`);
     return target.seq;
   }
   const when = rfc3339(target.timeMs);
-  if (h.newest.timeMs === undefined) throw new HistoryRangeError(`time ${when}: no retained record has a known commit time (restore by sequence); ${held()}`);
+  if (h.newest.timeMs === undefined)
+    throw new HistoryRangeError(
+      `time ${when}: no retained record has a known commit time (restore by sequence); ${held()}`,
+    );
   if (target.timeMs >= h.newest.timeMs) return h.newest.seq;
   const seq = Math.min(await log.seqAtTime(target.timeMs), h.newest.seq);
   // A time before every retained record resolves to the base below the log; it is inside only

@@ -14,7 +14,10 @@ const TWO_32 = 0x1_0000_0000;
 const MAX_PIECE = 10_000;
 
 /** Cuts a record stream into group commits, given the ascending commit batches covering it. */
-export async function* timedBatches(records: AsyncIterable<LogRecord[]>, bounds: readonly CommitBatch[]): AsyncGenerator<TimedBatch> {
+export async function* timedBatches(
+  records: AsyncIterable<LogRecord[]>,
+  bounds: readonly CommitBatch[],
+): AsyncGenerator<TimedBatch> {
   let next = 0;
   let time: number | null = null;
   let piece: LogRecord[] = [];
@@ -56,9 +59,12 @@ export function encodeSegmentBatch(records: readonly LogRecord[], timeMs: number
   return buf;
 }
 
-
 /** The retained log fromSeq..toSeq as group commits with their times. */
-export async function* logBatches(log: Pick<LogStore, 'commitBatches' | 'readBatches'>, fromSeq: number, toSeq: number): AsyncGenerator<TimedBatch> {
+export async function* logBatches(
+  log: Pick<LogStore, 'commitBatches' | 'readBatches'>,
+  fromSeq: number,
+  toSeq: number,
+): AsyncGenerator<TimedBatch> {
   const bounds: CommitBatch[] = [];
   for await (const b of log.commitBatches(fromSeq, toSeq)) bounds.push(b);
   yield* timedBatches(log.readBatches(fromSeq, toSeq), bounds);

@@ -27,7 +27,15 @@ interface PendingValues {
 }
 
 /** Events that touch no bits and no values: they commute with everything pending. */
-const INDEPENDENT = new Set<Event['type']>(['KeysAssigned', 'RowAttrsSet', 'ColumnAttrsSet', 'KafkaOffsetsCommitted', 'IngestDefined', 'IngestDeleted', 'LegacyMetaSet']);
+const INDEPENDENT = new Set<Event['type']>([
+  'KeysAssigned',
+  'RowAttrsSet',
+  'ColumnAttrsSet',
+  'KafkaOffsetsCommitted',
+  'IngestDefined',
+  'IngestDeleted',
+  'LegacyMetaSet',
+]);
 
 /** Records merged before a flush: bounds the memory held back (a few MB). */
 const WINDOW = 200_000;
@@ -95,7 +103,14 @@ export class ReplayCoalescer {
     const slot = 2 * e.shard + (exists ? 1 : 0);
     let p = groups.get(slot);
     if (p === undefined) {
-      const event: PendingBits['event'] = { type: 'BitsSet', index: e.index, field: e.field, view: e.view, shard: e.shard, ...(exists ? { exists } : {}) };
+      const event: PendingBits['event'] = {
+        type: 'BitsSet',
+        index: e.index,
+        field: e.field,
+        view: e.view,
+        shard: e.shard,
+        ...(exists ? { exists } : {}),
+      };
       p = { event, rows: new Map() };
       groups.set(slot, p);
     }
@@ -122,7 +137,12 @@ export class ReplayCoalescer {
   private mergeValues(key: string, e: ValuesSet): void {
     let p = this.values.get(key);
     if (p === undefined) {
-      p = { event: { type: 'ValuesSet', index: e.index, field: e.field, shard: e.shard }, columns: new Uint32Array(16), values: new BigInt64Array(16), n: 0 };
+      p = {
+        event: { type: 'ValuesSet', index: e.index, field: e.field, shard: e.shard },
+        columns: new Uint32Array(16),
+        values: new BigInt64Array(16),
+        n: 0,
+      };
       this.values.set(key, p);
     }
     const need = p.n + e.columns.length;

@@ -6,7 +6,13 @@ import { bootstrap } from './bootstrap.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
 import { encodeSnapshot } from './snapshot-codec.js';
 
-export async function sealRestore(log: LogStore, snapshots: SnapshotFiles, toSeq: number, logger: Logger): Promise<void> {
+export async function sealRestore(
+  log: LogStore,
+  snapshots: SnapshotFiles,
+  toSeq: number,
+  logger: Logger,
+): Promise<void> {
   const { holder } = await bootstrap(log, snapshots, logger, toSeq);
-  if (toSeq > 0 && (await snapshots.list())[0] !== toSeq) await snapshots.write(toSeq, encodeSnapshot(holder).chunks, await log.commitTime(toSeq));
+  if (toSeq > 0 && (await snapshots.list())[0] !== toSeq)
+    await snapshots.write(toSeq, encodeSnapshot(holder).chunks, await log.commitTime(toSeq));
 }

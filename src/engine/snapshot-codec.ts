@@ -35,7 +35,10 @@ export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: 
   let bytes = 0;
   let events = 0;
   for (const e of stateEvents(holder)) {
-    const { type, payload } = e.type === 'BitsSet' && e.exists !== true && allBitmaps(e.columns) ? { type: FRAGMENT_RECORD, payload: encodeFragment(e, e.columns, bytes + 5) } : encodeEvent(e);
+    const { type, payload } =
+      e.type === 'BitsSet' && e.exists !== true && allBitmaps(e.columns)
+        ? { type: FRAGMENT_RECORD, payload: encodeFragment(e, e.columns, bytes + 5) }
+        : encodeEvent(e);
     const head = new Uint8Array(5);
     head[0] = type;
     new DataView(head.buffer).setUint32(1, payload.byteLength, true);

@@ -90,7 +90,8 @@ function grow(a: Uint32Array, reuse: boolean): Uint32Array {
 
 function splitSparse(out: BitsPayload, counts: number[], offsets: Uint32Array, n: number): void {
   if (out.columns.length > 0) throw new AssertionError('Bits payload mixes roaring and sparse rows');
-  if (counts.length !== out.rows.length) throw new AssertionError(`Bits payload has ${counts.length} sparse counts for ${out.rows.length} rows`);
+  if (counts.length !== out.rows.length)
+    throw new AssertionError(`Bits payload has ${counts.length} sparse counts for ${out.rows.length} rows`);
   let at = 0;
   for (const c of counts) {
     if (at + c > n) throw new AssertionError('Bits payload has fewer sparse offsets than its counts');

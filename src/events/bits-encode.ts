@@ -20,8 +20,15 @@ export interface BitsFields {
  */
 export const SPARSE_MAX_PER_ROW = 16;
 
-const TAG_INDEX = 0x0a, TAG_FIELD = 0x12, TAG_VIEW = 0x1a, TAG_SHARD = 0x20, TAG_ROWS = 0x2a;
-const TAG_COLUMNS = 0x32, TAG_EXISTS = 0x38, TAG_COUNTS = 0x42, TAG_OFFSETS = 0x4a;
+const TAG_INDEX = 0x0a,
+  TAG_FIELD = 0x12,
+  TAG_VIEW = 0x1a,
+  TAG_SHARD = 0x20,
+  TAG_ROWS = 0x2a;
+const TAG_COLUMNS = 0x32,
+  TAG_EXISTS = 0x38,
+  TAG_COUNTS = 0x42,
+  TAG_OFFSETS = 0x4a;
 
 export function encodeBitsPayload(m: BitsFields, exists: boolean): Uint8Array {
   const sparse = m.columns.every((c) => (c instanceof Uint32Array ? c.length : c.size) <= SPARSE_MAX_PER_ROW);

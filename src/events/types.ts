@@ -15,8 +15,26 @@ export type Event =
    * `adopt` (never logged): the bitmaps are fresh and nothing else holds them (a snapshot load,
    * an import's own row bitmaps), so apply may keep them as the rows instead of copying them.
    */
-  | { type: 'BitsSet'; index: string; field: string; view: string; shard: number; rows: number[]; columns: ColumnOffsets[]; exists?: boolean; adopt?: boolean }
-  | { type: 'BitsCleared'; index: string; field: string; view: string; shard: number; rows: number[]; columns: ColumnOffsets[] }
+  | {
+      type: 'BitsSet';
+      index: string;
+      field: string;
+      view: string;
+      shard: number;
+      rows: number[];
+      columns: ColumnOffsets[];
+      exists?: boolean;
+      adopt?: boolean;
+    }
+  | {
+      type: 'BitsCleared';
+      index: string;
+      field: string;
+      view: string;
+      shard: number;
+      rows: number[];
+      columns: ColumnOffsets[];
+    }
   /** ClearRow: the row removed from every view and shard of the field. */
   | { type: 'RowCleared'; index: string; field: string; row: number }
   /** Store: the row of `view` replaced wholesale; shards not listed end up empty for that row. */
@@ -34,7 +52,15 @@ export type Event =
    * Kafka-fed import: next offsets to consume per partition, committed in the same batch as the
    * bits they produced; records/deadLettered are counts added by this commit (exactly-once totals).
    */
-  | { type: 'KafkaOffsetsCommitted'; ingest: string; topic: string; partitions: number[]; offsets: string[]; records: number; deadLettered: number }
+  | {
+      type: 'KafkaOffsetsCommitted';
+      ingest: string;
+      topic: string;
+      partitions: number[];
+      offsets: string[];
+      records: number;
+      deadLettered: number;
+    }
   /** An ingest definition (src/kafka), stored as opaque JSON; re-defining keeps its offsets. */
   | { type: 'IngestDefined'; name: string; spec: string; paused: boolean }
   | { type: 'IngestDeleted'; name: string }

@@ -64,6 +64,8 @@ export function* minMaxRow(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'minMa
     yield;
   }
   if (best === undefined) return { type: 'pair', pair: { id: 0, count: 0 } };
-  const pair = isKeyedField(p.field) ? { id: best.id, key: rowKeyOf(ctx.index, p.field, best.id), count: best.count } : { ...best };
+  const pair = isKeyedField(p.field)
+    ? { id: best.id, key: rowKeyOf(ctx.index, p.field, best.id), count: best.count }
+    : { ...best };
   return { type: 'pair', pair };
 }

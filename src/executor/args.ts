@@ -136,4 +136,11 @@ export function timeArg(call: Call, key: 'from' | 'to', f: Fail): number | undef
 }
 
 /** Pilosa's write calls (they never run on the read-only path). */
-export const WRITE_CALLS: ReadonlySet<string> = new Set(['Set', 'Clear', 'ClearRow', 'Store', 'SetRowAttrs', 'SetColumnAttrs']);
+export const WRITE_CALLS: ReadonlySet<string> = new Set([
+  'Set',
+  'Clear',
+  'ClearRow',
+  'Store',
+  'SetRowAttrs',
+  'SetColumnAttrs',
+]);

@@ -87,7 +87,8 @@ function shiftAt(ctx: ReadContext, child: BitmapPlan, n: number, shard: number):
     a.removeRange(SHARD_WIDTH, 2 ** 32);
     out.orInPlace(a);
   }
-  if (r > 0 && shard - k - 1 >= 0) out.orInPlace(RoaringBitmap32.addOffset(bitmapAt(ctx, child, shard - k - 1), r - SHARD_WIDTH));
+  if (r > 0 && shard - k - 1 >= 0)
+    out.orInPlace(RoaringBitmap32.addOffset(bitmapAt(ctx, child, shard - k - 1), r - SHARD_WIDTH));
   return out;
 }
 

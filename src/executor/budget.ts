@@ -27,12 +27,16 @@ export function checkBudget(b: QueryBudget | undefined, now: number = performanc
   if (b === undefined) return;
   if (b.signal?.aborted === true) throw badRequest('executing: query cancelled: the client closed the connection');
   if (now > b.deadline) {
-    throw badRequest(`executing: query timeout: the query ran past its deadline of ${b.timeoutMs} ms (raise it with the timeout argument or --query-timeout)`);
+    throw badRequest(
+      `executing: query timeout: the query ran past its deadline of ${b.timeoutMs} ms (raise it with the timeout argument or --query-timeout)`,
+    );
   }
 }
 
 /** Rows(), GroupBy() and TopN() results larger than the bound are refused, not sent. */
 export function checkResultRows(n: number, max: number | undefined, what: string): void {
   if (max === undefined || max <= 0 || n <= max) return;
-  throw badRequest(`executing: ${what} would return more than ${max} rows (max-result-rows); narrow it with limit= or filters`);
+  throw badRequest(
+    `executing: ${what} would return more than ${max} rows (max-result-rows); narrow it with limit= or filters`,
+  );
 }

@@ -62,7 +62,24 @@ export function compileBitmap(env: CompileEnv, call: Call, f: Fail, parent = '')
 
 const BITMAP_CALLS = 'Row, Range, Union, Intersect, Difference, Xor, Not or Shift';
 
-const OTHER_CALLS = new Set(['Count', 'Sum', 'Min', 'Max', 'MinRow', 'MaxRow', 'TopN', 'Rows', 'GroupBy', 'Options', 'Set', 'Clear', 'ClearRow', 'Store', 'SetRowAttrs', 'SetColumnAttrs']);
+const OTHER_CALLS = new Set([
+  'Count',
+  'Sum',
+  'Min',
+  'Max',
+  'MinRow',
+  'MaxRow',
+  'TopN',
+  'Rows',
+  'GroupBy',
+  'Options',
+  'Set',
+  'Clear',
+  'ClearRow',
+  'Store',
+  'SetRowAttrs',
+  'SetColumnAttrs',
+]);
 
 /** A call that exists but is no bitmap call, given as an input, gets a text naming where. */
 function notBitmapCall(name: string, parent: string): string {

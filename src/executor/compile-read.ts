@@ -116,7 +116,12 @@ function compileValCount(env: CompileEnv, call: Call): ReadPlan {
 function compileMinMaxRow(env: CompileEnv, call: Call): ReadPlan {
   const field = namedField(env, call);
   if (field.options.type === 'int') fail(`${call.name}() is not supported on int field types`);
-  return { kind: 'minMaxRow', op: call.name === 'MinRow' ? 'min' : 'max', field, filter: optionalFilter(env, call, fail) };
+  return {
+    kind: 'minMaxRow',
+    op: call.name === 'MinRow' ? 'min' : 'max',
+    field,
+    filter: optionalFilter(env, call, fail),
+  };
 }
 
 function compileTopN(env: CompileEnv, call: Call): TopNPlan {
@@ -130,7 +135,8 @@ function compileTopN(env: CompileEnv, call: Call): TopNPlan {
   const idsArg = call.args.get('ids');
   let ids: number[] | undefined;
   if (idsArg !== undefined) {
-    if (idsArg.kind !== 'list') exec(`could not convert ${goValue(idsArg)} of type ${goType(idsArg)} to []uint64 in Call.UintSliceArg`);
+    if (idsArg.kind !== 'list')
+      exec(`could not convert ${goValue(idsArg)} of type ${goType(idsArg)} to []uint64 in Call.UintSliceArg`);
     else ids = [...new Set(idsArg.items.map((v) => toSafe(uintValue(v, 'ids', exec), 'ids', exec)))];
   }
   const n = smallUintArg(call, 'n', exec) ?? 0;
@@ -193,8 +199,15 @@ function compileGroupBy(env: CompileEnv, call: Call): ReadPlan {
   const filterArg = call.args.get('filter');
   let filter: BitmapPlan | undefined;
   if (filterArg !== undefined) {
-    if (filterArg.kind !== 'call') fail(`could not convert ${goValue(filterArg)} of type ${goType(filterArg)} to Call in Call.CallArg`);
+    if (filterArg.kind !== 'call')
+      fail(`could not convert ${goValue(filterArg)} of type ${goType(filterArg)} to Call in Call.CallArg`);
     else filter = compileBitmap(env, filterArg.call, fail, 'GroupBy');
   }
-  return { kind: 'groupBy', children, limit: smallUintArg(call, 'limit', fail), offset: smallUintArg(call, 'offset', fail), filter };
+  return {
+    kind: 'groupBy',
+    children,
+    limit: smallUintArg(call, 'limit', fail),
+    offset: smallUintArg(call, 'offset', fail),
+    filter,
+  };
 }

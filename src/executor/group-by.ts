@@ -62,7 +62,9 @@ export function* groupBy(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'groupBy
     groups: page.map((g) => ({
       group: g.ids.map((id, i): FieldRow => {
         const field = p.children[i].field;
-        return isKeyedField(field) ? { field: field.name, rowKey: rowKeyOf(ctx.index, field, id) } : { field: field.name, rowID: id };
+        return isKeyedField(field)
+          ? { field: field.name, rowKey: rowKeyOf(ctx.index, field, id) }
+          : { field: field.name, rowID: id };
       }),
       count: g.count,
     })),
@@ -76,7 +78,14 @@ const VISITS_PER_YIELD = 32;
  * Depth-first over the children's rows, carrying the running intersection; an explicit stack
  * rather than recursion, so that it can yield (suspend) between any two row visits.
  */
-function* shardGroups(frags: Fragment[], lists: number[][], filter: RO | undefined, start: number[], cap: number, maxRows: number | undefined): Work<Group[]> {
+function* shardGroups(
+  frags: Fragment[],
+  lists: number[][],
+  filter: RO | undefined,
+  start: number[],
+  cap: number,
+  maxRows: number | undefined,
+): Work<Group[]> {
   const out: Group[] = [];
   if (filter?.isEmpty === true) return out;
   const n = frags.length;

@@ -56,7 +56,8 @@ function checkOwnArgs(index: Index, call: Call): void {
 function checkCol(index: Index, v: Value | undefined): void {
   if (v === undefined || v.kind === 'null') return;
   if (index.options.keys && v.kind !== 'string') fail("column value must be a string when index 'keys' option enabled");
-  if (!index.options.keys && v.kind === 'string') fail("string 'col' value not allowed unless index 'keys' option enabled");
+  if (!index.options.keys && v.kind === 'string')
+    fail("string 'col' value not allowed unless index 'keys' option enabled");
 }
 
 /** `boolLiteral`: the value must be true/false on a bool field (Set, Clear, Row, ClearRow, Store). */
@@ -75,7 +76,8 @@ export function checkRowValue(field: Field, v: Value, boolLiteral: boolean): voi
   }
   if (v.kind === 'null' || field.options.type === 'int') return;
   if (isKeyedField(field) && v.kind !== 'string') fail("row value must be a string when field 'keys' option enabled");
-  if (!isKeyedField(field) && v.kind === 'string') fail("string 'row' value not allowed unless field 'keys' option enabled");
+  if (!isKeyedField(field) && v.kind === 'string')
+    fail("string 'row' value not allowed unless field 'keys' option enabled");
 }
 
 /** GroupBy(…, previous=[…]): one entry per child, keys for keyed fields. */
@@ -91,7 +93,8 @@ function checkGroupByPrevious(index: Index, call: Call): void {
     const field = name === undefined ? undefined : index.field(name);
     if (field === undefined) fail(`field not found: ${name ?? ''}`);
     const v = prev.items[i];
-    if (isKeyedField(field) && v.kind !== 'string') fail("prev value must be a string when field 'keys' option enabled");
+    if (isKeyedField(field) && v.kind !== 'string')
+      fail("prev value must be a string when field 'keys' option enabled");
     if (!isKeyedField(field) && v.kind === 'string') {
       fail(`got string row val '${v.value}' in 'previous' for field ${field.name} which doesn't use string keys`);
     }

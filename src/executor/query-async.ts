@@ -106,7 +106,10 @@ function drainSlice<T>(work: Work<T>, sliceMs: number, budget: QueryBudget | und
     checkBudget(budget, now);
     const elapsed = now - sliceStart;
     if (elapsed >= sliceMs) return r;
-    every = elapsed <= 0 ? MAX_STEPS_PER_CLOCK : Math.max(1, Math.min(MAX_STEPS_PER_CLOCK, Math.floor((sliceMs / 8) / (elapsed / steps))));
+    every =
+      elapsed <= 0
+        ? MAX_STEPS_PER_CLOCK
+        : Math.max(1, Math.min(MAX_STEPS_PER_CLOCK, Math.floor(sliceMs / 8 / (elapsed / steps))));
     countdown = every;
   }
 }

@@ -15,10 +15,22 @@ export function lookupIndex(holder: Holder, name: string): Index {
   return index;
 }
 
-export function executeQuery(holder: Holder, indexName: string, query: Query, opts: QueryOptions, now?: number): QueryResponse {
+export function executeQuery(
+  holder: Holder,
+  indexName: string,
+  query: Query,
+  opts: QueryOptions,
+  now?: number,
+): QueryResponse {
   return runReadsSync(prepareReads(holder, indexName, query, opts, new QueryClock(now)));
 }
 
-export function prepareReads(holder: Holder, indexName: string, query: Query, opts: QueryOptions, clock: QueryClock): Reads {
+export function prepareReads(
+  holder: Holder,
+  indexName: string,
+  query: Query,
+  opts: QueryOptions,
+  clock: QueryClock,
+): Reads {
   return compileReads(lookupIndex(holder, indexName), query.calls, opts, clock);
 }

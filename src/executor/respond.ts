@@ -13,7 +13,10 @@ export function respond(index: Index, outputs: readonly CallOutput[], columnAttr
     if (outputs[i].columnAttrs === true) attrsOn = true;
   }
   if (!attrsOn) return { results };
-  const sets = columnAttrSets(index, outputs.map((o) => o.columns ?? []));
+  const sets = columnAttrSets(
+    index,
+    outputs.map((o) => o.columns ?? []),
+  );
   return sets.length > 0 ? { results, columnAttrs: sets } : { results };
 }
 

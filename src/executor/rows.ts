@@ -46,7 +46,8 @@ const ROWS_PER_YIELD = 4096;
 export function* rows(ctx: ReadContext, spec: RowsSpec): Work<QueryResult> {
   const ids = yield* rowIds(ctx, spec);
   checkResultRows(ids.length, ctx.opts.maxResultRows, 'Rows');
-  if (isKeyedField(spec.field)) return { type: 'rowids', rows: [], keys: ids.map((id) => rowKeyOf(ctx.index, spec.field, id)) };
+  if (isKeyedField(spec.field))
+    return { type: 'rowids', rows: [], keys: ids.map((id) => rowKeyOf(ctx.index, spec.field, id)) };
   return { type: 'rowids', rows: ids };
 }
 

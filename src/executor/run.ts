@@ -86,6 +86,7 @@ export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput>
 
 /** A Row-shaped result: keys instead of columns on an index with keys (§4.5). */
 export function rowResult(ctx: ReadContext, columns: number[], attrs: AttrMap): QueryResult {
-  if (ctx.index.options.keys) return { type: 'row', columns: [], keys: columns.map((c) => columnKeyOf(ctx.index, c)), attrs };
+  if (ctx.index.options.keys)
+    return { type: 'row', columns: [], keys: columns.map((c) => columnKeyOf(ctx.index, c)), attrs };
   return { type: 'row', columns, attrs };
 }

@@ -24,7 +24,11 @@ export class AccessLog {
 
   record(e: AccessEntry, now = Date.now()): void {
     if (now - this.windowStart >= 1000) {
-      if (this.suppressed > 0) this.logger.info({ unlogged: this.suppressed, logged: this.logged }, `access log: ${this.suppressed} more requests in the last second not logged (cap ${this.maxPerSecond}/s)`);
+      if (this.suppressed > 0)
+        this.logger.info(
+          { unlogged: this.suppressed, logged: this.logged },
+          `access log: ${this.suppressed} more requests in the last second not logged (cap ${this.maxPerSecond}/s)`,
+        );
       this.windowStart = now;
       this.logged = 0;
       this.suppressed = 0;
@@ -34,6 +38,16 @@ export class AccessLog {
       return;
     }
     this.logged++;
-    this.logger.info({ reqId: e.reqId, method: e.method, url: e.url, status: e.status, ms: Math.round(e.ms * 100) / 100, bytes: e.bytes }, 'request');
+    this.logger.info(
+      {
+        reqId: e.reqId,
+        method: e.method,
+        url: e.url,
+        status: e.status,
+        ms: Math.round(e.ms * 100) / 100,
+        bytes: e.bytes,
+      },
+      'request',
+    );
   }
 }

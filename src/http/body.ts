@@ -34,7 +34,8 @@ const PROTO_IMPORT = new Set(['application/x-protobuf', 'application/protobuf', 
 export function importEncoding(contentType: string | undefined, jsonAllowed: boolean): 'json' | 'protobuf' {
   const t = mediaType(contentType);
   if (PROTO_IMPORT.has(t)) return 'protobuf';
-  if (t === '' || (jsonAllowed && JSON_IMPORT.has(t)) || (!jsonAllowed && t === 'application/x-www-form-urlencoded')) return jsonAllowed ? 'json' : 'protobuf';
+  if (t === '' || (jsonAllowed && JSON_IMPORT.has(t)) || (!jsonAllowed && t === 'application/x-www-form-urlencoded'))
+    return jsonAllowed ? 'json' : 'protobuf';
   const accepted = jsonAllowed ? 'application/x-protobuf or application/json' : 'application/x-protobuf';
   throw new DomainError('unsupported_media', `unsupported Content-Type for an import: ${t}; send ${accepted}`);
 }

@@ -33,7 +33,10 @@ declare module 'fastify' {
 
 export function sendError(reply: FastifyReply, status: number, message: string, shape: ErrorShape): FastifyReply {
   const body = shape === 'query' ? { error: message } : { success: false, error: { message } };
-  return reply.code(status).type('application/json').send(JSON.stringify(body) + '\n');
+  return reply
+    .code(status)
+    .type('application/json')
+    .send(JSON.stringify(body) + '\n');
 }
 
 export function installErrorHandler(app: FastifyInstance, onInvariantBroken: (err: Error) => void): void {
@@ -43,7 +46,8 @@ export function installErrorHandler(app: FastifyInstance, onInvariantBroken: (er
     const fe = err as FastifyError;
     if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'request body too large', shape);
     if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, 415, 'unsupported media type', shape);
-    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) return sendError(reply, fe.statusCode, err.message, shape);
+    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)
+      return sendError(reply, fe.statusCode, err.message, shape);
     req.log.error({ err }, 'internal error');
     if (err instanceof AssertionError) onInvariantBroken(err);
     return sendError(reply, 500, `internal error: ${err.message}`, shape);

@@ -29,7 +29,10 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
     const given = req.headers['x-request-id'];
     return typeof given === 'string' && CLIENT_ID.test(given) ? given : `${prefix}-${(++counter).toString(36)}`;
   });
-  const access = opts.accessLogPerSecond > 0 ? new AccessLog(opts.logger.child({ mod: 'access' }), opts.accessLogPerSecond) : undefined;
+  const access =
+    opts.accessLogPerSecond > 0
+      ? new AccessLog(opts.logger.child({ mod: 'access' }), opts.accessLogPerSecond)
+      : undefined;
   const textChars = opts.slowQueryTextChars ?? 500;
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
@@ -43,7 +46,15 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
       opts.metrics.observePql(firstPqlCall(req.body, req.headers['content-type']), ms);
       if (opts.slowQueryMs > 0 && ms >= opts.slowQueryMs) logSlowQuery(opts.logger, req, ms, textChars);
     }
-    if (access !== undefined) access.record({ reqId: req.id, method: req.method, url: req.url, status, ms, bytes: Number(reply.getHeader('content-length') ?? 0) });
+    if (access !== undefined)
+      access.record({
+        reqId: req.id,
+        method: req.method,
+        url: req.url,
+        status,
+        ms,
+        bytes: Number(reply.getHeader('content-length') ?? 0),
+      });
   });
 }
 
@@ -52,6 +63,13 @@ function logSlowQuery(logger: Logger, req: FastifyRequest, ms: number, textChars
   const isText = Buffer.isBuffer(body) && !String(req.headers['content-type'] ?? '').includes('protobuf');
   // Decode at most 4 bytes per kept character: a huge query body is never decoded whole.
   const text = isText ? body.toString('utf8', 0, Math.min(body.length, textChars * 4)) : '';
-  const pql = !isText ? '(protobuf)' : text.length > textChars || body.length > textChars * 4 ? `${text.slice(0, textChars)}…` : text;
-  logger.warn({ reqId: req.id, index: (req.params as { index?: string }).index, ms: Math.round(ms), pql }, 'slow query');
+  const pql = !isText
+    ? '(protobuf)'
+    : text.length > textChars || body.length > textChars * 4
+      ? `${text.slice(0, textChars)}…`
+      : text;
+  logger.warn(
+    { reqId: req.id, index: (req.params as { index?: string }).index, ms: Math.round(ms), pql },
+    'slow query',
+  );
 }

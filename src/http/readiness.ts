@@ -13,7 +13,9 @@ export interface KafkaHealth {
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
 export function startingReason(p: ReplayProgress): string {
-  return p.phase === 'snapshot' ? 'starting: loading the newest snapshot' : `starting: replaying the log (${p.done}/${p.total} events)`;
+  return p.phase === 'snapshot'
+    ? 'starting: loading the newest snapshot'
+    : `starting: replaying the log (${p.done}/${p.total} events)`;
 }
 
 export function readiness(engine: Engine, kafka: KafkaHealth | undefined): Readiness {
@@ -21,8 +23,16 @@ export function readiness(engine: Engine, kafka: KafkaHealth | undefined): Readi
   if (engine.state === 'FAILED') return { ready: false, reason: 'failed after a storage error; restart the server' };
   if (engine.state === 'STARTING') return { ready: false, reason: 'starting' };
   const replica = kafka?.replica?.status();
-  if (replica?.state === 'failed') return { ready: false, reason: `replica of Kafka topic "${replica.topic}" failed: ${replica.lastError ?? 'unknown error'}` };
+  if (replica?.state === 'failed')
+    return {
+      ready: false,
+      reason: `replica of Kafka topic "${replica.topic}" failed: ${replica.lastError ?? 'unknown error'}`,
+    };
   const mirror = kafka?.mirror?.status();
-  if (mirror?.state === 'retrying') return { ready: false, reason: `Kafka mirror to topic "${mirror.topic}" is failing: ${mirror.lastError ?? 'unknown error'}` };
+  if (mirror?.state === 'retrying')
+    return {
+      ready: false,
+      reason: `Kafka mirror to topic "${mirror.topic}" is failing: ${mirror.lastError ?? 'unknown error'}`,
+    };
   return { ready: true };
 }

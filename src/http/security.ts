@@ -46,14 +46,23 @@ export function installSecurity(app: FastifyInstance, o: SecurityOptions): void 
   app.addHook('onRequest', async (req, reply) => {
     const host = req.headers.host;
     if (loopbackOnly && host !== undefined && !isLoopbackName(hostName(host))) {
-      return refuse(reply, 403, `host ${host} is not a loopback name: this server is bound to ${o.bindHost} and answers localhost, 127.x.y.z or [::1] only (DNS rebinding)`);
+      return refuse(
+        reply,
+        403,
+        `host ${host} is not a loopback name: this server is bound to ${o.bindHost} and answers localhost, 127.x.y.z or [::1] only (DNS rebinding)`,
+      );
     }
     const mutating = !SAFE_METHODS.has(req.method);
     const origin = req.headers.origin;
     if (mutating && origin !== undefined) {
       const own = host === undefined ? undefined : `${o.scheme}://${host}`.toLowerCase();
       const o2 = origin.toLowerCase();
-      if (o2 !== own && !allowed.has(o2)) return refuse(reply, 403, `cross-origin ${req.method} from ${origin} refused: list the origin in --allowed-origins to allow it`);
+      if (o2 !== own && !allowed.has(o2))
+        return refuse(
+          reply,
+          403,
+          `cross-origin ${req.method} from ${origin} refused: list the origin in --allowed-origins to allow it`,
+        );
     }
     if (o.tokens === undefined || OPEN_PATHS.has(req.url.split('?')[0])) return undefined;
     const role = tokenRole(o.tokens, req);

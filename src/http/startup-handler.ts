@@ -17,7 +17,8 @@ export function startupHandler(metrics: ServerMetrics): (req: IncomingMessage, r
     const p = metrics.replay;
     if (path === '/health') return json(res, 200, { status: 'ok', state: 'STARTING' });
     if (path === '/ready') return json(res, 503, { ready: false, reason: startingReason(p) });
-    if (path === '/status') return json(res, 503, { state: 'STARTING', progress: { phase: p.phase, done: p.done, total: p.total } });
+    if (path === '/status')
+      return json(res, 503, { state: 'STARTING', progress: { phase: p.phase, done: p.done, total: p.total } });
     if (path === '/metrics') {
       void metrics.text().then((text) => {
         res.writeHead(200, { 'content-type': metrics.contentType });

@@ -29,7 +29,12 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
 }
 
 /** Creates `topic` when it does not exist (an existing topic is left as it is); true if created. */
-export async function ensureTopic(kafka: Kafka, topic: string, numPartitions = 1, configEntries?: { name: string; value: string }[]): Promise<boolean> {
+export async function ensureTopic(
+  kafka: Kafka,
+  topic: string,
+  numPartitions = 1,
+  configEntries?: { name: string; value: string }[],
+): Promise<boolean> {
   const admin: Admin = kafka.admin();
   await admin.connect();
   try {

@@ -12,7 +12,10 @@ type NameParams = { name: string };
 const STALE_READS = new Set(['/index/:index/query', '/export', '/index/:index/frame/:frame/export']);
 
 function send(reply: FastifyReply, body: unknown, status = 200): FastifyReply {
-  return reply.code(status).type('application/json').send(JSON.stringify(body) + '\n');
+  return reply
+    .code(status)
+    .type('application/json')
+    .send(JSON.stringify(body) + '\n');
 }
 
 export function kafkaRoutes(app: FastifyInstance, kafka: KafkaRuntime): void {
@@ -39,19 +42,31 @@ export function kafkaRoutes(app: FastifyInstance, kafka: KafkaRuntime): void {
     // Answers from a replica stuck before a gap would be silently stale: refuse them.
     app.addHook('preHandler', async (req) => {
       const gap = replica.cannotFollow;
-      if (gap !== undefined && STALE_READS.has(req.routeOptions.url ?? '')) throw new DomainError('unavailable', `this replica cannot follow Kafka topic "${replica.topic}" and answers no queries: ${gap}`);
+      if (gap !== undefined && STALE_READS.has(req.routeOptions.url ?? ''))
+        throw new DomainError(
+          'unavailable',
+          `this replica cannot follow Kafka topic "${replica.topic}" and answers no queries: ${gap}`,
+        );
     });
   }
 
   app.get('/ingest', async (_req, reply) => send(reply, { ingests: ingests.list().map((n) => ingests.status(n)) }));
-  app.get<{ Params: NameParams }>('/ingest/:name', async (req, reply) => send(reply, await ingests.inspect(req.params.name)));
-  app.post<{ Params: NameParams }>('/ingest/:name', async (req, reply) => send(reply, await ingests.define(req.params.name, jsonBody(req.body))));
+  app.get<{ Params: NameParams }>('/ingest/:name', async (req, reply) =>
+    send(reply, await ingests.inspect(req.params.name)),
+  );
+  app.post<{ Params: NameParams }>('/ingest/:name', async (req, reply) =>
+    send(reply, await ingests.define(req.params.name, jsonBody(req.body))),
+  );
   app.delete<{ Params: NameParams }>('/ingest/:name', async (req, reply) => {
     await ingests.remove(req.params.name);
     return send(reply, { success: true });
   });
-  app.post<{ Params: NameParams }>('/ingest/:name/start', async (req, reply) => send(reply, await ingests.setRunning(req.params.name, true)));
-  app.post<{ Params: NameParams }>('/ingest/:name/stop', async (req, reply) => send(reply, await ingests.setRunning(req.params.name, false)));
+  app.post<{ Params: NameParams }>('/ingest/:name/start', async (req, reply) =>
+    send(reply, await ingests.setRunning(req.params.name, true)),
+  );
+  app.post<{ Params: NameParams }>('/ingest/:name/stop', async (req, reply) =>
+    send(reply, await ingests.setRunning(req.params.name, false)),
+  );
 
   app.get('/kafka/mirror', async (_req, reply) => {
     if (kafka.mirror === undefined) throw notFound('no Kafka mirror configured (--kafka-mirror-topic)');

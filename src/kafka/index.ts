@@ -48,18 +48,47 @@ export class KafkaRuntime {
   ) {}
 
   /** Builds what the config asks for; start() begins the background work. */
-  static async open(cfg: KafkaConfig, engine: Engine, imports: ImportService, node: string, logger: Logger, onFatal: (err: Error) => void): Promise<KafkaRuntime> {
+  static async open(
+    cfg: KafkaConfig,
+    engine: Engine,
+    imports: ImportService,
+    node: string,
+    logger: Logger,
+    onFatal: (err: Error) => void,
+  ): Promise<KafkaRuntime> {
     const log = logger.child({ mod: 'kafka' });
     if (cfg.brokers.length === 0) {
-      if (cfg.mirrorTopic !== '' || cfg.replicaOf !== '') throw new ConfigError('kafka-mirror-topic and replica-of need kafka-brokers');
-      return new KafkaRuntime(new IngestManager(engine, imports, undefined, 'Kafka is not configured: start the server with --kafka-brokers', log), undefined, undefined, engine, 'local');
+      if (cfg.mirrorTopic !== '' || cfg.replicaOf !== '')
+        throw new ConfigError('kafka-mirror-topic and replica-of need kafka-brokers');
+      return new KafkaRuntime(
+        new IngestManager(
+          engine,
+          imports,
+          undefined,
+          'Kafka is not configured: start the server with --kafka-brokers',
+          log,
+        ),
+        undefined,
+        undefined,
+        engine,
+        'local',
+      );
     }
     const kafka = createKafka(cfg.brokers, `bitledger-${node}`, log);
-    const mirror = cfg.mirrorTopic !== '' ? await Mirror.open(engine.committedLog, engine.cursors, kafka, cfg.mirrorTopic, log) : undefined;
+    const mirror =
+      cfg.mirrorTopic !== ''
+        ? await Mirror.open(engine.committedLog, engine.cursors, kafka, cfg.mirrorTopic, log)
+        : undefined;
     const replica = cfg.replicaOf !== '' ? await Replica.open(engine, kafka, cfg.replicaOf, log, onFatal) : undefined;
     const ingests =
       replica !== undefined
-        ? new IngestManager(engine, imports, undefined, `this node is a read-only replica of Kafka topic "${cfg.replicaOf}": define and run ingests on the primary`, log)
+        ? new IngestManager(
+            engine,
+            imports,
+            undefined,
+            `this node is a read-only replica of Kafka topic "${cfg.replicaOf}": define and run ingests on the primary`,
+            log,
+          )
         : new IngestManager(engine, imports, kafka, '', log);
     return new KafkaRuntime(ingests, mirror, replica, engine, cfg.mirrorAck, cfg.mirrorAckTimeoutMs);
   }
@@ -77,7 +106,9 @@ export class KafkaRuntime {
   async whenMirrored(seq: number): Promise<void> {
     if (this.mirror === undefined || this.mirrorAck !== 'kafka') return;
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), this.mirrorAckTimeoutMs)));
+    const timedOut = new Promise<boolean>(
+      (resolve) => (timer = setTimeout(() => resolve(true), this.mirrorAckTimeoutMs)),
+    );
     const late = await Promise.race([this.mirror.whenAcked(seq).then(() => false), timedOut]);
     clearTimeout(timer);
     if (late) {
@@ -99,7 +130,14 @@ export class KafkaRuntime {
     if (names.length > 0) {
       out.ingests = names.map((n) => {
         const s = this.ingests.status(n);
-        return { name: n, state: s.paused ? 'stopped' : s.run.state, records: s.records, deadLettered: s.deadLettered, lag: s.lag, recordsPerSec: s.run.recordsPerSec };
+        return {
+          name: n,
+          state: s.paused ? 'stopped' : s.run.state,
+          records: s.records,
+          deadLettered: s.deadLettered,
+          lag: s.lag,
+          recordsPerSec: s.run.recordsPerSec,
+        };
       });
     }
     return out;

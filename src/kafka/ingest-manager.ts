@@ -41,7 +41,8 @@ export class IngestManager {
   /** Resumes every ingest that is not stopped. */
   startAll(): void {
     if (this.kafka === undefined) return;
-    for (const [name, ingest] of this.engine.peekApplied((h) => h.ingests)) if (!ingest.paused) this.runnerFor(name, ingest.spec).start();
+    for (const [name, ingest] of this.engine.peekApplied((h) => h.ingests))
+      if (!ingest.paused) this.runnerFor(name, ingest.spec).start();
   }
 
   async closeAll(): Promise<void> {
@@ -126,7 +127,9 @@ export class IngestManager {
     const ingest = this.find(name);
     const definition = JSON.parse(ingest.spec) as IngestSpec;
     const runner = this.runners.get(name);
-    const partitions = this.engine.peekApplied((h) => runner?.partitions(h, ends)) ?? storedPartitions(ingest.offsets.get(definition.topic), ends);
+    const partitions =
+      this.engine.peekApplied((h) => runner?.partitions(h, ends)) ??
+      storedPartitions(ingest.offsets.get(definition.topic), ends);
     const run: IngestRunStatus = runner?.runStatus() ?? {
       state: 'stopped',
       recordsPerSec: 0,
@@ -148,14 +151,24 @@ export class IngestManager {
     };
   }
 
-  private find(name: string): { spec: string; paused: boolean; offsets: Map<string, Map<number, string>>; records: number; deadLettered: number } {
+  private find(name: string): {
+    spec: string;
+    paused: boolean;
+    offsets: Map<string, Map<number, string>>;
+    records: number;
+    deadLettered: number;
+  } {
     const ingest = this.engine.peekApplied((h) => h.ingests.get(name));
     if (ingest === undefined) throw notFound(`ingest ${name} not found`);
     return ingest;
   }
 
   private requireKafka(): void {
-    if (this.kafka === undefined) throw new DomainError(this.engine.readOnlyReason !== undefined ? 'method_not_allowed' : 'bad_request', this.whyNotRunning);
+    if (this.kafka === undefined)
+      throw new DomainError(
+        this.engine.readOnlyReason !== undefined ? 'method_not_allowed' : 'bad_request',
+        this.whyNotRunning,
+      );
   }
 
   private runnerFor(name: string, specJson: string): IngestRunner {
@@ -164,7 +177,15 @@ export class IngestManager {
       if (this.closed) throw new DomainError('unavailable', 'server is shutting down');
       if (this.kafka === undefined) throw badRequest(this.whyNotRunning);
       const kafka = this.kafka;
-      r = new IngestRunner(this.engine, this.imports, kafka, () => this.deadLetterProducer(kafka), name, JSON.parse(specJson) as IngestSpec, this.logger.child({ ingest: name }));
+      r = new IngestRunner(
+        this.engine,
+        this.imports,
+        kafka,
+        () => this.deadLetterProducer(kafka),
+        name,
+        JSON.parse(specJson) as IngestSpec,
+        this.logger.child({ ingest: name }),
+      );
       this.runners.set(name, r);
     }
     return r;
@@ -185,13 +206,21 @@ export class IngestManager {
   }
 }
 
-function storedPartitions(stored: Map<number, string> | undefined, ends: Map<number, bigint> | undefined): IngestPartitionStatus[] {
+function storedPartitions(
+  stored: Map<number, string> | undefined,
+  ends: Map<number, bigint> | undefined,
+): IngestPartitionStatus[] {
   const all = new Set<number>([...(stored?.keys() ?? []), ...(ends?.keys() ?? [])]);
   return [...all]
     .sort((a, b) => a - b)
     .map((partition) => {
       const offset = BigInt(stored?.get(partition) ?? '0');
       const hw = ends?.get(partition) ?? offset;
-      return { partition, offset: String(offset), highWatermark: String(hw), lag: hw > offset ? Number(hw - offset) : 0 };
+      return {
+        partition,
+        offset: String(offset),
+        highWatermark: String(hw),
+        lag: hw > offset ? Number(hw - offset) : 0,
+      };
     });
 }

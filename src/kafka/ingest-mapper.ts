@@ -37,7 +37,8 @@ export function resolveTargets(spec: IngestSpec, holder: Holder): Targets | stri
   for (const f of spec.fields) {
     const field = index.field(f.field);
     if (field === undefined) return `field ${spec.index}/${f.field} no longer exists`;
-    if ((f.mapping === 'int') !== (field.options.type === 'int')) return `field ${f.field} changed type to ${field.options.type}`;
+    if ((f.mapping === 'int') !== (field.options.type === 'int'))
+      return `field ${f.field} changed type to ${field.options.type}`;
     let t = seen.get(f.field);
     if (t === undefined) {
       t = list.length;
@@ -65,7 +66,10 @@ function intValue(v: unknown, o: FieldOptions, what: string): bigint {
   let n: bigint;
   if (typeof v === 'number' && Number.isSafeInteger(v)) n = BigInt(v);
   else if (typeof v === 'string' && /^-?\d{1,19}$/.test(v)) n = BigInt(v);
-  else throw new MapError(`${what}: int value must be an integer (beyond 2^53: a decimal string), got ${JSON.stringify(v)}`);
+  else
+    throw new MapError(
+      `${what}: int value must be an integer (beyond 2^53: a decimal string), got ${JSON.stringify(v)}`,
+    );
   if (n < o.min || n > o.max) throw new MapError(`${what}: value ${n} out of range [${o.min}, ${o.max}]`);
   return n;
 }
@@ -226,7 +230,8 @@ export class ImportBuilder {
       valueMarks[i] = this.values[i].vals.length;
     }
     try {
-      for (const prop of this.requiredProps) if (r[prop] === undefined || r[prop] === null) throw new MapError(`required property ${prop} is missing`);
+      for (const prop of this.requiredProps)
+        if (r[prop] === undefined || r[prop] === null) throw new MapError(`required property ${prop} is missing`);
       this.collectStamps(r);
       for (const prop in r) {
         const v = r[prop];
@@ -234,7 +239,9 @@ export class ImportBuilder {
         const actions = this.targets.byProp.get(prop);
         if (actions === undefined) {
           if (this.ignoreUnmapped) continue;
-          throw new MapError(`field not found: ${prop} (no field maps this property; set "unmappedProperties": "ignore" to skip such properties)`);
+          throw new MapError(
+            `field not found: ${prop} (no field maps this property; set "unmappedProperties": "ignore" to skip such properties)`,
+          );
         }
         for (const a of actions) this.mapValue(a, prop, v, column);
       }
@@ -271,7 +278,14 @@ export class ImportBuilder {
       }
       const v = this.values[i];
       if (v.vals.length > 0) {
-        values.push({ index, field: t.field, columnIds: v.cols.view(), values: BigInt64Array.from(v.vals), columnKeys: v.colKeys, clear: false });
+        values.push({
+          index,
+          field: t.field,
+          columnIds: v.cols.view(),
+          values: BigInt64Array.from(v.vals),
+          columnKeys: v.colKeys,
+          clear: false,
+        });
       }
     });
     return { bits, values };
@@ -306,7 +320,8 @@ export class ImportBuilder {
         return;
       }
       case 'single-row-boolean':
-        if (typeof v !== 'boolean') throw new MapError(`${prop}: single-row-boolean needs true or false, got ${JSON.stringify(v)}`);
+        if (typeof v !== 'boolean')
+          throw new MapError(`${prop}: single-row-boolean needs true or false, got ${JSON.stringify(v)}`);
         if (v) this.bits[t].push(a.spec.rowID ?? 0, column, this.stamps[t]);
         return;
       case 'int': {
@@ -327,7 +342,8 @@ function rowValue(v: unknown, o: FieldOptions, what: string): number | string {
     if (typeof v !== 'string' || v === '') throw new MapError(`${what}: row key must be a non-empty string`);
     return v;
   }
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new MapError(`${what}: row ID must be a non-negative integer, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    throw new MapError(`${what}: row ID must be a non-negative integer, got ${JSON.stringify(v)}`);
   if (o.type === 'bool' && v > 1) throw new MapError(`${what}: a bool field takes rows 0 and 1, got ${v}`);
   return v;
 }

@@ -137,7 +137,12 @@ export class IngestRunner {
       .map((partition) => {
         const offset = BigInt(stored.get(partition) ?? '0');
         const hw = ends.get(partition) ?? offset;
-        return { partition, offset: String(offset), highWatermark: String(hw), lag: hw > offset ? Number(hw - offset) : 0 };
+        return {
+          partition,
+          offset: String(offset),
+          highWatermark: String(hw),
+          lag: hw > offset ? Number(hw - offset) : 0,
+        };
       });
   }
 
@@ -155,7 +160,11 @@ export class IngestRunner {
       if (!isRunning() || isStale() || this.state === 'failed') return;
       const chunk = msgs.slice(i, i + this.spec.batchMessages);
       try {
-        const next = await this.importChunk(partition, stored === undefined && i === 0 ? undefined : String(from), chunk);
+        const next = await this.importChunk(
+          partition,
+          stored === undefined && i === 0 ? undefined : String(from),
+          chunk,
+        );
         from = BigInt(next);
       } catch (err) {
         // Unresolved, the batch is fetched again and filtered by the stored offset.
@@ -199,7 +208,10 @@ export class IngestRunner {
       if (!(err instanceof ImportRefused)) throw err;
       // The import refused something the mapping let through: retry message by message, so
       // only the offending messages are dropped (and dead-lettered after the fact).
-      this.logger.warn({ err: err.message, partition }, 'ingest: batch refused by the import; retrying message by message');
+      this.logger.warn(
+        { err: err.message, partition },
+        'ingest: batch refused by the import; retrying message by message',
+      );
       const perMessage = goodMsgs.map((msg) => {
         const one = new ImportBuilder(this.spec, targets);
         one.add(msg.value, () => undefined);
@@ -210,7 +222,10 @@ export class IngestRunner {
     let refused = 0;
     if (rejected.length > 0) {
       refused = rejected.reduce((a, r) => a + goodCounts[r.index], 0);
-      await this.sendDeadLetters(partition, rejected.map((r) => ({ msg: goodMsgs[r.index], reason: `import refused: ${r.reason}`, index: -1 })));
+      await this.sendDeadLetters(
+        partition,
+        rejected.map((r) => ({ msg: goodMsgs[r.index], reason: `import refused: ${r.reason}`, index: -1 })),
+      );
     }
     this.stats.imported += good - refused;
     this.stats.deadLettered += bad.length + refused;
@@ -220,7 +235,12 @@ export class IngestRunner {
   }
 
   /** Warns (and counts) when a chunk's dead-lettered share passes the definition's threshold. */
-  private checkDeadLetterRate(partition: number, deadLettered: number, records: number, example: string | undefined): void {
+  private checkDeadLetterRate(
+    partition: number,
+    deadLettered: number,
+    records: number,
+    example: string | undefined,
+  ): void {
     const ratio = this.spec.deadLetterWarnRatio ?? DEFAULT_DEAD_LETTER_WARN_RATIO;
     if (records < MIN_RECORDS_FOR_RATE || deadLettered <= ratio * records) return;
     this.stats.deadLetterRateWarnings++;

@@ -90,7 +90,8 @@ function rowIdOf(o: Record<string, unknown>): unknown {
 
 function rowNumber(v: unknown, what: string): number {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw badRequest(`${what} must be a non-negative integer`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0)
+    throw badRequest(`${what} must be a non-negative integer`);
   return n;
 }
 
@@ -98,36 +99,70 @@ function rowNumber(v: unknown, what: string): number {
 export function parseIngestSpec(name: string, body: unknown): IngestSpec {
   validateName(name);
   const b = obj(body, 'ingest definition');
-  onlyKeys(b, ['topic', 'index', 'column', 'fields', 'deadLetterTopic', 'group', 'batchMessages', 'unmappedProperties', 'deadLetterWarnRatio'], 'ingest definition');
+  onlyKeys(
+    b,
+    [
+      'topic',
+      'index',
+      'column',
+      'fields',
+      'deadLetterTopic',
+      'group',
+      'batchMessages',
+      'unmappedProperties',
+      'deadLetterWarnRatio',
+    ],
+    'ingest definition',
+  );
   const topic = str(b.topic, 'topic');
   if (!TOPIC.test(topic)) throw badRequest(`invalid topic name: ${topic}`);
   const index = str(b.index, 'index');
   const c = obj(b.column, 'column');
   onlyKeys(c, ['field', 'key'], 'column');
-  if ((c.field === undefined) === (c.key === undefined)) throw badRequest('column needs exactly one of field (JSON property with the column ID) or key (JSON property with the column key)');
-  const column: IngestSpec['column'] = c.field !== undefined ? { field: str(c.field, 'column.field') } : { key: str(c.key, 'column.key') };
+  if ((c.field === undefined) === (c.key === undefined))
+    throw badRequest(
+      'column needs exactly one of field (JSON property with the column ID) or key (JSON property with the column key)',
+    );
+  const column: IngestSpec['column'] =
+    c.field !== undefined ? { field: str(c.field, 'column.field') } : { key: str(c.key, 'column.key') };
   if (!Array.isArray(b.fields) || b.fields.length === 0) throw badRequest('fields must be a non-empty array');
   const fields = b.fields.map((f, i) => parseField(obj(f, `fields[${i}]`), i));
   const columnProp = 'field' in column ? column.field : column.key;
   // One property may feed several fields (legacy: several actions per field), never the column.
-  for (const f of fields) if (f.name === columnProp) throw badRequest(`JSON property ${f.name} is the column; it cannot also fill a field`);
+  for (const f of fields)
+    if (f.name === columnProp) throw badRequest(`JSON property ${f.name} is the column; it cannot also fill a field`);
   checkDuplicateRowIds(fields);
   const deadLetterTopic = b.deadLetterTopic === undefined ? `${topic}.dlq` : str(b.deadLetterTopic, 'deadLetterTopic');
   if (!TOPIC.test(deadLetterTopic)) throw badRequest(`invalid deadLetterTopic name: ${deadLetterTopic}`);
   if (deadLetterTopic === topic) throw badRequest('deadLetterTopic must differ from topic');
   const group = b.group === undefined ? `bitledger-ingest-${name}` : str(b.group, 'group');
-  const batchMessages = b.batchMessages === undefined ? DEFAULT_BATCH_MESSAGES : rowNumber(b.batchMessages, 'batchMessages');
-  if (batchMessages < 1 || batchMessages > MAX_BATCH_MESSAGES) throw badRequest(`batchMessages must be between 1 and ${MAX_BATCH_MESSAGES}`);
+  const batchMessages =
+    b.batchMessages === undefined ? DEFAULT_BATCH_MESSAGES : rowNumber(b.batchMessages, 'batchMessages');
+  if (batchMessages < 1 || batchMessages > MAX_BATCH_MESSAGES)
+    throw badRequest(`batchMessages must be between 1 and ${MAX_BATCH_MESSAGES}`);
   const unmappedProperties = b.unmappedProperties ?? 'dead-letter';
-  if (unmappedProperties !== 'dead-letter' && unmappedProperties !== 'ignore') throw badRequest(`unmappedProperties must be "dead-letter" or "ignore", got ${JSON.stringify(unmappedProperties)}`);
+  if (unmappedProperties !== 'dead-letter' && unmappedProperties !== 'ignore')
+    throw badRequest(`unmappedProperties must be "dead-letter" or "ignore", got ${JSON.stringify(unmappedProperties)}`);
   const deadLetterWarnRatio = b.deadLetterWarnRatio ?? DEFAULT_DEAD_LETTER_WARN_RATIO;
-  if (typeof deadLetterWarnRatio !== 'number' || !(deadLetterWarnRatio >= 0 && deadLetterWarnRatio <= 1)) throw badRequest('deadLetterWarnRatio must be a number from 0 to 1');
-  return { topic, index, column, fields, deadLetterTopic, group, batchMessages, unmappedProperties, deadLetterWarnRatio };
+  if (typeof deadLetterWarnRatio !== 'number' || !(deadLetterWarnRatio >= 0 && deadLetterWarnRatio <= 1))
+    throw badRequest('deadLetterWarnRatio must be a number from 0 to 1');
+  return {
+    topic,
+    index,
+    column,
+    fields,
+    deadLetterTopic,
+    group,
+    batchMessages,
+    unmappedProperties,
+    deadLetterWarnRatio,
+  };
 }
 
 function parseField(f: Record<string, unknown>, i: number): IngestFieldSpec {
   for (const k of Object.keys(f)) {
-    if (!['name', 'field', 'mapping', 'valueMap', 'required'].includes(k) && k.toLowerCase() !== 'rowid') throw badRequest(`unknown key in fields[${i}]: ${k}`);
+    if (!['name', 'field', 'mapping', 'valueMap', 'required'].includes(k) && k.toLowerCase() !== 'rowid')
+      throw badRequest(`unknown key in fields[${i}]: ${k}`);
   }
   const name = str(f.name, `fields[${i}].name`);
   const field = str(f.field, `fields[${i}].field`);
@@ -159,7 +194,10 @@ function checkDuplicateRowIds(fields: IngestFieldSpec[]): void {
     if (f.rowID === undefined) continue;
     const k = `${f.field}/${f.rowID}`;
     const other = used.get(k);
-    if (other !== undefined) throw badRequest(`duplicate rowID with other field: ${other} and ${f.name} both set row ${f.rowID} of ${f.field}`);
+    if (other !== undefined)
+      throw badRequest(
+        `duplicate rowID with other field: ${other} and ${f.name} both set row ${f.rowID} of ${f.field}`,
+      );
     used.set(k, f.name);
   }
 }
@@ -168,12 +206,15 @@ function checkDuplicateRowIds(fields: IngestFieldSpec[]): void {
 export function validateAgainstSchema(spec: IngestSpec, holder: Holder): void {
   const index = holder.index(spec.index);
   if (index === undefined) throw notFound(`index ${spec.index} not found`);
-  if ('key' in spec.column && !index.options.keys) throw badRequest(`column.key needs an index with keys; ${spec.index} has integer columns (use column.field)`);
-  if ('field' in spec.column && index.options.keys) throw badRequest(`index ${spec.index} has string keys: use column.key`);
+  if ('key' in spec.column && !index.options.keys)
+    throw badRequest(`column.key needs an index with keys; ${spec.index} has integer columns (use column.field)`);
+  if ('field' in spec.column && index.options.keys)
+    throw badRequest(`index ${spec.index} has string keys: use column.key`);
   const stamped = new Set(spec.fields.filter((f) => f.mapping === 'timestamp').map((f) => f.field));
   for (const f of spec.fields) {
     const field = index.field(f.field);
-    if (field === undefined || f.field.startsWith('_')) throw notFound(`field ${f.field} not found in index ${spec.index}`);
+    if (field === undefined || f.field.startsWith('_'))
+      throw notFound(`field ${f.field} not found in index ${spec.index}`);
     const { type, keys } = field.options;
     if (f.mapping === 'int') {
       if (type !== 'int') throw badRequest(`mapping int needs an int field; ${f.field} is ${type}`);
@@ -181,14 +222,18 @@ export function validateAgainstSchema(spec: IngestSpec, holder: Holder): void {
       throw badRequest(`int field ${f.field} takes mapping int, not ${f.mapping}`);
     } else if (f.mapping === 'timestamp') {
       if (type !== 'time') throw badRequest(`mapping timestamp needs a time field; ${f.field} is ${type}`);
-      if (!spec.fields.some((o) => o.field === f.field && o.mapping !== 'timestamp')) throw badRequest(`timestamp for ${f.field}, but no property sets bits in ${f.field}`);
+      if (!spec.fields.some((o) => o.field === f.field && o.mapping !== 'timestamp'))
+        throw badRequest(`timestamp for ${f.field}, but no property sets bits in ${f.field}`);
     } else if (keys && f.mapping !== 'value-to-row') {
       throw badRequest(`field ${f.field} has string row keys: only value-to-row (with string values) can fill it`);
     } else if (type === 'bool') {
       const rows = f.mapping === 'single-row-boolean' ? [f.rowID ?? 0] : Object.values(f.valueMap ?? {});
       if (rows.some((r) => r > 1)) throw badRequest(`bool field ${f.field} takes rows 0 and 1 only`);
     }
-    if (stamped.has(f.field) && spec.fields.filter((o) => o.field === f.field && o.mapping === 'timestamp').length > 1) {
+    if (
+      stamped.has(f.field) &&
+      spec.fields.filter((o) => o.field === f.field && o.mapping === 'timestamp').length > 1
+    ) {
       throw badRequest(`more than one timestamp property for field ${f.field}`);
     }
   }

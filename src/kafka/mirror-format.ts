@@ -35,15 +35,27 @@ export class MirrorFormatError extends Error {
 }
 
 /** The messages for one log record (several when the payload is larger than a chunk). */
-export function recordMessages(rec: { seq: number; type: number; payload: Uint8Array; timeMs?: number | null }): Message[] {
-  const base: Record<string, string> = { [H_SEQ]: String(rec.seq), [H_TYPE]: String(rec.type), [H_VERSION]: VERSION_TEXT };
+export function recordMessages(rec: {
+  seq: number;
+  type: number;
+  payload: Uint8Array;
+  timeMs?: number | null;
+}): Message[] {
+  const base: Record<string, string> = {
+    [H_SEQ]: String(rec.seq),
+    [H_TYPE]: String(rec.type),
+    [H_VERSION]: VERSION_TEXT,
+  };
   if (typeof rec.timeMs === 'number') base[H_TIME] = String(rec.timeMs);
   const value = Buffer.from(rec.payload.buffer, rec.payload.byteOffset, rec.payload.byteLength);
   if (value.byteLength <= MIRROR_CHUNK_BYTES) return [{ value, headers: base }];
   const n = Math.ceil(value.byteLength / MIRROR_CHUNK_BYTES);
   const out: Message[] = [];
   for (let i = 0; i < n; i++) {
-    out.push({ value: value.subarray(i * MIRROR_CHUNK_BYTES, (i + 1) * MIRROR_CHUNK_BYTES), headers: { ...base, [H_CHUNK]: `${i}/${n}` } });
+    out.push({
+      value: value.subarray(i * MIRROR_CHUNK_BYTES, (i + 1) * MIRROR_CHUNK_BYTES),
+      headers: { ...base, [H_CHUNK]: `${i}/${n}` },
+    });
   }
   return out;
 }
@@ -77,10 +89,14 @@ export class MirrorAssembler {
     const type = Number(headerText(msg.headers, H_TYPE));
     const version = Number(headerText(msg.headers, H_VERSION) ?? 1);
     if (!Number.isSafeInteger(seq) || seq < 1 || !Number.isInteger(type) || type < 0 || type > 255) {
-      throw new MirrorFormatError(`offset ${msg.offset}: not a bitledger mirror message (headers ${H_SEQ}/${H_TYPE} missing or invalid)`);
+      throw new MirrorFormatError(
+        `offset ${msg.offset}: not a bitledger mirror message (headers ${H_SEQ}/${H_TYPE} missing or invalid)`,
+      );
     }
     if (!Number.isInteger(version) || version < 1 || version > LOG_FORMAT_VERSION) {
-      throw new MirrorFormatError(`offset ${msg.offset}: log format version ${version}, this build reads up to ${LOG_FORMAT_VERSION}`);
+      throw new MirrorFormatError(
+        `offset ${msg.offset}: log format version ${version}, this build reads up to ${LOG_FORMAT_VERSION}`,
+      );
     }
     const value = msg.value ?? Buffer.alloc(0);
     const timeText = headerText(msg.headers, H_TIME);

@@ -69,7 +69,13 @@ export class Mirror {
   }
 
   /** Loads the stored position and holds the log from there; call start() to begin sending. */
-  static async open(log: CommittedLog, cursors: CursorStore, kafka: Kafka, topic: string, logger: Logger): Promise<Mirror> {
+  static async open(
+    log: CommittedLog,
+    cursors: CursorStore,
+    kafka: Kafka,
+    topic: string,
+    logger: Logger,
+  ): Promise<Mirror> {
     const cursor = await MirrorCursor.load(log, cursors, topic);
     const mirror = new Mirror(log, kafka, topic, logger.child({ mod: 'kafka-mirror', topic }), cursor);
     log.hold(`kafka-mirror:${topic}`, () => cursor.stored + 1);
@@ -143,7 +149,11 @@ export class Mirror {
         this.lastError = errorText(err);
         const delay = backoffMs(attempt++);
         // The first failure of an outage is worth a warning; the retries are not.
-        if (this.state !== 'retrying') this.logger.warn({ err: this.lastError, ackedSeq: this.acked, retryInMs: delay }, 'mirror: Kafka send failed; retrying');
+        if (this.state !== 'retrying')
+          this.logger.warn(
+            { err: this.lastError, ackedSeq: this.acked, retryInMs: delay },
+            'mirror: Kafka send failed; retrying',
+          );
         this.state = 'retrying';
         await this.dropProducer();
         await this.sleeper.sleep(delay);

@@ -73,12 +73,20 @@ export class Replica {
     this.next = stored === undefined ? 0n : BigInt(stored.offset) + 1n;
   }
 
-  static async open(engine: Engine, kafka: Kafka, topic: string, logger: Logger, onFatal: (err: Error) => void): Promise<Replica> {
+  static async open(
+    engine: Engine,
+    kafka: Kafka,
+    topic: string,
+    logger: Logger,
+    onFatal: (err: Error) => void,
+  ): Promise<Replica> {
     const raw = await engine.cursors.get(META_KEY);
     const stored = raw === undefined ? undefined : (JSON.parse(Buffer.from(raw).toString('utf8')) as Stored);
     const log = logger.child({ mod: 'kafka-replica', topic });
     if (stored !== undefined && stored.topic !== topic) {
-      throw new StartupError(`this data directory follows Kafka topic "${stored.topic}", not "${topic}": use a fresh data directory to follow another primary`);
+      throw new StartupError(
+        `this data directory follows Kafka topic "${stored.topic}", not "${topic}": use a fresh data directory to follow another primary`,
+      );
     }
     const replica = new Replica(engine, kafka, topic, log, onFatal, stored);
     return replica;
@@ -183,7 +191,9 @@ export class Replica {
       { replicated: true },
     );
     if (this.engine.appliedSeq !== last.seq) {
-      throw new Error(`replica log diverged from the primary: applied primary record ${last.seq} as local sequence ${this.engine.appliedSeq}`);
+      throw new Error(
+        `replica log diverged from the primary: applied primary record ${last.seq} as local sequence ${this.engine.appliedSeq}`,
+      );
     }
     this.next = BigInt(last.lastOffset) + 1n;
     this.appliedRecords += records.length;
@@ -227,7 +237,7 @@ class GapError extends Error {
   constructor(expected: number, found: number, offset: string) {
     super(
       `mirror topic jumps from sequence ${expected - 1} to ${found} (offset ${offset}): the primary's records ${expected}..${found - 1} ` +
-        '(released before mirroring started, or deleted by the topic\'s retention). Seed this replica: restore a backup or snapshot of the ' +
+        "(released before mirroring started, or deleted by the topic's retention). Seed this replica: restore a backup or snapshot of the " +
         `primary taken at sequence ≥ ${found - 1} into its data directory, or start it from an earlier offset, with an empty data directory on a topic that holds the whole history.`,
     );
   }

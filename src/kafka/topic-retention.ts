@@ -17,7 +17,9 @@ export async function finiteRetention(kafka: Kafka, topic: string): Promise<stri
   await admin.connect();
   try {
     const res = await admin.describeConfigs({
-      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: UNLIMITED_RETENTION.map((c) => c.name) }],
+      resources: [
+        { type: ConfigResourceTypes.TOPIC, name: topic, configNames: UNLIMITED_RETENTION.map((c) => c.name) },
+      ],
       includeSynonyms: false,
     });
     const entries = res.resources[0]?.configEntries ?? [];

@@ -16,7 +16,11 @@ const cache = new WeakMap<Holder, { at: number; seq: number; tookMs: number; fig
 export function indexFootprints(holder: Holder): IndexFootprint[] {
   const now = performance.now();
   const hit = cache.get(holder);
-  if (hit !== undefined && (hit.seq === holder.appliedSeq || (hit.tookMs > CHEAP_WALK_MS && now - hit.at < 100 * hit.tookMs))) return hit.figures;
+  if (
+    hit !== undefined &&
+    (hit.seq === holder.appliedSeq || (hit.tookMs > CHEAP_WALK_MS && now - hit.at < 100 * hit.tookMs))
+  )
+    return hit.figures;
   const figures: IndexFootprint[] = [];
   for (const index of holder.indexes.values()) {
     let bits = 0;

@@ -42,11 +42,38 @@ export class ServerMetrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Histogram({ name: 'bitledger_http_request_duration_seconds', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers });
-    this.pql = new Histogram({ name: 'bitledger_pql_request_duration_seconds', help: 'Query requests by their first PQL call', labelNames: ['call'], buckets: LATENCY_BUCKETS, registers });
-    this.errors = new Counter({ name: 'bitledger_http_errors_total', help: 'HTTP answers with status >= 400, by status', labelNames: ['status'], registers });
-    this.groupCommitRecords = new Histogram({ name: 'bitledger_group_commit_records', help: 'Records per group commit (one log append)', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096, 16384, 50000], registers });
-    this.fsyncSeconds = new Histogram({ name: 'bitledger_log_append_duration_seconds', help: 'Duration of one log append including its fsync (per the fsync policy)', buckets: LATENCY_BUCKETS, registers });
+    this.requests = new Histogram({
+      name: 'bitledger_http_request_duration_seconds',
+      help: 'HTTP requests by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.pql = new Histogram({
+      name: 'bitledger_pql_request_duration_seconds',
+      help: 'Query requests by their first PQL call',
+      labelNames: ['call'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.errors = new Counter({
+      name: 'bitledger_http_errors_total',
+      help: 'HTTP answers with status >= 400, by status',
+      labelNames: ['status'],
+      registers,
+    });
+    this.groupCommitRecords = new Histogram({
+      name: 'bitledger_group_commit_records',
+      help: 'Records per group commit (one log append)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096, 16384, 50000],
+      registers,
+    });
+    this.fsyncSeconds = new Histogram({
+      name: 'bitledger_log_append_duration_seconds',
+      help: 'Duration of one log append including its fsync (per the fsync policy)',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
     this.scraped(registers);
   }
 
@@ -111,25 +138,71 @@ export class ServerMetrics {
         this.set({ kind: 'total' }, m.replay.total);
       },
     });
-    new Gauge({ name: 'bitledger_ready', help: '1 when the server has finished its startup replay', registers, collect() { this.set(m.sources === undefined ? 0 : 1); } });
+    new Gauge({
+      name: 'bitledger_ready',
+      help: '1 when the server has finished its startup replay',
+      registers,
+      collect() {
+        this.set(m.sources === undefined ? 0 : 1);
+      },
+    });
     gauge('bitledger_log_sequence', 'Highest durable log sequence', (s) => s.engine.logFigures().durableSeq);
     gauge('bitledger_log_first_sequence', 'Lowest retained log sequence', (s) => s.engine.logFigures().firstSeq);
-    gauge('bitledger_commit_queue_depth', 'Records applied in memory but not yet durable', (s) => { const f = s.engine.logFigures(); return f.assignedSeq - f.durableSeq; });
-    total('bitledger_log_appended_bytes_total', 'Bytes appended to the log since start', (s) => s.engine.logFigures().commits.bytes);
-    total('bitledger_log_appended_records_total', 'Records appended to the log since start', (s) => s.engine.logFigures().commits.records);
-    total('bitledger_group_commits_total', 'Log appends (group commits) since start', (s) => s.engine.logFigures().commits.batches);
-    total('bitledger_snapshots_total', 'Snapshots written since start', (s) => s.engine.snapshots.stats.count);
-    gauge('bitledger_snapshot_sequence', 'Sequence of the last snapshot written since start (0: none yet)', (s) => s.engine.snapshots.stats.lastSeq);
-    gauge('bitledger_snapshot_last_duration_seconds', 'Duration of the last snapshot', (s) => s.engine.snapshots.stats.lastMs / 1000);
-    gauge('bitledger_snapshot_last_bytes', 'Size of the last snapshot', (s) => s.engine.snapshots.stats.lastBytes);
-    gauge('bitledger_snapshot_age_seconds', 'Seconds since the last snapshot written since start (-1: none yet)', (s) => {
-      const at = s.engine.snapshots.stats.lastAt;
-      return at === 0 ? -1 : (Date.now() - at) / 1000;
+    gauge('bitledger_commit_queue_depth', 'Records applied in memory but not yet durable', (s) => {
+      const f = s.engine.logFigures();
+      return f.assignedSeq - f.durableSeq;
     });
-    gauge('bitledger_mirror_lag_records', 'Durable records not yet acknowledged by the Kafka mirror topic', (s) => s.kafka.mirror?.status().lagRecords ?? 0);
-    gauge('bitledger_mirror_failed', '1 when the Kafka mirror is failing (retrying)', (s) => (s.kafka.mirror !== undefined && !s.kafka.mirror.healthy ? 1 : 0));
-    gauge('bitledger_replica_lag_messages', 'Mirror-topic messages a replica has not applied yet', (s) => s.kafka.replica?.status().lagMessages ?? 0);
-    gauge('bitledger_replica_failed', '1 when this replica stopped following after an error', (s) => (s.kafka.replica?.status().state === 'failed' ? 1 : 0));
+    total(
+      'bitledger_log_appended_bytes_total',
+      'Bytes appended to the log since start',
+      (s) => s.engine.logFigures().commits.bytes,
+    );
+    total(
+      'bitledger_log_appended_records_total',
+      'Records appended to the log since start',
+      (s) => s.engine.logFigures().commits.records,
+    );
+    total(
+      'bitledger_group_commits_total',
+      'Log appends (group commits) since start',
+      (s) => s.engine.logFigures().commits.batches,
+    );
+    total('bitledger_snapshots_total', 'Snapshots written since start', (s) => s.engine.snapshots.stats.count);
+    gauge(
+      'bitledger_snapshot_sequence',
+      'Sequence of the last snapshot written since start (0: none yet)',
+      (s) => s.engine.snapshots.stats.lastSeq,
+    );
+    gauge(
+      'bitledger_snapshot_last_duration_seconds',
+      'Duration of the last snapshot',
+      (s) => s.engine.snapshots.stats.lastMs / 1000,
+    );
+    gauge('bitledger_snapshot_last_bytes', 'Size of the last snapshot', (s) => s.engine.snapshots.stats.lastBytes);
+    gauge(
+      'bitledger_snapshot_age_seconds',
+      'Seconds since the last snapshot written since start (-1: none yet)',
+      (s) => {
+        const at = s.engine.snapshots.stats.lastAt;
+        return at === 0 ? -1 : (Date.now() - at) / 1000;
+      },
+    );
+    gauge(
+      'bitledger_mirror_lag_records',
+      'Durable records not yet acknowledged by the Kafka mirror topic',
+      (s) => s.kafka.mirror?.status().lagRecords ?? 0,
+    );
+    gauge('bitledger_mirror_failed', '1 when the Kafka mirror is failing (retrying)', (s) =>
+      s.kafka.mirror !== undefined && !s.kafka.mirror.healthy ? 1 : 0,
+    );
+    gauge(
+      'bitledger_replica_lag_messages',
+      'Mirror-topic messages a replica has not applied yet',
+      (s) => s.kafka.replica?.status().lagMessages ?? 0,
+    );
+    gauge('bitledger_replica_failed', '1 when this replica stopped following after an error', (s) =>
+      s.kafka.replica?.status().state === 'failed' ? 1 : 0,
+    );
     new Gauge({
       name: 'bitledger_ingest_lag_records',
       help: 'Kafka records an ingest has not consumed yet',

@@ -38,10 +38,13 @@ export function bareTimestampEnd(text: string, i: number): number {
     const c = text.charCodeAt(i + k);
     const want = TS_SHAPE[k];
     const ok =
-      want === 'd' ? isDigit(c)
-      : want === 'M' ? c === 0x30 || c === 0x31
-      : want === 'D' ? c >= 0x30 && c <= 0x33
-      : c === TS_SHAPE.charCodeAt(k);
+      want === 'd'
+        ? isDigit(c)
+        : want === 'M'
+          ? c === 0x30 || c === 0x31
+          : want === 'D'
+            ? c >= 0x30 && c <= 0x33
+            : c === TS_SHAPE.charCodeAt(k);
     if (!ok) return -1;
   }
   return i + TS_SHAPE.length;

@@ -83,7 +83,11 @@ function isLegacy(call: Call): boolean {
 }
 
 function rewriteCall(call: Call, names: LegacyNames): Call {
-  const c: Call = { ...call, children: call.children.map((ch) => rewriteCall(ch, names)), args: rewriteArgValues(call.args, names) };
+  const c: Call = {
+    ...call,
+    children: call.children.map((ch) => rewriteCall(ch, names)),
+    args: rewriteArgValues(call.args, names),
+  };
   if (!isLegacy(call)) return c;
   const a = new ArgReader(c);
   switch (c.name) {
@@ -124,10 +128,16 @@ function bitmap(a: ArgReader, names: LegacyNames): Call {
   if (row === undefined) {
     const column = a.column(names);
     if (column !== undefined) {
-      if (!names.inverseEnabled(frame)) throw new LegacyQueryError(`Bitmap(): frame ${frame} has no inverse view (create it with "inverseEnabled": true) to query by column`);
+      if (!names.inverseEnabled(frame))
+        throw new LegacyQueryError(
+          `Bitmap(): frame ${frame} has no inverse view (create it with "inverseEnabled": true) to query by column`,
+        );
       a.noChildren();
       a.done();
-      return a.make('Row', [[frame, column], [INVERSE_ARG, { kind: 'bool', value: true }]]);
+      return a.make('Row', [
+        [frame, column],
+        [INVERSE_ARG, { kind: 'bool', value: true }],
+      ]);
     }
     throw new LegacyQueryError(`Bitmap() requires a row argument (row, rowID or ${names.rowLabel(frame)})`);
   }
@@ -142,12 +152,17 @@ function setBit(a: ArgReader, names: LegacyNames): Call {
   const frame = a.frame();
   const row = a.row(frame, names);
   const col = a.column(names);
-  if (row === undefined) throw new LegacyQueryError(`${name}() requires a row argument (row, rowID or ${names.rowLabel(frame)})`);
-  if (col === undefined) throw new LegacyQueryError(`${name}() requires a column argument (col, columnID or ${names.columnLabel()})`);
+  if (row === undefined)
+    throw new LegacyQueryError(`${name}() requires a row argument (row, rowID or ${names.rowLabel(frame)})`);
+  if (col === undefined)
+    throw new LegacyQueryError(`${name}() requires a column argument (col, columnID or ${names.columnLabel()})`);
   const ts = name === 'SetBit' ? a.take('timestamp') : undefined;
   a.noChildren();
   a.done();
-  const args: [string, Value][] = [['_col', col], [frame, row]];
+  const args: [string, Value][] = [
+    ['_col', col],
+    [frame, row],
+  ];
   if (ts !== undefined) args.push(['_timestamp', ts]);
   return a.make(name === 'SetBit' ? 'Set' : 'Clear', args);
 }
@@ -156,13 +171,20 @@ function setBit(a: ArgReader, names: LegacyNames): Call {
 function setFieldValue(a: ArgReader, names: LegacyNames): Call {
   const frame = a.frame();
   const col = a.column(names);
-  if (col === undefined) throw new LegacyQueryError(`SetFieldValue() requires a column argument (col, columnID or ${names.columnLabel()})`);
+  if (col === undefined)
+    throw new LegacyQueryError(`SetFieldValue() requires a column argument (col, columnID or ${names.columnLabel()})`);
   a.noChildren();
   const rest = a.rest();
-  if (rest.length !== 1) throw new LegacyQueryError(`SetFieldValue() takes exactly one field=value argument here, got ${rest.length}; send one SetFieldValue per field`);
+  if (rest.length !== 1)
+    throw new LegacyQueryError(
+      `SetFieldValue() takes exactly one field=value argument here, got ${rest.length}; send one SetFieldValue per field`,
+    );
   const [field, value] = rest[0];
   if (value.kind !== 'int') throw new LegacyQueryError(`SetFieldValue(): value of ${field} must be an integer`);
-  return a.make('Set', [['_col', col], [names.intField(frame, field), value]]);
+  return a.make('Set', [
+    ['_col', col],
+    [names.intField(frame, field), value],
+  ]);
 }
 
 /** Range: the time form → Row(f=1, from, to); the condition form → Row(<f.x> > 10). */
@@ -182,7 +204,9 @@ function range(a: ArgReader, names: LegacyNames): Call {
   if (a.column(names) !== undefined) throw inverse('Range');
   const rest = a.rest();
   if (rest.length !== 1 || rest[0][1].kind !== 'condition') {
-    throw new LegacyQueryError('Range() needs a row argument with start/end, or exactly one field condition such as x > 10');
+    throw new LegacyQueryError(
+      'Range() needs a row argument with start/end, or exactly one field condition such as x > 10',
+    );
   }
   return a.make('Row', [[names.intField(frame, rest[0][0]), rest[0][1]]]);
 }
@@ -218,7 +242,8 @@ function topN(a: ArgReader, names: LegacyNames): Call {
 function setRowAttrs(a: ArgReader, names: LegacyNames): Call {
   const frame = a.frame();
   const row = a.row(frame, names);
-  if (row === undefined) throw new LegacyQueryError(`SetRowAttrs() requires a row argument (row, rowID or ${names.rowLabel(frame)})`);
+  if (row === undefined)
+    throw new LegacyQueryError(`SetRowAttrs() requires a row argument (row, rowID or ${names.rowLabel(frame)})`);
   a.noChildren();
   return a.make('SetRowAttrs', [['_field', { kind: 'string', value: frame }], ['_row', row], ...a.rest()]);
 }
@@ -226,14 +251,18 @@ function setRowAttrs(a: ArgReader, names: LegacyNames): Call {
 /** SetColumnAttrs(col=2, k=v) → SetColumnAttrs(2, k=v); a `frame` argument is dropped (attrs are per index). */
 function setColumnAttrs(a: ArgReader, names: LegacyNames): Call {
   const col = a.column(names);
-  if (col === undefined) throw new LegacyQueryError(`SetColumnAttrs() requires a column argument (col, columnID or ${names.columnLabel()})`);
+  if (col === undefined)
+    throw new LegacyQueryError(`SetColumnAttrs() requires a column argument (col, columnID or ${names.columnLabel()})`);
   a.take('frame');
   a.noChildren();
   return a.make('SetColumnAttrs', [['_col', col], ...a.rest()]);
 }
 
 function inverse(call: string, frame?: string): LegacyQueryError {
-  if (frame !== undefined) return new LegacyQueryError(`${call}(): frame ${frame} has no inverse view (create it with "inverseEnabled": true)`);
+  if (frame !== undefined)
+    return new LegacyQueryError(
+      `${call}(): frame ${frame} has no inverse view (create it with "inverseEnabled": true)`,
+    );
   return new LegacyQueryError(`${call}(): inverse views (inverseEnabled frames) are not supported here; query by row`);
 }
 
@@ -268,7 +297,8 @@ class ArgReader {
 
   private oneOf(keys: string[], what: string): Value | undefined {
     const present = [...new Set(keys)].filter((k) => this.left.has(k));
-    if (present.length > 1) throw new LegacyQueryError(`${this.call.name}(): several ${what} arguments: ${present.join(', ')}`);
+    if (present.length > 1)
+      throw new LegacyQueryError(`${this.call.name}(): several ${what} arguments: ${present.join(', ')}`);
     return present.length === 1 ? this.take(present[0]) : undefined;
   }
 
@@ -284,7 +314,10 @@ class ArgReader {
 
   done(): void {
     const extra = [...this.left.keys()];
-    if (extra.length > 0) throw new LegacyQueryError(`${this.call.name}(): unknown argument${extra.length > 1 ? 's' : ''} ${extra.join(', ')}`);
+    if (extra.length > 0)
+      throw new LegacyQueryError(
+        `${this.call.name}(): unknown argument${extra.length > 1 ? 's' : ''} ${extra.join(', ')}`,
+      );
   }
 
   make(name: string, args: [string, Value][]): Call {

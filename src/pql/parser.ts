@@ -185,7 +185,7 @@ class Parser {
     let keyed = false;
     let firstIsEq = false;
     let fromIsTs = false;
-    for (;; index++) {
+    for (; ; index++) {
       if (call.name === 'Range' && call.children.length === 0 && firstIsEq && this.legacyRange(call, index, fromIsTs)) {
         return;
       }

@@ -6,9 +6,7 @@
 // Two deliberate departures: a raw newline inside the quotes is kept (Go rejects it and Pilosa
 // then silently stores ""), and a bad escape is reported instead of yielding "".
 
-export type UnquoteResult =
-  | { ok: true; value: string }
-  | { ok: false; offset: number; reason: string };
+export type UnquoteResult = { ok: true; value: string } | { ok: false; offset: number; reason: string };
 
 const SIMPLE: Readonly<Record<string, string>> = {
   a: '\x07',

@@ -25,7 +25,12 @@ let containerCards = new Uint32Array(16);
  * values[start..end) minus `base`, or undefined when they do not ascend strictly (repeats or
  * disorder: the caller then builds the bitmap another way) or leave [base, base + 2^32).
  */
-export function bitmapFromAscending(values: ArrayLike<number>, start: number, end: number, base: number): Bitmap | undefined {
+export function bitmapFromAscending(
+  values: ArrayLike<number>,
+  start: number,
+  end: number,
+  base: number,
+): Bitmap | undefined {
   if (end <= start) return new RoaringBitmap32();
   const lo = values[start] - base;
   const hi = values[end - 1] - base;

@@ -2,7 +2,14 @@
 // Pilosa 1.4's rules (docs/API.md §1.4), but answering bad options with 400, never 500.
 import { badRequest } from '../domain/errors.js';
 import { isValidTimeQuantum } from '../domain/time-quantum.js';
-import { type CacheType, type FieldOptions, type FieldType, INT64_MAX, INT64_MIN, defaultFieldOptions } from '../domain/types.js';
+import {
+  type CacheType,
+  type FieldOptions,
+  type FieldType,
+  INT64_MAX,
+  INT64_MIN,
+  defaultFieldOptions,
+} from '../domain/types.js';
 
 const TYPES: readonly FieldType[] = ['set', 'int', 'bool', 'time', 'mutex'];
 const ALLOWED: Record<FieldType, readonly string[]> = {
@@ -23,18 +30,21 @@ export function parseFieldOptions(raw: unknown): FieldOptions {
   if (typeof typeRaw !== 'string') throw badRequest('type must be a string');
   const type = (typeRaw === '' ? 'set' : typeRaw) as FieldType;
   if (!TYPES.includes(type)) throw badRequest(`invalid field type: ${typeRaw}`);
-  for (const k of Object.keys(o)) if (!ALLOWED[type].includes(k)) throw badRequest(`${k} does not apply to field type ${type}`);
+  for (const k of Object.keys(o))
+    if (!ALLOWED[type].includes(k)) throw badRequest(`${k} does not apply to field type ${type}`);
   const opts = defaultFieldOptions(type);
   if (o.keys !== undefined) opts.keys = bool(o.keys, 'keys');
   if (o.cacheType !== undefined) {
     if (typeof o.cacheType !== 'string') throw badRequest('cacheType must be a string');
     const ct = o.cacheType.toLowerCase();
-    if (ct !== 'ranked' && ct !== 'lru' && ct !== 'none') throw badRequest(`invalid cache type: ${o.cacheType} (ranked, lru or none)`);
+    if (ct !== 'ranked' && ct !== 'lru' && ct !== 'none')
+      throw badRequest(`invalid cache type: ${o.cacheType} (ranked, lru or none)`);
     opts.cacheType = ct as CacheType;
   }
   if (o.cacheSize !== undefined) {
     const n = o.cacheSize;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 0xffffffff) throw badRequest('cacheSize must be a non-negative integer');
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 0xffffffff)
+      throw badRequest('cacheSize must be a non-negative integer');
     opts.cacheSize = n;
   }
   if (opts.cacheType === 'none') opts.cacheSize = 0;
@@ -44,8 +54,10 @@ export function parseFieldOptions(raw: unknown): FieldOptions {
     if (opts.min > opts.max) throw badRequest('int field min cannot be greater than max');
   }
   if (type === 'time') {
-    if (o.timeQuantum === undefined || o.timeQuantum === '') throw badRequest('time quantum is required for a time field');
-    if (typeof o.timeQuantum !== 'string' || !isValidTimeQuantum(o.timeQuantum.toUpperCase())) throw badRequest(`invalid time quantum: ${String(o.timeQuantum)}`);
+    if (o.timeQuantum === undefined || o.timeQuantum === '')
+      throw badRequest('time quantum is required for a time field');
+    if (typeof o.timeQuantum !== 'string' || !isValidTimeQuantum(o.timeQuantum.toUpperCase()))
+      throw badRequest(`invalid time quantum: ${String(o.timeQuantum)}`);
     opts.timeQuantum = o.timeQuantum.toUpperCase();
     if (o.noStandardView !== undefined) opts.noStandardView = bool(o.noStandardView, 'noStandardView');
   }

@@ -18,7 +18,12 @@ export class KeyService {
       const out = keys.map((k) => t.id(k));
       return out.every((id) => id !== undefined) ? (out as number[]) : undefined;
     });
-    return known ?? Array.from(await this.engine.write((h, sink) => assignKeys(translatorOf(h, index, field), keys, sink, index, field)));
+    return (
+      known ??
+      Array.from(
+        await this.engine.write((h, sink) => assignKeys(translatorOf(h, index, field), keys, sink, index, field)),
+      )
+    );
   }
 }
 

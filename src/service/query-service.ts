@@ -39,9 +39,15 @@ export class QueryService {
    * `legacy`: the query used 0.x calls, so its answer names row columns `bits`; `calls`: the
    * top-level call names (0.x answers Min/Max and Sum in different shapes).
    */
-  async execute(index: string, text: string, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
+  async execute(
+    index: string,
+    text: string,
+    opts: QueryOptions,
+    req: QueryRequestBounds = {},
+  ): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
     const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
-    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
+      throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
     const legacy = hasLegacyCall(parsed);
     if (legacy) checkLegacyRelease(this.release, parsed);
@@ -52,10 +58,13 @@ export class QueryService {
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     // After the legacy rewrite, writes are the current write calls (also under Options()).
     const writes = query.calls.some(isWriteCall);
-    if (writes && req.readOnly === true) throw new DomainError('forbidden', 'forbidden: a read-only token cannot run write calls');
+    if (writes && req.readOnly === true)
+      throw new DomainError('forbidden', 'forbidden: a read-only token cannot run write calls');
     const response = writes
       ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
-      : await this.engine.readAsync((h) => runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }));
+      : await this.engine.readAsync((h) =>
+          runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }),
+        );
     return { response, legacy, calls };
   }
 
@@ -63,9 +72,16 @@ export class QueryService {
    * A read-only query against the state as of `target` (atSeq/atTime): a past holder from the
    * LRU, never the live one. Writes and points outside the history answer 400.
    */
-  async executeAt(index: string, text: string, opts: QueryOptions, target: Target, req: QueryRequestBounds = {}): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
+  async executeAt(
+    index: string,
+    text: string,
+    opts: QueryOptions,
+    target: Target,
+    req: QueryRequestBounds = {},
+  ): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
     const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
-    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes) throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
+      throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
     let seq: number;
     try {
@@ -76,8 +92,16 @@ export class QueryService {
     }
     const holder = await this.engine.history.stateAt(seq);
     const query = rewriteLegacyQuery(holder, index, parsed);
-    if (query.calls.some(isWriteCall)) throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
-    const response = await runQueryAsync(holder, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, { maxWritesPerRequest: LIMITS.maxWritesPerRequest }, { budget });
+    if (query.calls.some(isWriteCall))
+      throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
+    const response = await runQueryAsync(
+      holder,
+      index,
+      query,
+      { ...opts, maxResultRows: this.bounds.maxResultRows },
+      { maxWritesPerRequest: LIMITS.maxWritesPerRequest },
+      { budget },
+    );
     return { response, legacy: hasLegacyCall(parsed), calls: parsed.calls.map((c) => c.name) };
   }
 }

@@ -26,7 +26,10 @@ export function parseIndexOptions(body: unknown): IndexOptions {
 }
 
 /** Field creation body: `{options:{…}}`, and/or the top-level `fields` array of int fields. */
-export function parseFieldBody(body: unknown): { options: FieldOptions; extraIntFields: { name: string; options: FieldOptions }[] } {
+export function parseFieldBody(body: unknown): {
+  options: FieldOptions;
+  extraIntFields: { name: string; options: FieldOptions }[];
+} {
   if (body === undefined || body === null) return { options: parseFieldOptions(undefined), extraIntFields: [] };
   if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('request body must be a JSON object');
   const b = body as Record<string, unknown>;
@@ -37,11 +40,17 @@ export function parseFieldBody(body: unknown): { options: FieldOptions; extraInt
     for (const f of b.fields as unknown[]) {
       if (typeof f !== 'object' || f === null) throw badRequest('each entry of fields must be an object');
       const e = f as Record<string, unknown>;
-      for (const k of Object.keys(e)) if (!['name', 'type', 'min', 'max'].includes(k)) throw badRequest(`unknown key in fields: ${k}`);
+      for (const k of Object.keys(e))
+        if (!['name', 'type', 'min', 'max'].includes(k)) throw badRequest(`unknown key in fields: ${k}`);
       if (typeof e.name !== 'string') throw badRequest('fields[].name must be a string');
       validateName(e.name);
-      if (e.type !== undefined && e.type !== 'int') throw badRequest(`fields[].type must be int, got ${String(e.type)}`);
-      const options = parseFieldOptions({ type: 'int', ...(e.min !== undefined ? { min: int64(e.min, 'min') } : {}), ...(e.max !== undefined ? { max: int64(e.max, 'max') } : {}) });
+      if (e.type !== undefined && e.type !== 'int')
+        throw badRequest(`fields[].type must be int, got ${String(e.type)}`);
+      const options = parseFieldOptions({
+        type: 'int',
+        ...(e.min !== undefined ? { min: int64(e.min, 'min') } : {}),
+        ...(e.max !== undefined ? { max: int64(e.max, 'max') } : {}),
+      });
       extra.push({ name: e.name, options });
     }
   }
@@ -72,9 +81,11 @@ export class SchemaService {
       const idx = h.index(index);
       if (!idx) throw indexNotFound();
       if (idx.field(field)) throw fieldExists();
-      for (const e of parsed.extraIntFields) if (idx.field(e.name) || e.name === field) throw conflict(`field ${e.name} already exists`);
+      for (const e of parsed.extraIntFields)
+        if (idx.field(e.name) || e.name === field) throw conflict(`field ${e.name} already exists`);
       sink.emit({ type: 'FieldCreated', index, field, options: parsed.options });
-      for (const e of parsed.extraIntFields) sink.emit({ type: 'FieldCreated', index, field: e.name, options: e.options });
+      for (const e of parsed.extraIntFields)
+        sink.emit({ type: 'FieldCreated', index, field: e.name, options: e.options });
     });
   }
 
@@ -85,13 +96,16 @@ export class SchemaService {
       if (!idx.field(field) || (field === EXISTS_FIELD && !idx.options.trackExistence)) throw fieldNotFound();
       // Pilosa 1.4 let `_exists` be deleted, which silently and permanently turned existence
       // tracking off (Not() and ClearRow then read wrong): reserved fields are refused instead.
-      if (isReservedField(field)) throw badRequest(`field ${field} is reserved: it belongs to the index (trackExistence) and cannot be deleted`);
+      if (isReservedField(field))
+        throw badRequest(`field ${field} is reserved: it belongs to the index (trackExistence) and cannot be deleted`);
       sink.emit({ type: 'FieldDeleted', index, field });
     });
   }
 
   /** POST /schema: creates every index and field of the body that does not exist yet, atomically. */
-  applySchema(indexes: { name: string; options: IndexOptions; fields: { name: string; options: FieldOptions }[] }[]): Promise<void> {
+  applySchema(
+    indexes: { name: string; options: IndexOptions; fields: { name: string; options: FieldOptions }[] }[],
+  ): Promise<void> {
     for (const i of indexes) {
       validateName(i.name);
       for (const f of i.fields) validateName(f.name);
@@ -101,7 +115,8 @@ export class SchemaService {
         const existing = h.index(i.name);
         if (!existing) sink.emit({ type: 'IndexCreated', index: i.name, options: i.options });
         for (const f of i.fields) {
-          if (!h.index(i.name)?.field(f.name)) sink.emit({ type: 'FieldCreated', index: i.name, field: f.name, options: f.options });
+          if (!h.index(i.name)?.field(f.name))
+            sink.emit({ type: 'FieldCreated', index: i.name, field: f.name, options: f.options });
         }
       }
     });

@@ -17,7 +17,10 @@ export function apply(holder: Holder, event: Event): void {
       assert(!holder.indexes.has(event.index), `apply: index ${event.index} exists`);
       const index = new Index(event.index, { ...event.options });
       if (event.options.trackExistence) {
-        index.fields.set(EXISTS_FIELD, new Field(EXISTS_FIELD, { ...defaultFieldOptions('set'), cacheType: 'none', cacheSize: 0 }));
+        index.fields.set(
+          EXISTS_FIELD,
+          new Field(EXISTS_FIELD, { ...defaultFieldOptions('set'), cacheType: 'none', cacheSize: 0 }),
+        );
       }
       holder.indexes.set(event.index, index);
       return;
@@ -43,7 +46,8 @@ export function apply(holder: Holder, event: Event): void {
     }
     case 'BitsSet': {
       const frag = fieldOf(holder, event.index, event.field).viewForWrite(event.view).fragmentForWrite(event.shard);
-      if (event.adopt === true) for (let i = 0; i < event.rows.length; i++) frag.adoptBits(event.rows[i], event.columns[i]);
+      if (event.adopt === true)
+        for (let i = 0; i < event.rows.length; i++) frag.adoptBits(event.rows[i], event.columns[i]);
       else for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);
       const existence = event.exists === true ? indexOf(holder, event.index).existence : undefined;
       if (existence !== undefined) {
@@ -66,7 +70,8 @@ export function apply(holder: Holder, event: Event): void {
     case 'RowStored': {
       const view = fieldOf(holder, event.index, event.field).viewForWrite(event.view);
       for (const frag of view.fragments.values()) frag.clearRow(event.row);
-      for (let i = 0; i < event.shards.length; i++) view.fragmentForWrite(event.shards[i]).setRow(event.row, event.columns[i]);
+      for (let i = 0; i < event.shards.length; i++)
+        view.fragmentForWrite(event.shards[i]).setRow(event.row, event.columns[i]);
       return;
     }
     case 'ValuesSet': {
@@ -86,7 +91,10 @@ export function apply(holder: Holder, event: Event): void {
     case 'KeysAssigned': {
       const index = indexOf(holder, event.index);
       const t = event.field === '' ? index.columnKeys : index.rowKeysFor(event.field);
-      assert(event.firstId === t.nextId, `apply: keys for ${event.index}/${event.field} start at ${event.firstId}, expected ${t.nextId}`);
+      assert(
+        event.firstId === t.nextId,
+        `apply: keys for ${event.index}/${event.field} start at ${event.firstId}, expected ${t.nextId}`,
+      );
       t.assign(event.firstId, event.keys);
       return;
     }
@@ -123,7 +131,14 @@ export function apply(holder: Holder, event: Event): void {
     case 'IngestDefined': {
       const existing = holder.ingests.get(event.name);
       if (existing !== undefined) Object.assign(existing, { spec: event.spec, paused: event.paused });
-      else holder.ingests.set(event.name, { spec: event.spec, paused: event.paused, offsets: new Map(), records: 0, deadLettered: 0 });
+      else
+        holder.ingests.set(event.name, {
+          spec: event.spec,
+          paused: event.paused,
+          offsets: new Map(),
+          records: 0,
+          deadLettered: 0,
+        });
       return;
     }
     case 'IngestDeleted':
@@ -160,4 +175,3 @@ function mergeAttrs<T>(current: Record<string, T> | undefined, patch: Record<str
   }
   return out;
 }
-

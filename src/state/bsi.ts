@@ -43,7 +43,13 @@ export const maxMagnitude = (bitDepth: number): bigint => (1n << BigInt(bitDepth
 /** Below this many columns, per-bit edits beat building a bitmap per row (Set() calls, replay). */
 const SMALL_BATCH = 16;
 
-export function setValues(frag: Fragment, offsets: Uint32Array, values: BigInt64Array, base: bigint, bitDepth: number): void {
+export function setValues(
+  frag: Fragment,
+  offsets: Uint32Array,
+  values: BigInt64Array,
+  base: bigint,
+  bitDepth: number,
+): void {
   const order = lastWins(offsets);
   if (order.length <= SMALL_BATCH) {
     for (const i of order) setOne(frag, offsets[i], values[i] - base, bitDepth);
@@ -58,7 +64,8 @@ export function setValues(frag: Fragment, offsets: Uint32Array, values: BigInt64
   const negs = new Uint8Array(n);
   // With base 0 (the usual case) the halves are read straight from the values' memory: no
   // bigint is created per value at all.
-  const halves = base === 0n && LITTLE_ENDIAN ? new Uint32Array(values.buffer, values.byteOffset, values.length * 2) : undefined;
+  const halves =
+    base === 0n && LITTLE_ENDIAN ? new Uint32Array(values.buffer, values.byteOffset, values.length * 2) : undefined;
   for (let k = 0; k < n; k++) {
     const i = order[k];
     offs[k] = offsets[i];
@@ -161,7 +168,8 @@ export interface ValCount {
 /** Sum and count of the values of the columns in filter (all columns without one). */
 export function bsiSum(frag: Fragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount {
   const sign = frag.row(BSI_SIGN_ROW);
-  if (sign === undefined || (filter !== undefined && !sign.intersects(filter))) return sumNonNegative(frag, filter, base, bitDepth);
+  if (sign === undefined || (filter !== undefined && !sign.intersects(filter)))
+    return sumNonNegative(frag, filter, base, bitDepth);
   const exists = bsiExisting(frag, filter);
   const count = exists.size;
   if (count === 0) return { value: 0n, count: 0 };

@@ -36,14 +36,18 @@ export function stateDigest(holder: Holder): string {
         }
       }
     }
-    for (const key of [...index.legacyMeta.keys()].sort()) put(`legacy ${JSON.stringify(key)} ${JSON.stringify(index.legacyMeta.get(key))}`);
+    for (const key of [...index.legacyMeta.keys()].sort())
+      put(`legacy ${JSON.stringify(key)} ${JSON.stringify(index.legacyMeta.get(key))}`);
   }
   for (const name of [...holder.ingests.keys()].sort()) {
     const ingest = holder.ingests.get(name)!;
-    put(`ingest ${JSON.stringify(name)} ${ingest.paused} records=${ingest.records} dead=${ingest.deadLettered} ${JSON.stringify(ingest.spec)}`);
+    put(
+      `ingest ${JSON.stringify(name)} ${ingest.paused} records=${ingest.records} dead=${ingest.deadLettered} ${JSON.stringify(ingest.spec)}`,
+    );
     for (const topic of [...ingest.offsets.keys()].sort()) {
       const byPartition = ingest.offsets.get(topic)!;
-      for (const p of [...byPartition.keys()].sort((a, b) => a - b)) put(`offset ${JSON.stringify(topic)} ${p} ${byPartition.get(p)}`);
+      for (const p of [...byPartition.keys()].sort((a, b) => a - b))
+        put(`offset ${JSON.stringify(topic)} ${p} ${byPartition.get(p)}`);
     }
   }
   return h.digest('hex');
@@ -68,6 +72,11 @@ function putKeys(put: (s: string) => void, what: string, t: KeyTranslator): void
 function putAttrs(put: (s: string) => void, what: string, attrs: Map<number, AttrMap>): void {
   for (const id of [...attrs.keys()].sort((a, b) => a - b)) {
     const a = attrs.get(id)!;
-    put(`attrs ${what} ${id} ${Object.keys(a).sort().map((k) => `${k}=${typeof a[k]}:${String(a[k])}`).join(',')}`);
+    put(
+      `attrs ${what} ${id} ${Object.keys(a)
+        .sort()
+        .map((k) => `${k}=${typeof a[k]}:${String(a[k])}`)
+        .join(',')}`,
+    );
   }
 }

@@ -9,8 +9,10 @@ export function* stateEvents(holder: Holder): Generator<Event> {
   for (const index of holder.sortedIndexes()) {
     yield { type: 'IndexCreated', index: index.name, options: { ...index.options } };
     for (const field of index.fields.values()) {
-      if (field.name !== EXISTS_FIELD) yield { type: 'FieldCreated', index: index.name, field: field.name, options: { ...field.options } };
-      if (field.bitDepth > 0) yield { type: 'BitDepthRaised', index: index.name, field: field.name, bitDepth: field.bitDepth };
+      if (field.name !== EXISTS_FIELD)
+        yield { type: 'FieldCreated', index: index.name, field: field.name, options: { ...field.options } };
+      if (field.bitDepth > 0)
+        yield { type: 'BitDepthRaised', index: index.name, field: field.name, bitDepth: field.bitDepth };
     }
     yield* keyEvents(index.name, '', index.columnKeys);
     for (const [field, t] of index.rowKeys) if (index.fields.has(field)) yield* keyEvents(index.name, field, t);
@@ -30,7 +32,8 @@ export function* stateEvents(holder: Holder): Generator<Event> {
           };
         }
       }
-      for (const [row, attrs] of field.rowAttrs) yield { type: 'RowAttrsSet', index: index.name, field: field.name, row, attrs };
+      for (const [row, attrs] of field.rowAttrs)
+        yield { type: 'RowAttrsSet', index: index.name, field: field.name, row, attrs };
     }
     for (const [column, attrs] of index.columnAttrs) yield { type: 'ColumnAttrsSet', index: index.name, column, attrs };
     for (const [key, value] of index.legacyMeta) yield { type: 'LegacyMetaSet', index: index.name, key, value };
@@ -41,10 +44,27 @@ export function* stateEvents(holder: Holder): Generator<Event> {
     let records = ingest.records;
     let deadLettered = ingest.deadLettered;
     for (const [topic, byPartition] of ingest.offsets) {
-      yield { type: 'KafkaOffsetsCommitted', ingest: name, topic, partitions: [...byPartition.keys()], offsets: [...byPartition.values()], records, deadLettered };
+      yield {
+        type: 'KafkaOffsetsCommitted',
+        ingest: name,
+        topic,
+        partitions: [...byPartition.keys()],
+        offsets: [...byPartition.values()],
+        records,
+        deadLettered,
+      };
       records = deadLettered = 0;
     }
-    if (records > 0 || deadLettered > 0) yield { type: 'KafkaOffsetsCommitted', ingest: name, topic: '', partitions: [], offsets: [], records, deadLettered };
+    if (records > 0 || deadLettered > 0)
+      yield {
+        type: 'KafkaOffsetsCommitted',
+        ingest: name,
+        topic: '',
+        partitions: [],
+        offsets: [],
+        records,
+        deadLettered,
+      };
   }
 }
 

@@ -53,7 +53,11 @@ export async function batchAt(db: LevelDb, seq: number): Promise<CommitBatch | u
 }
 
 /** Batches covering fromSeq..toSeq, ascending: the one holding fromSeq (if known) first. */
-export async function* batchesFrom(db: LevelDb, fromSeq: number, toSeq: number): AsyncGenerator<CommitBatch, void, undefined> {
+export async function* batchesFrom(
+  db: LevelDb,
+  fromSeq: number,
+  toSeq: number,
+): AsyncGenerator<CommitBatch, void, undefined> {
   const first = await batchAt(db, fromSeq);
   const it = db.iterator({ gte: timeKey(first?.firstSeq ?? fromSeq), lte: timeKey(toSeq), fillCache: false });
   try {

@@ -97,24 +97,39 @@ export async function preflightLevelDb(dataDir: string, opts: OpenLevelDbOptions
     throw err;
   });
   const exists = files !== undefined && files.some((f) => LEVELDB_DATA_FILE.test(f));
-  if (!exists && opts.mustExist === true) throw new LevelDbCorruptError(dataDir, `${location} holds no LevelDB database`);
+  if (!exists && opts.mustExist === true)
+    throw new LevelDbCorruptError(dataDir, `${location} holds no LevelDB database`);
   if (exists) await checkBeforeOpen(dataDir, files, opts);
   return exists;
 }
 
 async function checkBeforeOpen(dataDir: string, files: string[], opts: OpenLevelDbOptions): Promise<void> {
-  if (!files.includes('CURRENT')) throw new LevelDbCorruptError(dataDir, `${join(dataDir, LEVELDB_SUBDIR, 'CURRENT')} is missing`);
+  if (!files.includes('CURRENT'))
+    throw new LevelDbCorruptError(dataDir, `${join(dataDir, LEVELDB_SUBDIR, 'CURRENT')} is missing`);
   const lostWal = await missingWal(join(dataDir, LEVELDB_SUBDIR), files);
   if (lostWal !== undefined && opts.acceptDataLoss !== true) {
-    throw new LevelDbCorruptError(dataDir, `the write-ahead file ${join(dataDir, LEVELDB_SUBDIR, lostWal)} named by the MANIFEST is missing, with every write since the last table flush`);
+    throw new LevelDbCorruptError(
+      dataDir,
+      `the write-ahead file ${join(dataDir, LEVELDB_SUBDIR, lostWal)} named by the MANIFEST is missing, with every write since the last table flush`,
+    );
   }
-  if (lostWal !== undefined) opts.logger?.warn({ file: lostWal }, `LevelDB WAL ${lostWal} is missing: accepting the loss of the writes it held, as --accept-data-loss asks`);
+  if (lostWal !== undefined)
+    opts.logger?.warn(
+      { file: lostWal },
+      `LevelDB WAL ${lostWal} is missing: accepting the loss of the writes it held, as --accept-data-loss asks`,
+    );
   for (const d of await scanWalFiles(join(dataDir, LEVELDB_SUBDIR))) {
     const where = { file: d.file, offset: d.offset, bytes: d.bytes, reason: d.reason };
     if (d.tail) {
-      opts.logger?.warn(where, `LevelDB WAL ${d.file}: dropping a torn tail of ${d.bytes} bytes at offset ${d.offset} (${d.reason}): a write that never completed`);
+      opts.logger?.warn(
+        where,
+        `LevelDB WAL ${d.file}: dropping a torn tail of ${d.bytes} bytes at offset ${d.offset} (${d.reason}): a write that never completed`,
+      );
     } else if (opts.acceptDataLoss === true) {
-      opts.logger?.warn(where, `LevelDB WAL ${d.file}: accepting the loss of ${d.bytes} bytes at offset ${d.offset} (${d.reason}), as --accept-data-loss asks`);
+      opts.logger?.warn(
+        where,
+        `LevelDB WAL ${d.file}: accepting the loss of ${d.bytes} bytes at offset ${d.offset} (${d.reason}), as --accept-data-loss asks`,
+      );
     } else {
       throw new WalCorruptError(dataDir, d);
     }

@@ -80,7 +80,10 @@ export async function releaseReserveIfShort(dataDir: string, reserveBytes: numbe
   );
   if (size < 0 || freeBytes(dataDir) >= reserveBytes) return;
   await unlink(path);
-  logger.warn({ file: path, bytes: size }, `disk nearly full: released the ${mib(size)} reserve file so that LevelDB can open; writes are refused until space is freed`);
+  logger.warn(
+    { file: path, bytes: size },
+    `disk nearly full: released the ${mib(size)} reserve file so that LevelDB can open; writes are refused until space is freed`,
+  );
 }
 
 /** After startup: (re)creates the reserve file when there is room for it beside the reserve. */
@@ -94,7 +97,10 @@ export async function keepReserve(dataDir: string, reserveBytes: number, logger:
   );
   if (have >= size) return;
   if (freeBytes(dataDir) < reserveBytes + size - have) {
-    logger.warn({ file: path, bytes: size }, `disk nearly full: running without the ${mib(size)} reserve file; it is recreated at a start with room for it`);
+    logger.warn(
+      { file: path, bytes: size },
+      `disk nearly full: running without the ${mib(size)} reserve file; it is recreated at a start with room for it`,
+    );
     return;
   }
   const fh = await open(path, 'a');
@@ -102,7 +108,8 @@ export async function keepReserve(dataDir: string, reserveBytes: number, logger:
     const zeros = Buffer.alloc(FILL_CHUNK);
     // Written, not truncated to size: a sparse file would take no space. File systems allocate
     // (or reserve, with delayed allocation) blocks at write time, so no fsync is needed.
-    for (let at = have; at < size; at += FILL_CHUNK) await writeAll(fh, zeros.subarray(0, Math.min(FILL_CHUNK, size - at)), at);
+    for (let at = have; at < size; at += FILL_CHUNK)
+      await writeAll(fh, zeros.subarray(0, Math.min(FILL_CHUNK, size - at)), at);
   } catch (err) {
     await fh.close();
     await unlink(path).catch(() => undefined);

@@ -26,7 +26,12 @@ export async function writeAll(fh: FileHandle, buf: Uint8Array, position?: numbe
  * Replaces `path` atomically: `write` fills a tmp file, which is fsynced, renamed over `path`,
  * and the directory fsynced. On failure the tmp file is removed and nothing is replaced.
  */
-export async function writeFileAtomic<T>(dir: string, path: string, write: (fh: FileHandle) => Promise<T>, tmp = `${path}.tmp`): Promise<T> {
+export async function writeFileAtomic<T>(
+  dir: string,
+  path: string,
+  write: (fh: FileHandle) => Promise<T>,
+  tmp = `${path}.tmp`,
+): Promise<T> {
   const fh = await open(tmp, 'w');
   let result: T;
   try {

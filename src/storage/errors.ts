@@ -109,6 +109,8 @@ export class DiskFullError extends Error {
     readonly dir: string,
     readonly reason: string,
   ) {
-    super(`disk full: LevelDB in ${dir} cannot open (${reason}). Nothing was lost; free space on its file system, then start again.`);
+    super(
+      `disk full: LevelDB in ${dir} cannot open (${reason}). Nothing was lost; free space on its file system, then start again.`,
+    );
   }
 }

@@ -6,7 +6,15 @@
 import type { Logger } from 'pino';
 import { assert, AssertionError } from '../util/assert.js';
 import { openLevelDb, type LevelDb } from './data-dir.js';
-import { batchAt, batchesFrom, clearTimesAfter, clearTimesBelow, encodeCommitTime, timeKey, type CommitBatch } from './commit-times.js';
+import {
+  batchAt,
+  batchesFrom,
+  clearTimesAfter,
+  clearTimesBelow,
+  encodeCommitTime,
+  timeKey,
+  type CommitBatch,
+} from './commit-times.js';
 import { encodeRecords, openEnvelope, type LogRecord, type NewRecord } from './envelope.js';
 import { LogCorruptionError, LogRangeError } from './errors.js';
 import {
@@ -89,7 +97,11 @@ export class EventLog {
     const interval = opts.fsyncIntervalMs ?? DEFAULT_FSYNC_INTERVAL_MS;
     assert(Number.isFinite(interval) && interval > 0, `fsyncIntervalMs must be > 0, got ${interval}`);
     const readOnly = opts.readOnly === true;
-    const db = await openLevelDb(dataDir, { logger: opts.logger, acceptDataLoss: opts.acceptDataLoss, mustExist: readOnly });
+    const db = await openLevelDb(dataDir, {
+      logger: opts.logger,
+      acceptDataLoss: opts.acceptDataLoss,
+      mustExist: readOnly,
+    });
     try {
       if (readOnly) await checkFormat(db);
       else await runMigrations(db, opts.logger);
@@ -121,7 +133,9 @@ export class EventLog {
 
   /** The flush policy, for operators (GET /internal/state); intervalMs only for 'interval'. */
   get fsyncPolicy(): { policy: FsyncPolicy; intervalMs?: number } {
-    return this.#intervalMs === undefined ? { policy: this.policy } : { policy: this.policy, intervalMs: this.#intervalMs };
+    return this.#intervalMs === undefined
+      ? { policy: this.policy }
+      : { policy: this.policy, intervalMs: this.#intervalMs };
   }
 
   /** Lowest retained sequence; lastSeq + 1 when no record is retained. */
@@ -143,7 +157,11 @@ export class EventLog {
    * batch. Callers serialize. `timeMs`: now when undefined; a copied batch passes its original
    * time, or null for records whose time is unknown (written before commit times existed).
    */
-  async append(records: readonly NewRecord[], meta: readonly MetaWrite[] = [], timeMs?: number | null): Promise<AppendResult> {
+  async append(
+    records: readonly NewRecord[],
+    meta: readonly MetaWrite[] = [],
+    timeMs?: number | null,
+  ): Promise<AppendResult> {
     this.#assertWritable();
     assert(!this.#appending, 'EventLog.append overlapped another append: the commit queue must serialize them');
     assert(records.length > 0 || meta.length > 0, 'EventLog.append called with nothing to write');
@@ -212,7 +230,6 @@ export class EventLog {
     // Only records of unknown time before it: the point cannot be placed, so it is outside.
     return foundTime === undefined ? this.#first - 1 : found;
   }
-
 
   /**
    * Records fromSeq..toSeq (default: lastSeq when called), verifying each envelope, CRC and the

@@ -47,7 +47,8 @@ function badRecord(buf: Buffer, pos: number): string | undefined {
   const type = buf[pos + 6];
   if (type === 0 && length === 0) return 'zeroed header';
   if (type < FULL || type > LAST) return `unknown record type ${type}`;
-  if (pos + HEADER + length > blockEnd) return pos + HEADER + length > buf.length ? 'record cut short by the end of the file' : 'bad record length';
+  if (pos + HEADER + length > blockEnd)
+    return pos + HEADER + length > buf.length ? 'record cut short by the end of the file' : 'bad record length';
   const crc = crc32c(buf.subarray(pos + HEADER, pos + HEADER + length), crc32c(buf.subarray(pos + 6, pos + 7)));
   if (crc !== unmask(buf.readUInt32LE(pos))) return 'checksum mismatch';
   return undefined;
@@ -110,7 +111,8 @@ export function scanWal(file: string, buf: Buffer): WalDamage[] {
       damaged(fragmentStart, 'record fragments without their end', pos);
       fragmentStart = -1;
     }
-    if ((type === MIDDLE || type === LAST) && fragmentStart < 0) damaged(pos, 'record fragment without its start', pos + HEADER + buf.readUInt16LE(pos + 4));
+    if ((type === MIDDLE || type === LAST) && fragmentStart < 0)
+      damaged(pos, 'record fragment without its start', pos + HEADER + buf.readUInt16LE(pos + 4));
     else if (type === FIRST) fragmentStart = pos;
     else if (type === LAST) fragmentStart = -1;
     pos += HEADER + buf.readUInt16LE(pos + 4);
@@ -122,7 +124,9 @@ export function scanWal(file: string, buf: Buffer): WalDamage[] {
 
 /** Scans every WAL file in a LevelDB directory, oldest first. */
 export async function scanWalFiles(levelDbDir: string): Promise<WalDamage[]> {
-  const names = (await readdir(levelDbDir)).filter((n) => /^\d+\.log$/.test(n)).sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
+  const names = (await readdir(levelDbDir))
+    .filter((n) => /^\d+\.log$/.test(n))
+    .sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
   const out: WalDamage[] = [];
   for (const name of names) out.push(...scanWal(join(levelDbDir, name), await readFile(join(levelDbDir, name))));
   return out;

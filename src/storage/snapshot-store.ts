@@ -27,7 +27,8 @@ const FILE_RE = /^snap-(\d{16})\.snap$/;
 // file sees large writes and the checksum sees few native calls.
 const STAGING_BYTES = 1024 * 1024;
 
-export const snapshotFileName = (seq: number, ext: 'snap' | 'tmp' = 'snap'): string => `snap-${String(seq).padStart(16, '0')}.${ext}`;
+export const snapshotFileName = (seq: number, ext: 'snap' | 'tmp' = 'snap'): string =>
+  `snap-${String(seq).padStart(16, '0')}.${ext}`;
 const fileName = snapshotFileName;
 
 /** What list() names plus the header's commit time and the file's size, without reading the body. */
@@ -72,10 +73,19 @@ export class SnapshotStore {
   }
 
   /** Streams a snapshot of the state at `seq`; it is visible to list() only once complete. */
-  async write(seq: number, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, timeMs?: number): Promise<{ bytes: number }> {
+  async write(
+    seq: number,
+    chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+    timeMs?: number,
+  ): Promise<{ bytes: number }> {
     assert(Number.isSafeInteger(seq) && seq >= 0, `snapshot seq ${seq} is not a sequence`);
     const tmp = join(this.dir, fileName(seq, 'tmp'));
-    const body = await writeFileAtomic(this.dir, join(this.dir, fileName(seq, 'snap')), (fh) => writeBody(fh, seq, chunks, timeMs), tmp);
+    const body = await writeFileAtomic(
+      this.dir,
+      join(this.dir, fileName(seq, 'snap')),
+      (fh) => writeBody(fh, seq, chunks, timeMs),
+      tmp,
+    );
     this.logger.info({ seq, bytes: body }, 'snapshot written');
     return { bytes: HEADER_BYTES + body + TRAILER_BYTES };
   }
@@ -117,7 +127,8 @@ export class SnapshotStore {
       try {
         const head = Buffer.alloc(HEADER_BYTES);
         const { bytesRead } = await fh.read(head, 0, HEADER_BYTES, 0);
-        const timeMs = bytesRead === HEADER_BYTES && head.subarray(0, MAGIC.length).equals(MAGIC) ? decodeTime(head) : undefined;
+        const timeMs =
+          bytesRead === HEADER_BYTES && head.subarray(0, MAGIC.length).equals(MAGIC) ? decodeTime(head) : undefined;
         out.push({ seq, timeMs, bytes: (await fh.stat()).size });
       } finally {
         await fh.close();
@@ -142,7 +153,11 @@ export class SnapshotStore {
 
 /** Header, coalesced body, trailer, then the body length patched into the header. */
 /** A snapshot file's body and commit time, after checking magic, sequence, length and CRC. */
-export function parseSnapshotFile(file: Buffer, seq: number, path: string): { body: Uint8Array; timeMs: number | undefined } {
+export function parseSnapshotFile(
+  file: Buffer,
+  seq: number,
+  path: string,
+): { body: Uint8Array; timeMs: number | undefined } {
   const bad = (reason: string): SnapshotCorruptError => new SnapshotCorruptError(path, reason);
   const v1 = file.subarray(0, MAGIC.length).equals(MAGIC_V1);
   const header = v1 ? HEADER_V1_BYTES : HEADER_BYTES;

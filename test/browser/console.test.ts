@@ -24,7 +24,10 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
   beforeAll(async () => {
     server = await startServer();
     url = `http://127.0.0.1:${await server.listen()}/`;
-    browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await chromium.launch({
+      executablePath,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
     page.on('console', (msg) => {
@@ -46,7 +49,10 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     await page.fill('#pql', pql);
     await page.click('#run');
     // The timing reads "running…" from the click until the answer is rendered.
-    await page.locator('#query-timing').filter({ hasText: /results? in [\d.]+ ms$/ }).waitFor();
+    await page
+      .locator('#query-timing')
+      .filter({ hasText: /results? in [\d.]+ ms$/ })
+      .waitFor();
   }
 
   it('creates an index and a field from the schema panel', async () => {
@@ -76,7 +82,9 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     expect(await page.textContent('details.index[data-index=people]')).toContain('max: 120');
 
     // The server really has them: the console went through the Pilosa endpoints.
-    const schema = (await (await fetch(`${url}schema`)).json()) as { indexes: { name: string; fields: { name: string; options: { type: string } }[] }[] };
+    const schema = (await (await fetch(`${url}schema`)).json()) as {
+      indexes: { name: string; fields: { name: string; options: { type: string } }[] }[];
+    };
     const people = schema.indexes.find((i) => i.name === 'people');
     expect(people?.fields.map((f) => `${f.name}:${f.options.type}`).sort()).toEqual(['age:int', 'country:set']);
     expect(await page.inputValue('#query-index')).toBe('people');
@@ -84,21 +92,40 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
 
   it('writes bits and shows a Count as a figure', async () => {
     const sets = [
-      [1, 1], [2, 1], [3, 1], [4, 1], [5, 2], [6, 2], [7, 3], [1048577, 1],
+      [1, 1],
+      [2, 1],
+      [3, 1],
+      [4, 1],
+      [5, 2],
+      [6, 2],
+      [7, 3],
+      [1048577, 1],
     ].map(([col, row]) => `Set(${col}, country=${row})`);
     await runQuery(`${sets.join(' ')} Set(1, age=30) Set(5, age=41)`);
     expect(await page.locator('#results article.result').count()).toBe(10);
     await runQuery('Count(Row(country=1))');
     expect(await page.textContent('#results article[data-call=Count] .figure')).toBe('5');
     await runQuery('Row(country=1)');
-    expect(await page.locator('#results article[data-call=Row] .columns li').allTextContents()).toEqual(['1', '2', '3', '4', '1048577']);
+    expect(await page.locator('#results article[data-call=Row] .columns li').allTextContents()).toEqual([
+      '1',
+      '2',
+      '3',
+      '4',
+      '1048577',
+    ]);
   });
 
   it('shows TopN as a table and a bar chart', async () => {
     await runQuery('TopN(country, n=5)');
     const result = page.locator('#results article[data-call=TopN]');
-    const cells = await result.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
-    expect(cells).toEqual([['1', '5'], ['2', '2'], ['3', '1']]);
+    const cells = await result
+      .locator('tbody tr')
+      .evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(cells).toEqual([
+      ['1', '5'],
+      ['2', '2'],
+      ['3', '1'],
+    ]);
     const bars = result.locator('svg.chart rect');
     expect(await bars.count()).toBe(3);
     const widths = await bars.evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('width'))));
@@ -113,7 +140,11 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     const result = page.locator('#results article[data-call=GroupBy]');
     expect(await result.locator('thead th').allTextContents()).toEqual(['country', 'count']);
     expect(await result.locator('svg.chart rect').count()).toBe(3);
-    expect(await result.locator('svg.chart .bar-label').allTextContents()).toEqual(['country=1', 'country=2', 'country=3']);
+    expect(await result.locator('svg.chart .bar-label').allTextContents()).toEqual([
+      'country=1',
+      'country=2',
+      'country=3',
+    ]);
     await page.locator('#results').screenshot({ path: path.join(ARTIFACTS, 'console-groupby.png') });
   });
 
@@ -129,7 +160,12 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     await page.reload();
     await page.click('#history-box summary');
     const items = await page.locator('#history code').allTextContents();
-    expect(items.slice(0, 4)).toEqual(['GroupBy(Rows(country))', 'TopN(country, n=5)', 'Row(country=1)', 'Count(Row(country=1))']);
+    expect(items.slice(0, 4)).toEqual([
+      'GroupBy(Rows(country))',
+      'TopN(country, n=5)',
+      'Row(country=1)',
+      'Count(Row(country=1))',
+    ]);
     await page.click('#history li:nth-child(2) button');
     expect(await page.inputValue('#pql')).toBe('TopN(country, n=5)');
     await runQuery(await page.inputValue('#pql'));
@@ -137,7 +173,10 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
   });
 
   it('shows keys, not IDs, for keyed indexes and fields', async () => {
-    for (const [u, body] of [['index/tastes', '{"options":{"keys":true}}'], ['index/tastes/field/likes', '{"options":{"keys":true}}']]) {
+    for (const [u, body] of [
+      ['index/tastes', '{"options":{"keys":true}}'],
+      ['index/tastes/field/likes', '{"options":{"keys":true}}'],
+    ]) {
       expect((await fetch(`${url}${u}`, { method: 'POST', body })).status).toBe(200);
     }
     await page.click('#schema-refresh');
@@ -162,14 +201,20 @@ describe.skipIf(executablePath === undefined)('web console in headless Chromium'
     await card('Durability').waitFor();
     // The panel refreshes every few seconds; wait for the figures of the writes above.
     const seq = state.sequence.applied.toLocaleString('en-US');
-    await card('Durability').locator('dl').filter({ hasText: new RegExp(`sequence${seq}durable${seq}`) }).waitFor();
+    await card('Durability')
+      .locator('dl')
+      .filter({ hasText: new RegExp(`sequence${seq}durable${seq}`) })
+      .waitFor();
     const durability = await card('Durability').textContent();
     expect(durability).toContain('fsyncalways');
     expect(await card('Node').textContent()).toContain('NORMAL');
     expect(await card('Last snapshot').textContent()).toMatch(/snapshotnone yetrecords since\d/);
     if (server === undefined) throw new Error('server did not start');
     const snapSeq = await server.engine.snapshot();
-    await card('Last snapshot').locator('dl').filter({ hasText: new RegExp(`sequence${snapSeq}written\\d+ s ago`) }).waitFor();
+    await card('Last snapshot')
+      .locator('dl')
+      .filter({ hasText: new RegExp(`sequence${snapSeq}written\\d+ s ago`) })
+      .waitFor();
     expect(await card('Last snapshot').textContent()).toContain('records since0');
     expect(await page.textContent('#node-summary')).toContain('NORMAL');
 

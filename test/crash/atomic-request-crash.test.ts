@@ -24,7 +24,8 @@ afterAll(async () => {
   removeDir(dataDir);
 });
 
-const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> => fetch(url, { method: 'POST', body, headers });
+const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> =>
+  fetch(url, { method: 'POST', body, headers });
 
 /** A query setting columns 0..SETS-1 in `row` of field f, one Set() call per column. */
 function setQuery(row: number): string {
@@ -35,10 +36,20 @@ function setQuery(row: number): string {
 function hourlyImport(row: number): Buffer {
   const cols = Array.from({ length: HOURS }, (_, h) => h);
   const ts = cols.map((h) => START_NS + BigInt(h) * HOUR_NS);
-  return Buffer.from(encodeImportRequest({ index: 'c', field: 't', shard: 0, rowIds: new Array<number>(HOURS).fill(row), columnIds: cols, timestamps: ts }));
+  return Buffer.from(
+    encodeImportRequest({
+      index: 'c',
+      field: 't',
+      shard: 0,
+      rowIds: new Array<number>(HOURS).fill(row),
+      columnIds: cols,
+      timestamps: ts,
+    }),
+  );
 }
 
-const hour = (h: number): string => new Date(Number((START_NS + BigInt(h) * HOUR_NS) / 1_000_000n)).toISOString().slice(0, 16);
+const hour = (h: number): string =>
+  new Date(Number((START_NS + BigInt(h) * HOUR_NS) / 1_000_000n)).toISOString().slice(0, 16);
 
 async function counts(url: string, query: string): Promise<number[]> {
   const r = await post(`${url}/index/c/query`, query);
@@ -52,7 +63,9 @@ describe('SIGKILL between the batches of requests larger than the batch limit', 
     current = await spawnServer(dataDir, port);
     expect((await post(`${current.url}/index/c`, '')).status).toBe(200);
     expect((await post(`${current.url}/index/c/field/f`, '')).status).toBe(200);
-    expect((await post(`${current.url}/index/c/field/t`, '{"options":{"type":"time","timeQuantum":"YMDH"}}')).status).toBe(200);
+    expect(
+      (await post(`${current.url}/index/c/field/t`, '{"options":{"type":"time","timeQuantum":"YMDH"}}')).status,
+    ).toBe(200);
     const sentSets = new Set<number>();
     const sentImports = new Set<number>();
     const acked = new Set<number>();
@@ -68,7 +81,10 @@ describe('SIGKILL between the batches of requests larger than the batch limit', 
             const r =
               kind === 'set'
                 ? await post(`${server.url}/index/c/query`, setQuery(row))
-                : await post(`${server.url}/index/c/field/t/import`, hourlyImport(row), { 'content-type': 'application/x-protobuf', accept: 'application/x-protobuf' });
+                : await post(`${server.url}/index/c/field/t/import`, hourlyImport(row), {
+                    'content-type': 'application/x-protobuf',
+                    accept: 'application/x-protobuf',
+                  });
             if (r.status !== 200) throw new Error(`${kind} answered ${r.status}: ${await r.text()}`);
             acked.add(row);
           } catch (err) {
@@ -81,7 +97,8 @@ describe('SIGKILL between the batches of requests larger than the batch limit', 
       // Kill once this round has acknowledged something (so the run proves progress even on a
       // loaded machine), at a random moment after: most of the time is spent in the pauses.
       const ackedBefore = acked.size;
-      for (let waited = 0; acked.size === ackedBefore && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      for (let waited = 0; acked.size === ackedBefore && waited < 20_000; waited += 50)
+        await new Promise((r) => setTimeout(r, 50));
       await new Promise((r) => setTimeout(r, Math.random() * 600));
       await server.kill('SIGKILL');
       stop = true;
@@ -91,7 +108,8 @@ describe('SIGKILL between the batches of requests larger than the batch limit', 
       const setRows = [...sentSets];
       const setCounts = await counts(current.url, setRows.map((row) => `Count(Row(f=${row}))`).join(''));
       setRows.forEach((row, i) => {
-        if (acked.has(row) && setCounts[i] !== SETS) throw new Error(`round ${round}: acknowledged query of row ${row} has ${setCounts[i]} of ${SETS} Sets`);
+        if (acked.has(row) && setCounts[i] !== SETS)
+          throw new Error(`round ${round}: acknowledged query of row ${row} has ${setCounts[i]} of ${SETS} Sets`);
         expect(setCounts[i], `round ${round}: query of row ${row} is partly applied`).toBeOneOf([0, SETS]);
       });
       for (const row of sentImports) {
@@ -99,7 +117,8 @@ describe('SIGKILL between the batches of requests larger than the batch limit', 
         const q = `Count(Row(t=${row}))Count(Row(t=${row}, from=${hour(0)}, to=${hour(1)}))Count(Row(t=${row}, from=${hour(HOURS - 1)}, to=${hour(HOURS)}))`;
         const got = await counts(current.url, q);
         if (acked.has(row)) expect(got, `round ${round}: acknowledged import of row ${row}`).toEqual([HOURS, 1, 1]);
-        else if (got[0] !== 0 || got[1] !== 0 || got[2] !== 0) expect(got, `round ${round}: import of row ${row} is partly applied`).toEqual([HOURS, 1, 1]);
+        else if (got[0] !== 0 || got[1] !== 0 || got[2] !== 0)
+          expect(got, `round ${round}: import of row ${row} is partly applied`).toEqual([HOURS, 1, 1]);
       }
     }
     expect(acked.size).toBeGreaterThanOrEqual(KILLS); // every round acknowledged something before its kill

@@ -16,18 +16,44 @@ async function seed(server: TestServer, sets: number, firstCol = 0): Promise<voi
   if (!server.engine.peekApplied((h) => h.index('c'))) {
     await server.engine.write((_h, sink) => {
       sink.emit({ type: 'IndexCreated', index: 'c', options: { keys: false, trackExistence: false } });
-      sink.emit({ type: 'FieldCreated', index: 'c', field: 'f', options: { type: 'set', cacheType: 'ranked', cacheSize: 100, keys: false, min: 0n, max: 0n, timeQuantum: '', noStandardView: false } });
+      sink.emit({
+        type: 'FieldCreated',
+        index: 'c',
+        field: 'f',
+        options: {
+          type: 'set',
+          cacheType: 'ranked',
+          cacheSize: 100,
+          keys: false,
+          min: 0n,
+          max: 0n,
+          timeQuantum: '',
+          noStandardView: false,
+        },
+      });
     });
   }
   for (let i = 0; i < sets; i++) {
     await server.engine.write((_h, sink) =>
-      sink.emit({ type: 'BitsSet', index: 'c', field: 'f', view: 'standard', shard: 0, rows: [i % 3], columns: [new RoaringBitmap32([firstCol + i])] }),
+      sink.emit({
+        type: 'BitsSet',
+        index: 'c',
+        field: 'f',
+        view: 'standard',
+        shard: 0,
+        rows: [i % 3],
+        columns: [new RoaringBitmap32([firstCol + i])],
+      }),
     );
   }
 }
 
 const columns = (server: TestServer): number[] => {
-  const frag = server.engine.peekApplied((h) => h.index('c'))?.field('f')?.view('standard')?.fragment(0);
+  const frag = server.engine
+    .peekApplied((h) => h.index('c'))
+    ?.field('f')
+    ?.view('standard')
+    ?.fragment(0);
   if (!frag) return [];
   return [0, 1, 2].flatMap((r) => frag.row(r)?.toArray() ?? []).sort((a, b) => a - b);
 };
@@ -46,10 +72,12 @@ async function damageRecord(dataDir: string, how: (v: Buffer) => Buffer, seq?: n
   }
 }
 
-const flip = (at: (v: Buffer) => number) => (v: Buffer): Buffer => {
-  v[at(v)] ^= 0x5a;
-  return v;
-};
+const flip =
+  (at: (v: Buffer) => number) =>
+  (v: Buffer): Buffer => {
+    v[at(v)] ^= 0x5a;
+    return v;
+  };
 
 describe('corruption', () => {
   it('drops a truncated last record and starts', async () => {
@@ -70,7 +98,10 @@ describe('corruption', () => {
     let server = await startServer();
     await seed(server, 20);
     await server.close();
-    await damageRecord(server.dataDir, flip((v) => v.length - 2));
+    await damageRecord(
+      server.dataDir,
+      flip((v) => v.length - 2),
+    );
     server = await startServer({ dataDir: server.dataDir });
     expect(columns(server)).toEqual(Array.from({ length: 19 }, (_, i) => i));
     await server.close();
@@ -81,13 +112,21 @@ describe('corruption', () => {
     const server = await startServer();
     await seed(server, 20);
     await server.close();
-    const seq = await damageRecord(server.dataDir, flip((v) => v.length - 3), 10);
-    await expect(startServer({ dataDir: server.dataDir })).rejects.toThrow(new RegExp(`sequence ${seq}\\b[^]*(backup|truncate)`));
+    const seq = await damageRecord(
+      server.dataDir,
+      flip((v) => v.length - 3),
+      10,
+    );
+    await expect(startServer({ dataDir: server.dataDir })).rejects.toThrow(
+      new RegExp(`sequence ${seq}\\b[^]*(backup|truncate)`),
+    );
     // The damage was not "repaired" away: a second start refuses too.
     await expect(startServer({ dataDir: server.dataDir })).rejects.toThrow(/corrupt/);
     // The repair the message names works: drop from the bad record on, and the server starts.
     const lines: string[] = [];
-    await truncateLog({ ...DEFAULTS, dataDir: server.dataDir }, seq - 1, pino({ level: 'silent' }), (l) => lines.push(l));
+    await truncateLog({ ...DEFAULTS, dataDir: server.dataDir }, seq - 1, pino({ level: 'silent' }), (l) =>
+      lines.push(l),
+    );
     expect(lines.join('\n')).toMatch(/dropped \d+ records after sequence/);
     const repaired = await startServer({ dataDir: server.dataDir });
     expect(repaired.engine.appliedSeq).toBe(seq - 1);
@@ -106,7 +145,10 @@ describe('corruption', () => {
     const digest = server.engine.peekApplied(stateDigest);
     await server.close();
     const dir = join(server.dataDir, 'snapshots');
-    const newest = readdirSync(dir).filter((f) => f.endsWith('.snap')).sort().pop()!;
+    const newest = readdirSync(dir)
+      .filter((f) => f.endsWith('.snap'))
+      .sort()
+      .pop()!;
     const bytes = readFileSync(join(dir, newest));
     bytes[Math.floor(bytes.length / 2)] ^= 0xff;
     writeFileSync(join(dir, newest), bytes);

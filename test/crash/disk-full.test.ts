@@ -42,11 +42,21 @@ function fill(leave: number): void {
 
 function importBody(row: number): Buffer {
   const cols = Array.from({ length: BITS }, () => Math.floor(Math.random() * 1_048_576));
-  return Buffer.from(encodeImportRequest({ index: 'c', field: 'f', shard: 0, rowIds: new Array<number>(BITS).fill(row), columnIds: cols }));
+  return Buffer.from(
+    encodeImportRequest({
+      index: 'c',
+      field: 'f',
+      shard: 0,
+      rowIds: new Array<number>(BITS).fill(row),
+      columnIds: cols,
+    }),
+  );
 }
 
-const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> => fetch(url, { method: 'POST', body, headers });
-const importRow = (url: string, row: number): Promise<Response> => post(`${url}/index/c/field/f/import`, importBody(row), { 'content-type': 'application/x-protobuf' });
+const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> =>
+  fetch(url, { method: 'POST', body, headers });
+const importRow = (url: string, row: number): Promise<Response> =>
+  post(`${url}/index/c/field/f/import`, importBody(row), { 'content-type': 'application/x-protobuf' });
 
 async function rowCounts(url: string, rows: number[]): Promise<number[]> {
   const r = await post(`${url}/index/c/query`, rows.map((row) => `Count(Row(f=${row}))`).join('') || 'Count(Row(f=0))');
@@ -73,7 +83,9 @@ describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
     }
     expect(refused?.status).toBe(507);
     const body = (await refused!.json()) as { success: boolean; error: { message: string } };
-    expect(body.error.message).toMatch(/^disk full: [\d.]+ MiB free .* below the 16\.0 MiB kept .*writes resume once space is freed/);
+    expect(body.error.message).toMatch(
+      /^disk full: [\d.]+ MiB free .* below the 16\.0 MiB kept .*writes resume once space is freed/,
+    );
     expect(acked.length).toBeGreaterThan(10);
     const refusedRow = acked.length + 1;
     // A PQL write is refused the same way, and nothing of either refused write was applied.
@@ -111,9 +123,15 @@ describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
     await server.kill('SIGKILL');
     rmSync(join(dataDir, 'disk-reserve'), { force: true });
     fill(0);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(r.status, r.stderr).toBe(2);
-    expect(r.stderr.trim()).toMatch(/^bitledger: disk full: LevelDB in .* cannot open \(.*No space left.*\)\. Nothing was lost; free space/);
+    expect(r.stderr.trim()).toMatch(
+      /^bitledger: disk full: LevelDB in .* cannot open \(.*No space left.*\)\. Nothing was lost; free space/,
+    );
     expect(r.stderr).not.toMatch(/\n\s+at /);
     unlinkSync(filler);
     server = await spawnServer(dataDir, port, args);

@@ -17,7 +17,15 @@ afterAll(async () => {
 
 function request(row: number): Buffer {
   const cols = Array.from({ length: BITS }, (_, i) => i * 97 + (row % 97));
-  return Buffer.from(encodeImportRequest({ index: 'c', field: 'f', shard: 0, rowIds: new Array<number>(BITS).fill(row), columnIds: cols }));
+  return Buffer.from(
+    encodeImportRequest({
+      index: 'c',
+      field: 'f',
+      shard: 0,
+      rowIds: new Array<number>(BITS).fill(row),
+      columnIds: cols,
+    }),
+  );
 }
 
 describe('SIGKILL during concurrent imports', () => {
@@ -58,12 +66,20 @@ describe('SIGKILL during concurrent imports', () => {
       const rows = [...sent];
       const counts: number[] = [];
       for (let i = 0; i < rows.length; i += 200) {
-        const r = await fetch(`${current.url}/index/c/query`, { method: 'POST', body: rows.slice(i, i + 200).map((row) => `Count(Row(f=${row}))`).join('') });
+        const r = await fetch(`${current.url}/index/c/query`, {
+          method: 'POST',
+          body: rows
+            .slice(i, i + 200)
+            .map((row) => `Count(Row(f=${row}))`)
+            .join(''),
+        });
         counts.push(...((await r.json()) as { results: number[] }).results);
       }
       rows.forEach((row, i) => {
-        if (acked.has(row) && counts[i] !== BITS) throw new Error(`round ${round}: acknowledged import of row ${row} has ${counts[i]} of ${BITS} bits`);
-        if (counts[i] !== 0 && counts[i] !== BITS) throw new Error(`round ${round}: import of row ${row} is partly applied (${counts[i]} bits)`);
+        if (acked.has(row) && counts[i] !== BITS)
+          throw new Error(`round ${round}: acknowledged import of row ${row} has ${counts[i]} of ${BITS} bits`);
+        if (counts[i] !== 0 && counts[i] !== BITS)
+          throw new Error(`round ${round}: import of row ${row} is partly applied (${counts[i]} bits)`);
       });
     }
     expect(acked.size).toBeGreaterThan(KILLS);

@@ -58,7 +58,10 @@ describe('SIGKILL during a Kafka-fed import', () => {
     let bad = 0;
     for (let i = 0; i < N; i++) {
       const col = i % COLUMNS;
-      records.push({ partition: col % PARTITIONS, value: JSON.stringify({ id: col, seen: Math.floor(i / COLUMNS), grp: i % 7, val: i }) });
+      records.push({
+        partition: col % PARTITIONS,
+        value: JSON.stringify({ id: col, seen: Math.floor(i / COLUMNS), grp: i % 7, val: i }),
+      });
       if (i % BAD_EVERY === 0) {
         records.push({ partition: col % PARTITIONS, value: JSON.stringify({ id: col, val: -1 }) });
         bad++;
@@ -92,13 +95,19 @@ describe('SIGKILL during a Kafka-fed import', () => {
     expect(seenAtKill.some((n) => n > 0 && n < N)).toBe(true);
 
     const final = current;
-    await waitFor('import complete', async () => {
-      const g = await gauge(final.url);
-      return g.records + g.deadLettered >= N + bad && g.lag === 0;
-    }, 60_000, 100);
+    await waitFor(
+      'import complete',
+      async () => {
+        const g = await gauge(final.url);
+        return g.records + g.deadLettered >= N + bad && g.lag === 0;
+      },
+      60_000,
+      100,
+    );
     expect(await gauge(final.url)).toMatchObject({ records: N, deadLettered: bad, lag: 0 });
 
-    const q = async (pql: string): Promise<unknown[]> => (await ok(final.url, 'POST', '/index/c/query', pql)).json<{ results: unknown[] }>().results;
+    const q = async (pql: string): Promise<unknown[]> =>
+      (await ok(final.url, 'POST', '/index/c/query', pql)).json<{ results: unknown[] }>().results;
     // Values and mutex rows are those of each column's last record: i = N - COLUMNS + col.
     const lastI = Array.from({ length: COLUMNS }, (_, col) => N - COLUMNS + col);
     expect(await q('Sum(field=val)')).toEqual([{ value: lastI.reduce((a, b) => a + b, 0), count: COLUMNS }]);

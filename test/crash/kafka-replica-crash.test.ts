@@ -5,7 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateDigest } from '../../src/state/digest.js';
 import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
-import { freePort, removeDir, spawnServer, startServer, tempDir, type ChildServer, type TestServer } from '../helpers/server.js';
+import {
+  freePort,
+  removeDir,
+  spawnServer,
+  startServer,
+  tempDir,
+  type ChildServer,
+  type TestServer,
+} from '../helpers/server.js';
 import { http, ok, uniqueTopic, waitFor } from '../integration/kafka-support.js';
 import { QUERIES, bigImport, createSchema, schemaChanges, writeRound } from '../integration/kafka-workload.js';
 
@@ -61,7 +69,11 @@ describe('SIGKILL of a replica mid-stream', () => {
       replica = await spawnServer(replicaDir, port, args);
     }
     const url = replica.url;
-    await waitFor('replica caught up', async () => (await appliedSeq(url)) === primary.engine.committedLog.durableSeq, 60_000);
+    await waitFor(
+      'replica caught up',
+      async () => (await appliedSeq(url)) === primary.engine.committedLog.durableSeq,
+      60_000,
+    );
 
     // Same answers over HTTP (ranked caches refreshed on both sides first).
     await ok(primary, 'POST', '/recalculate-caches');

@@ -14,7 +14,11 @@ afterEach(() => removeDir(dataDir));
 
 /** Runs `bitledger <args>` to completion. */
 function cli(args: string[]): { status: number | null; out: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args, '--data-dir', dataDir, '--log-level', 'warn'], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/main.ts', ...args, '--data-dir', dataDir, '--log-level', 'warn'],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
@@ -25,7 +29,10 @@ function listing(): string[] {
     for (const name of readdirSync(dir).sort()) {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) walk(path);
-      else out.push(`${path.slice(dataDir.length)} ${statSync(path).size} ${readFileSync(path).toString('base64').slice(-24)}`);
+      else
+        out.push(
+          `${path.slice(dataDir.length)} ${statSync(path).size} ${readFileSync(path).toString('base64').slice(-24)}`,
+        );
     }
   };
   walk(dataDir);
@@ -55,7 +62,10 @@ async function seed(sets: number, restarts = 0): Promise<void> {
 
 function expectOneLineRefusal(r: { status: number | null; out: string }, cause: RegExp): void {
   expect(r.status).toBe(2);
-  const lines = r.out.trim().split('\n').filter((l) => l.startsWith('bitledger:'));
+  const lines = r.out
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('bitledger:'));
   expect(lines, r.out).toHaveLength(1);
   expect(lines[0]).toMatch(cause);
   expect(r.out).not.toMatch(/\n\s+at /); // no stack trace
@@ -75,7 +85,12 @@ describe('damage in LevelDB files', () => {
     const before = listing();
 
     const start = cli(['server', '--bind', `127.0.0.1:${await freePort()}`]);
-    expectOneLineRefusal(start, new RegExp(`write-ahead file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is corrupt at offset \\d+ .*bitledger repair --data-dir .*--accept-data-loss`));
+    expectOneLineRefusal(
+      start,
+      new RegExp(
+        `write-ahead file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is corrupt at offset \\d+ .*bitledger repair --data-dir .*--accept-data-loss`,
+      ),
+    );
     const inspect = cli(['inspect']);
     expect(inspect.status, inspect.out).toBe(0);
     expect(inspect.out).toMatch(/damage: .*checksum mismatch; valid records follow: a start refuses/);
@@ -100,7 +115,10 @@ describe('damage in LevelDB files', () => {
     const bytes = readFileSync(file);
     bytes[Math.floor(bytes.length * 0.5)] ^= 0xff;
     writeFileSync(file, bytes);
-    expectOneLineRefusal(cli(['server', '--bind', `127.0.0.1:${await freePort()}`]), /is corrupt at offset \d+ \(checksum mismatch/);
+    expectOneLineRefusal(
+      cli(['server', '--bind', `127.0.0.1:${await freePort()}`]),
+      /is corrupt at offset \d+ \(checksum mismatch/,
+    );
     const server = await spawnServer(dataDir, await freePort(), ['--accept-data-loss']);
     // LevelDB drops the rest of the block: every write after the damaged one is gone, and said so.
     const [count] = (await query(server.url, 'Count(Row(f=1))')) as number[];
@@ -151,7 +169,10 @@ describe('damage in LevelDB files', () => {
     const wal = readdirSync(join(dataDir, 'leveldb')).find((n) => n.endsWith('.log'))!;
     unlinkSync(join(dataDir, 'leveldb', wal));
     const before = listing();
-    expectOneLineRefusal(cli(['server', '--bind', `127.0.0.1:${await freePort()}`]), new RegExp(`write-ahead file .*${wal} named by the MANIFEST is missing.*bitledger repair`));
+    expectOneLineRefusal(
+      cli(['server', '--bind', `127.0.0.1:${await freePort()}`]),
+      new RegExp(`write-ahead file .*${wal} named by the MANIFEST is missing.*bitledger repair`),
+    );
     expect(listing()).toEqual(before);
   }, 120_000);
 

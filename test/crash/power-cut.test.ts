@@ -94,25 +94,35 @@ async function powerCutRounds(name: string, args: string[]): Promise<Round[]> {
     await Promise.all(clients);
 
     const logFiles = new Map<string, string>();
-    for (const f of readdirSync(join(dataDir, 'leveldb'))) if (f.endsWith('.log')) logFiles.set(fileKey(join(dataDir, 'leveldb', f)), f);
+    for (const f of readdirSync(join(dataDir, 'leveldb')))
+      if (f.endsWith('.log')) logFiles.set(fileKey(join(dataDir, 'leveldb', f)), f);
     const logSyncs = readLedger(ledger).syncs.filter((s) => s.beganMs >= roundStart && logFiles.has(s.file));
     const lastLogSyncMs = logSyncs.length > 0 ? Math.max(...logSyncs.map((s) => s.beganMs)) : undefined;
     const cut = cutPower(dataDir, ledger);
     const logBytesDropped = [...cut.cut].filter(([path]) => path.endsWith('.log')).reduce((n, [, b]) => n + b, 0);
 
     server = await start();
-    const res = await post(`${server.url}/index/c/query`, Array.from({ length: ROWS }, (_, i) => `Row(f=${i})`).join(''));
+    const res = await post(
+      `${server.url}/index/c/query`,
+      Array.from({ length: ROWS }, (_, i) => `Row(f=${i})`).join(''),
+    );
     expect(res.status).toBe(200);
-    const present = new Set(((await res.json()) as { results: { columns: number[] }[] }).results.flatMap((x) => x.columns));
+    const present = new Set(
+      ((await res.json()) as { results: { columns: number[] }[] }).results.flatMap((x) => x.columns),
+    );
     // What survived an earlier cut was made durable by the reopen: it must still be there.
-    for (const col of survivors) if (!present.has(col)) throw new Error(`${name} round ${r}: column ${col}, present after an earlier power cut, vanished`);
+    for (const col of survivors)
+      if (!present.has(col))
+        throw new Error(`${name} round ${r}: column ${col}, present after an earlier power cut, vanished`);
     const lost = acked.filter((a) => !present.has(a.col));
     for (const a of acked) if (present.has(a.col)) survivors.add(a.col);
     rounds.push({ acked, lost, lastLogSyncMs, bytesDropped: cut.bytesDropped, logBytesDropped });
     await server.kill('SIGKILL');
   }
   const sum = (f: (x: Round) => number): number => rounds.reduce((n, x) => n + f(x), 0);
-  console.log(`power cut, ${name}: ${ROUNDS} rounds, ${sum((x) => x.acked.length)} acknowledged Set()s, ${sum((x) => x.lost.length)} lost, ${sum((x) => x.logBytesDropped)} log bytes dropped`);
+  console.log(
+    `power cut, ${name}: ${ROUNDS} rounds, ${sum((x) => x.acked.length)} acknowledged Set()s, ${sum((x) => x.lost.length)} lost, ${sum((x) => x.logBytesDropped)} log bytes dropped`,
+  );
   return rounds;
 }
 
@@ -122,7 +132,10 @@ describe('simulated power cut after SIGKILL', () => {
     for (const [r, round] of rounds.entries()) {
       expect(round.acked.length, `round ${r} acknowledged nothing`).toBeGreaterThan(5);
       expect(round.lastLogSyncMs, `round ${r}: the shim saw no log sync`).toBeDefined();
-      expect(round.lost.map((a) => a.col), `round ${r}`).toEqual([]);
+      expect(
+        round.lost.map((a) => a.col),
+        `round ${r}`,
+      ).toEqual([]);
     }
     // Snapshots were written (and survived the cuts: they are synced before they are published).
     const snaps = readdirSync(join(workDir, 'always', 'snapshots')).filter((f) => f.endsWith('.snap'));
@@ -137,7 +150,10 @@ describe('simulated power cut after SIGKILL', () => {
       expect(lastSync, `round ${r}: no periodic sync of the log`).toBeDefined();
       // Acknowledged before the sync began = handed to the OS before it: durable.
       const early = round.lost.filter((a) => a.atMs < (lastSync ?? 0));
-      expect(early.map((a) => a.col), `round ${r}: lost though acknowledged before the last sync`).toEqual([]);
+      expect(
+        early.map((a) => a.col),
+        `round ${r}: lost though acknowledged before the last sync`,
+      ).toEqual([]);
     }
   }, 120_000);
 

@@ -55,7 +55,8 @@ describe('SIGKILL during concurrent Set()', () => {
       expect(rows.status).toBe(200);
       const got = ((await rows.json()) as { results: { columns: number[] }[] }).results.map((r) => new Set(r.columns));
       for (const [col, row] of acked) {
-        if (!got[row].has(col)) throw new Error(`round ${round}: acknowledged Set(${col}, f=${row}) lost after SIGKILL`);
+        if (!got[row].has(col))
+          throw new Error(`round ${round}: acknowledged Set(${col}, f=${row}) lost after SIGKILL`);
       }
     }
     expect(acked.size).toBeGreaterThan(KILLS * 10);

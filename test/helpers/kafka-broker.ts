@@ -61,11 +61,7 @@ interface RunResult {
   stderr: string;
 }
 
-function run(
-  file: string,
-  args: string[],
-  opts: { timeoutMs: number; env?: NodeJS.ProcessEnv },
-): Promise<RunResult> {
+function run(file: string, args: string[], opts: { timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     execFile(
       file,
@@ -175,7 +171,11 @@ async function fromTestcontainers(): Promise<KafkaHandle | undefined> {
   const tc = await import('testcontainers');
   let host: string;
   try {
-    const client = await withTimeout(tc.getContainerRuntimeClient(), RUNTIME_PROBE_TIMEOUT_MS, 'container runtime probe');
+    const client = await withTimeout(
+      tc.getContainerRuntimeClient(),
+      RUNTIME_PROBE_TIMEOUT_MS,
+      'container runtime probe',
+    );
     host = client.info.containerRuntime.host;
   } catch (err) {
     log(`no usable container runtime (${errorMessage(err)}); using the ops/kafka launcher`);

@@ -39,7 +39,9 @@ export function parsePromText(text: string): { types: Map<string, string>; sampl
     }
     const value = m[4] === '+Inf' ? Infinity : m[4] === '-Inf' ? -Infinity : Number(m[4]);
     if (Number.isNaN(value) && m[4] !== 'NaN') throw new Error(`bad value at ${where}`);
-    const family = [...types.keys()].find((t) => m[1] === t || (/_(bucket|sum|count|total|created)$/.test(m[1]) && m[1].startsWith(t + '_')));
+    const family = [...types.keys()].find(
+      (t) => m[1] === t || (/_(bucket|sum|count|total|created)$/.test(m[1]) && m[1].startsWith(t + '_')),
+    );
     if (family === undefined) throw new Error(`sample without a TYPE at ${where}`);
     samples.push({ name: m[1], labels, value });
   });
@@ -48,5 +50,7 @@ export function parsePromText(text: string): { types: Map<string, string>; sampl
 
 /** The sum of a metric's samples whose labels include `match`. */
 export function promValue(samples: PromSample[], name: string, match: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+  return samples
+    .filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v))
+    .reduce((a, s) => a + s.value, 0);
 }

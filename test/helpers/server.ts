@@ -17,7 +17,9 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
   const dataDir = overrides.dataDir ?? tempDir();
   const fatal: Error[] = [];
   const cfg: Config = { ...DEFAULTS, bind: '127.0.0.1:0', ...overrides, dataDir };
-  const server = await createServer(cfg, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), (err) => fatal.push(err));
+  const server = await createServer(cfg, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), (err) =>
+    fatal.push(err),
+  );
   await server.app.ready();
   return Object.assign(server, { dataDir, fatal });
 }
@@ -39,11 +41,32 @@ export interface ChildServer {
 }
 
 /** `env` adds to the inherited environment (e.g. LD_PRELOAD for the power-cut tests). */
-export async function spawnServer(dataDir: string, port: number, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_ENV: 'test', ...env },
-  });
+export async function spawnServer(
+  dataDir: string,
+  port: number,
+  extraArgs: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ChildServer> {
+  const proc = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/main.ts',
+      'server',
+      '--bind',
+      `127.0.0.1:${port}`,
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'warn',
+      ...extraArgs,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_ENV: 'test', ...env },
+    },
+  );
   let out = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));

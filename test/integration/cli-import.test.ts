@@ -53,7 +53,15 @@ describe('bitledger import / export', () => {
     writeFileSync(csv, rows.map((r, i) => `${r},${cols[i]}\n`).join(''));
 
     const viaCsv = await listening();
-    const r = await importCsv({ url: viaCsv.url, index: 'i', field: 'f', files: [csv], create: true, clear: false, batchSize: 50_000 });
+    const r = await importCsv({
+      url: viaCsv.url,
+      index: 'i',
+      field: 'f',
+      files: [csv],
+      create: true,
+      clear: false,
+      batchSize: 50_000,
+    });
     expect(r.bits).toBe(300_000);
 
     const viaProto = await listening();
@@ -61,7 +69,18 @@ describe('bitledger import / export', () => {
     await post(viaProto.url, '/index/i/field/f', '{}');
     for (let shard = 0; shard < 4; shard++) {
       const idx = cols.flatMap((c, i) => (Math.floor(c / SHARD_WIDTH) === shard ? [i] : []));
-      await post(viaProto.url, '/index/i/field/f/import', encodeImportRequest({ index: 'i', field: 'f', shard, rowIds: idx.map((i) => rows[i]), columnIds: idx.map((i) => cols[i]) }), 'application/x-protobuf');
+      await post(
+        viaProto.url,
+        '/index/i/field/f/import',
+        encodeImportRequest({
+          index: 'i',
+          field: 'f',
+          shard,
+          rowIds: idx.map((i) => rows[i]),
+          columnIds: idx.map((i) => cols[i]),
+        }),
+        'application/x-protobuf',
+      );
     }
     expect(viaCsv.server.engine.peekApplied(stateDigest)).toBe(viaProto.server.engine.peekApplied(stateDigest));
 
@@ -82,7 +101,9 @@ describe('bitledger import / export', () => {
     const nums = join(dir, 'nums.csv');
     writeFileSync(nums, 'alice,-7\nbob,42\n');
     await importCsv({ url, index: 'k', field: 'n', files: [nums], create: false, clear: false, batchSize: 10 });
-    const q = async (pql: string): Promise<unknown> => (await (await fetch(`${url}/index/k/query`, { method: 'POST', body: pql })).json() as { results: unknown[] }).results[0];
+    const q = async (pql: string): Promise<unknown> =>
+      ((await (await fetch(`${url}/index/k/query`, { method: 'POST', body: pql })).json()) as { results: unknown[] })
+        .results[0];
     expect(await q('Count(Row(tag="red"))')).toBe(2);
     expect(await q('Sum(field=n)')).toMatchObject({ value: 35, count: 2 });
     const clear = join(dir, 'clear.csv');
@@ -98,7 +119,9 @@ describe('bitledger import / export', () => {
     writeFileSync(csv, '1,1\r\n1,2\n\n2,3'); // CRLF, a blank line, no final newline
     const run = (args: string[]): Promise<{ code: number | null; out: string; err: string }> =>
       new Promise((resolve) => {
-        const p = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const p = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         let err = '';
         p.stdout.on('data', (d: Buffer) => (out += d.toString()));

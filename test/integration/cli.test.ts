@@ -10,7 +10,10 @@ import { freePort, removeDir, startServer, stopServer, tempDir, type TestServer 
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BITLEDGER_CONFIG: '' } });
+    const p = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, BITLEDGER_CONFIG: '' },
+    });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

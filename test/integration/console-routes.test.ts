@@ -46,10 +46,18 @@ describe('GET /console/*', () => {
 
     const etag = String(js.headers.etag);
     expect(etag).toMatch(/^"[\w-]+"$/);
-    const again = await server.app.inject({ method: 'GET', url: '/console/js/main.js', headers: { 'if-none-match': etag } });
+    const again = await server.app.inject({
+      method: 'GET',
+      url: '/console/js/main.js',
+      headers: { 'if-none-match': etag },
+    });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
-    const other = await server.app.inject({ method: 'GET', url: '/console/console.css', headers: { 'if-none-match': etag } });
+    const other = await server.app.inject({
+      method: 'GET',
+      url: '/console/console.css',
+      headers: { 'if-none-match': etag },
+    });
     expect(other.statusCode).toBe(200);
   });
 
@@ -82,7 +90,10 @@ describe('GET /internal/state', () => {
 
     expect((await server.app.inject({ method: 'POST', url: '/index/i' })).statusCode).toBe(200);
     expect((await server.app.inject({ method: 'POST', url: '/index/i/field/f' })).statusCode).toBe(200);
-    expect((await server.app.inject({ method: 'POST', url: '/index/i/query', payload: 'Set(1, f=1) Set(2, f=1)' })).statusCode).toBe(200);
+    expect(
+      (await server.app.inject({ method: 'POST', url: '/index/i/query', payload: 'Set(1, f=1) Set(2, f=1)' }))
+        .statusCode,
+    ).toBe(200);
     const mid = JSON.parse((await server.app.inject({ method: 'GET', url: '/internal/state' })).body);
     expect(mid.sequence.applied).toBe(before.sequence.applied + 4);
     expect(mid.sequence.durable).toBe(mid.sequence.applied);

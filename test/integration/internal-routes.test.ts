@@ -13,7 +13,8 @@ afterEach(async () => {
 type Method = 'GET' | 'POST' | 'DELETE';
 
 async function call(method: Method, url: string, body?: unknown, headers: Record<string, string> = {}) {
-  const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  const payload =
+    body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   const res = await server!.app.inject({ method, url, payload, headers });
   return { status: res.statusCode, raw: res.body, rawPayload: res.rawPayload, type: res.headers['content-type'] };
 }
@@ -26,8 +27,18 @@ const json = async (method: Method, url: string, body?: unknown) => {
 const PROTO = { 'content-type': 'application/x-protobuf', accept: 'application/x-protobuf' };
 
 async function translate(index: string, field: string, keys: string[]) {
-  const r = await call('POST', '/internal/translate/keys', Buffer.from(encodeTranslateKeysRequest({ index, field, keys })), PROTO);
-  return { status: r.status, ids: r.status === 200 ? decodeTranslateKeysResponse(r.rawPayload) : undefined, raw: r.raw, type: r.type };
+  const r = await call(
+    'POST',
+    '/internal/translate/keys',
+    Buffer.from(encodeTranslateKeysRequest({ index, field, keys })),
+    PROTO,
+  );
+  return {
+    status: r.status,
+    ids: r.status === 200 ? decodeTranslateKeysResponse(r.rawPayload) : undefined,
+    raw: r.raw,
+    type: r.type,
+  };
 }
 
 describe('POST /internal/translate/keys', () => {
@@ -45,7 +56,9 @@ describe('POST /internal/translate/keys', () => {
 
     // The keys are those queries use: a Set with key "b" lands on column 2.
     await call('POST', '/index/k/query', 'Set("b", f="y")');
-    expect((await json('POST', '/index/k/query', 'Row(f="y")')).body).toEqual({ results: [{ attrs: {}, columns: [], keys: ['b'] }] });
+    expect((await json('POST', '/index/k/query', 'Row(f="y")')).body).toEqual({
+      results: [{ attrs: {}, columns: [], keys: ['b'] }],
+    });
 
     const dataDir = server.dataDir;
     await server.close();
@@ -68,8 +81,17 @@ describe('POST /internal/translate/keys', () => {
     expect((await translate('plain', 'f', ['a'])).status).toBe(400);
 
     const body = Buffer.from(encodeTranslateKeysRequest({ index: 'k', field: '', keys: ['a'] }));
-    expect((await call('POST', '/internal/translate/keys', body, { 'content-type': 'application/json' })).status).toBe(415);
-    expect((await call('POST', '/internal/translate/keys', body, { 'content-type': 'application/x-protobuf', accept: 'text/csv' })).status).toBe(406);
+    expect((await call('POST', '/internal/translate/keys', body, { 'content-type': 'application/json' })).status).toBe(
+      415,
+    );
+    expect(
+      (
+        await call('POST', '/internal/translate/keys', body, {
+          'content-type': 'application/x-protobuf',
+          accept: 'text/csv',
+        })
+      ).status,
+    ).toBe(406);
     expect((await call('POST', '/internal/translate/keys', Buffer.from([0xff, 0xff]), PROTO)).status).toBe(400);
   });
 });
@@ -79,7 +101,12 @@ describe('GET /internal/fragment/nodes and /internal/shards/max', () => {
     server = await startServer();
     const r = await json('GET', '/internal/fragment/nodes?shard=3&index=i');
     expect(r.status).toBe(200);
-    const nodes = r.body as { id: string; uri: { scheme: string; host: string; port: number }; isCoordinator: boolean; state: string }[];
+    const nodes = r.body as {
+      id: string;
+      uri: { scheme: string; host: string; port: number };
+      isCoordinator: boolean;
+      state: string;
+    }[];
     expect(nodes).toHaveLength(1);
     expect(nodes[0]).toMatchObject({ uri: { scheme: 'http', host: '127.0.0.1' }, isCoordinator: true, state: 'READY' });
     const status = (await json('GET', '/status')).body as { nodes: unknown[] };
@@ -88,10 +115,22 @@ describe('GET /internal/fragment/nodes and /internal/shards/max', () => {
 
   it('validates its arguments like Pilosa', async () => {
     server = await startServer();
-    expect(await json('GET', '/internal/fragment/nodes?shard=0')).toEqual({ status: 400, body: { error: 'index is required' } });
-    expect(await json('GET', '/internal/fragment/nodes?index=i')).toEqual({ status: 400, body: { error: 'shard is required' } });
-    expect(await json('GET', '/internal/fragment/nodes?index=i&shard=0&x=1')).toEqual({ status: 400, body: { error: 'x is not a valid argument' } });
-    expect(await json('GET', '/internal/fragment/nodes?index=i&shard=-1')).toEqual({ status: 400, body: { error: 'shard should be an unsigned integer' } });
+    expect(await json('GET', '/internal/fragment/nodes?shard=0')).toEqual({
+      status: 400,
+      body: { error: 'index is required' },
+    });
+    expect(await json('GET', '/internal/fragment/nodes?index=i')).toEqual({
+      status: 400,
+      body: { error: 'shard is required' },
+    });
+    expect(await json('GET', '/internal/fragment/nodes?index=i&shard=0&x=1')).toEqual({
+      status: 400,
+      body: { error: 'x is not a valid argument' },
+    });
+    expect(await json('GET', '/internal/fragment/nodes?index=i&shard=-1')).toEqual({
+      status: 400,
+      body: { error: 'shard should be an unsigned integer' },
+    });
   });
 
   it('reports the highest shard with data per index, 0 for empty ones', async () => {
@@ -113,16 +152,25 @@ describe('GET /export', () => {
     await json('POST', '/index/i');
     await json('POST', '/index/i/field/f');
     await json('POST', '/index/i/field/t', { options: { type: 'time', timeQuantum: 'YMD' } });
-    await call('POST', '/index/i/query', `Set(7, f=2) Set(3, f=2) Set(9, f=1) Set(${1048576 + 4}, f=1) Set(1, t=5, 2019-01-02T00:00)`);
+    await call(
+      'POST',
+      '/index/i/query',
+      `Set(7, f=2) Set(3, f=2) Set(9, f=1) Set(${1048576 + 4}, f=1) Set(1, t=5, 2019-01-02T00:00)`,
+    );
 
     const r = await call('GET', '/export?index=i&field=f&shard=0', undefined, CSV);
     expect(r).toMatchObject({ status: 200, raw: '1,9\n2,3\n2,7\n' });
     expect(r.type).toContain('text/csv');
     expect((await call('GET', '/export?index=i&field=f&shard=1', undefined, CSV)).raw).toBe(`1,${1048576 + 4}\n`);
-    expect((await call('GET', '/export?index=i&field=f&shard=9', undefined, CSV))).toMatchObject({ status: 200, raw: '' });
+    expect(await call('GET', '/export?index=i&field=f&shard=9', undefined, CSV)).toMatchObject({
+      status: 200,
+      raw: '',
+    });
     expect((await call('GET', '/export?index=i&field=t&shard=0', undefined, CSV)).raw).toBe('5,1\n');
     // 0.x clients name the frame and the slice.
-    expect((await call('GET', '/export?index=i&frame=f&slice=0&view=standard', undefined, CSV)).raw).toBe('1,9\n2,3\n2,7\n');
+    expect((await call('GET', '/export?index=i&frame=f&slice=0&view=standard', undefined, CSV)).raw).toBe(
+      '1,9\n2,3\n2,7\n',
+    );
   });
 
   it('prints keys for keyed fields and indexes, CSV-quoted when needed', async () => {
@@ -138,7 +186,9 @@ describe('GET /export', () => {
     await json('POST', '/index/i');
     await json('POST', '/index/i/field/f');
     expect((await call('GET', '/export?index=i&field=f&shard=0')).status).toBe(406);
-    expect((await call('GET', '/export?index=i&field=f&shard=0', undefined, { accept: 'application/json' })).status).toBe(406);
+    expect(
+      (await call('GET', '/export?index=i&field=f&shard=0', undefined, { accept: 'application/json' })).status,
+    ).toBe(406);
     const missing = await call('GET', '/export?index=i&shard=0', undefined, CSV);
     expect(missing.status).toBe(400);
     expect(JSON.parse(missing.raw)).toEqual({ error: 'field is required' });

@@ -20,7 +20,12 @@ async function setup(s: TestServer, index: string): Promise<void> {
   await ok(s, 'POST', `/index/${index}/field/score`, { options: { type: 'int', min: 0, max: 1000 } });
 }
 
-function definition(topic: string, index: string, group: string, extra: Record<string, unknown>): Record<string, unknown> {
+function definition(
+  topic: string,
+  index: string,
+  group: string,
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
   return {
     topic,
     index,
@@ -41,11 +46,22 @@ describe('ingest of records with properties the definition does not map (real br
     const s = await pool.start();
     await setup(s, 'loose');
     await setup(s, 'strict');
-    await ok(s, 'POST', '/ingest/loose', definition(topic, 'loose', `g-loose-${topic}`, { unmappedProperties: 'ignore' }));
-    await ok(s, 'POST', '/ingest/strict', definition(topic, 'strict', `g-strict-${topic}`, { deadLetterWarnRatio: 0.5 }));
+    await ok(
+      s,
+      'POST',
+      '/ingest/loose',
+      definition(topic, 'loose', `g-loose-${topic}`, { unmappedProperties: 'ignore' }),
+    );
+    await ok(
+      s,
+      'POST',
+      '/ingest/strict',
+      definition(topic, 'strict', `g-strict-${topic}`, { deadLetterWarnRatio: 0.5 }),
+    );
     const N = 40;
     const records: object[] = [];
-    for (let i = 0; i < N; i++) records.push({ id: i, color: i % 2 === 0 ? 'red' : 'blue', score: i, active: true, session: { browser: 'x' } });
+    for (let i = 0; i < N; i++)
+      records.push({ id: i, color: i % 2 === 0 ? 'red' : 'blue', score: i, active: true, session: { browser: 'x' } });
     records.push({ id: 999, score: 1, extra: 1 }); // no color: required with the option on
     await produce(pool.brokers, topic, records);
 
@@ -56,13 +72,18 @@ describe('ingest of records with properties the definition does not map (real br
     });
     const loose = (await ok(s, 'GET', '/ingest/loose')).json<Gauge>();
     expect(loose).toMatchObject({ records: N, deadLettered: 1, definition: { unmappedProperties: 'ignore' } });
-    const q = async (index: string, pql: string): Promise<unknown> => (await ok(s, 'POST', `/index/${index}/query`, pql)).json<{ results: unknown[] }>().results[0];
+    const q = async (index: string, pql: string): Promise<unknown> =>
+      (await ok(s, 'POST', `/index/${index}/query`, pql)).json<{ results: unknown[] }>().results[0];
     expect(await q('loose', 'Count(Row(color=1))')).toBe(N / 2);
     expect(await q('loose', 'Sum(field=score)')).toEqual({ value: (N * (N - 1)) / 2, count: N });
     expect(loose.run.deadLetterRateWarnings).toBe(0);
 
     const strict = (await ok(s, 'GET', '/ingest/strict')).json<Gauge>();
-    expect(strict).toMatchObject({ records: 0, deadLettered: N + 1, definition: { unmappedProperties: 'dead-letter', deadLetterWarnRatio: 0.5 } });
+    expect(strict).toMatchObject({
+      records: 0,
+      deadLettered: N + 1,
+      definition: { unmappedProperties: 'dead-letter', deadLetterWarnRatio: 0.5 },
+    });
     expect(strict.run.deadLetterRateWarnings).toBeGreaterThanOrEqual(1);
     expect(await q('strict', 'Count(Row(color=1))')).toBe(0);
 

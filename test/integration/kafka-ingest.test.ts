@@ -92,8 +92,12 @@ async function expectImported(s: TestServer, n: number): Promise<void> {
   expect(await count(s, 'Count(Row(size=2))')).toBe(idx.filter((i) => i % 4 === 2).length);
   expect(await count(s, 'Count(Row(active=7))')).toBe(idx.filter((i) => i % 5 === 0).length);
   expect(await count(s, 'Count(Row(tag="t1"))')).toBe(idx.filter((i) => i % 2 === 1).length);
-  expect(await count(s, 'Count(Row(seen=1, from=2020-02-01T00:00, to=2020-03-01T00:00))')).toBe(idx.filter((i) => i % 3 === 1).length);
-  const sum = (await ok(s, 'POST', '/index/ev/query', 'Sum(field=amount)')).json<{ results: { value: number; count: number }[] }>().results[0];
+  expect(await count(s, 'Count(Row(seen=1, from=2020-02-01T00:00, to=2020-03-01T00:00))')).toBe(
+    idx.filter((i) => i % 3 === 1).length,
+  );
+  const sum = (await ok(s, 'POST', '/index/ev/query', 'Sum(field=amount)')).json<{
+    results: { value: number; count: number }[];
+  }>().results[0];
   expect(sum).toEqual({ value: (n * (n - 1)) / 2, count: n });
 }
 
@@ -164,7 +168,10 @@ describe('Kafka-fed import (real broker)', () => {
     });
     await produce(pool.brokers, topic, [
       { user: 'ann', tags: ['a', 'b'], score: 10, vip: 'yes' },
-      [{ user: 'bob', tags: 'b', score: 20 }, { user: 'cy', tags: [1], score: 5 }],
+      [
+        { user: 'bob', tags: 'b', score: 20 },
+        { user: 'cy', tags: [1], score: 5 },
+      ],
       { user: 'dee', score: '30', vip: 'no' },
       { user: 7, score: 1 },
     ]);
@@ -172,7 +179,8 @@ describe('Kafka-fed import (real broker)', () => {
       const g = await gauge(s, 'users');
       return g.records === 3 && g.deadLettered === 2;
     });
-    const q = async (pql: string): Promise<unknown> => (await ok(s, 'POST', '/index/users/query', pql)).json<{ results: unknown[] }>().results[0];
+    const q = async (pql: string): Promise<unknown> =>
+      (await ok(s, 'POST', '/index/users/query', pql)).json<{ results: unknown[] }>().results[0];
     expect(await q('Row(tags="b")')).toMatchObject({ keys: ['ann', 'bob'] });
     expect(await q('Sum(field=score)')).toEqual({ value: 60, count: 3 });
     expect(await q('Row(vip=true)')).toMatchObject({ keys: ['ann'] });
@@ -191,15 +199,34 @@ describe('Kafka-fed import (real broker)', () => {
     };
     await bad({ ...base, fields: [{ name: 'a', field: 'color', mapping: 'nope' }] }, 400, /invalid mapping/);
     await bad({ ...base, fields: [{ name: 'a', field: 'color', mapping: 'mapping' }] }, 400, /valueMap required/);
-    await bad({ ...base, fields: [{ name: 'a', field: 'active', mapping: 'single-row-boolean' }] }, 400, /rowID required/);
+    await bad(
+      { ...base, fields: [{ name: 'a', field: 'active', mapping: 'single-row-boolean' }] },
+      400,
+      /rowID required/,
+    );
     await bad({ ...base, fields: [{ name: 'a', field: 'amount', mapping: 'value-to-row' }] }, 400, /int field/);
     await bad({ ...base, fields: [{ name: 'a', field: 'missing', mapping: 'int' }] }, 404, /field missing not found/);
-    await bad({ ...base, index: 'nope', fields: [{ name: 'a', field: 'color', mapping: 'value-to-row' }] }, 404, /index nope not found/);
-    await bad({ ...base, column: { key: 'k' }, fields: [{ name: 'a', field: 'color', mapping: 'value-to-row' }] }, 400, /keys/);
+    await bad(
+      { ...base, index: 'nope', fields: [{ name: 'a', field: 'color', mapping: 'value-to-row' }] },
+      404,
+      /index nope not found/,
+    );
+    await bad(
+      { ...base, column: { key: 'k' }, fields: [{ name: 'a', field: 'color', mapping: 'value-to-row' }] },
+      400,
+      /keys/,
+    );
     await bad({ ...base, fields: [] }, 400, /fields/);
 
     await define(s, 'life', topic);
-    expect((await http(s, 'POST', '/ingest/life', { ...base, fields: [{ name: 'a', field: 'color', mapping: 'value-to-row' }] })).status).toBe(409);
+    expect(
+      (
+        await http(s, 'POST', '/ingest/life', {
+          ...base,
+          fields: [{ name: 'a', field: 'color', mapping: 'value-to-row' }],
+        })
+      ).status,
+    ).toBe(409);
     const all = Array.from({ length: 1200 }, (_, i) => goodRecord(i));
     await produce(pool.brokers, topic, all.slice(0, 400), 2);
     await waitFor('first 400', async () => (await gauge(s, 'life')).records === 400);

@@ -28,7 +28,13 @@ describe('--kafka-mirror-ack kafka with the broker unreachable', () => {
 
     // A closed port: no broker ever answers there (the shared broker stays untouched).
     const port = await freePort();
-    const s = await pool.start({ dataDir, kafkaBrokers: [`127.0.0.1:${port}`], kafkaMirrorTopic: uniqueTopic('ack-timeout'), kafkaMirrorAck: 'kafka', kafkaMirrorAckTimeout: 2_000 });
+    const s = await pool.start({
+      dataDir,
+      kafkaBrokers: [`127.0.0.1:${port}`],
+      kafkaMirrorTopic: uniqueTopic('ack-timeout'),
+      kafkaMirrorAck: 'kafka',
+      kafkaMirrorAckTimeout: 2_000,
+    });
     let settled = false;
     const write = http(s, 'POST', '/index/i/query', 'Set(2, f=1)').finally(() => (settled = true));
     // Reads answer while the write still waits for Kafka.
@@ -42,9 +48,14 @@ describe('--kafka-mirror-ack kafka with the broker unreachable', () => {
 
     const w = await write;
     expect(w.status).toBe(503);
-    expect(w.json<{ error: string }>().error).toMatch(/^the write is durable locally \(sequence \d+\) and will be mirrored to Kafka topic "ack-timeout-[0-9a-f]+" when the broker answers, but Kafka did not acknowledge it within 2000 ms/);
+    expect(w.json<{ error: string }>().error).toMatch(
+      /^the write is durable locally \(sequence \d+\) and will be mirrored to Kafka topic "ack-timeout-[0-9a-f]+" when the broker answers, but Kafka did not acknowledge it within 2000 ms/,
+    );
     // Durable locally: it is there.
-    expect((await ok(s, 'POST', '/index/i/query', 'Row(f=1)')).json<{ results: { columns: number[] }[] }>().results[0].columns).toEqual([1, 2]);
+    expect(
+      (await ok(s, 'POST', '/index/i/query', 'Row(f=1)')).json<{ results: { columns: number[] }[] }>().results[0]
+        .columns,
+    ).toEqual([1, 2]);
     // A read-only query never waited: it did not write.
     expect((await http(s, 'POST', '/index/i/query', 'Count(Row(f=1))')).json()).toEqual({ results: [2] });
   });
@@ -55,7 +66,10 @@ describe('mirror topic retention (real broker)', () => {
     const admin = kafkaClient(pool.brokers).admin();
     await admin.connect();
     try {
-      const res = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms', 'retention.bytes'] }], includeSynonyms: false });
+      const res = await admin.describeConfigs({
+        resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms', 'retention.bytes'] }],
+        includeSynonyms: false,
+      });
       return Object.fromEntries(res.resources[0].configEntries.map((e) => [e.configName, e.configValue]));
     } finally {
       await admin.disconnect();
@@ -75,13 +89,18 @@ describe('mirror topic retention (real broker)', () => {
     const topic = uniqueTopic('mirror-finite');
     const admin = kafkaClient(pool.brokers).admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'retention.ms', value: '3600000' }] }], waitForLeaders: true });
+    await admin.createTopics({
+      topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'retention.ms', value: '3600000' }] }],
+      waitForLeaders: true,
+    });
     await admin.disconnect();
     const s = await pool.start({ kafkaMirrorTopic: topic });
     await ok(s, 'POST', '/index/r', {});
     await mirrored(s);
     const g = (await ok(s, 'GET', '/kafka/mirror')).json<{ retentionWarning?: string }>();
-    expect(g.retentionWarning).toMatch(new RegExp(`^mirror topic ${topic} has a finite retention \\(retention.ms=3600000\\)`));
+    expect(g.retentionWarning).toMatch(
+      new RegExp(`^mirror topic ${topic} has a finite retention \\(retention.ms=3600000\\)`),
+    );
   });
 });
 
@@ -101,13 +120,21 @@ describe('a replica that cannot follow', () => {
     await admin.disconnect();
 
     const replica = await pool.start({ replicaOf: topic });
-    await waitFor('replica stuck', async () => (await ok(replica, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'failed', 20_000);
+    await waitFor(
+      'replica stuck',
+      async () => (await ok(replica, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'failed',
+      20_000,
+    );
     const st = (await ok(replica, 'GET', '/status')).json<{ state: string; stateReason: string }>();
     expect(st.state).toBe('DEGRADED');
     expect(st.stateReason).toMatch(/^replica cannot follow: mirror topic jumps from sequence 0 to \d+/);
     const q = await http(replica, 'POST', '/index/g/query', 'Count(Row(f=1))');
     expect(q.status).toBe(503);
-    expect(q.json<{ error: string }>().error).toMatch(new RegExp(`^this replica cannot follow Kafka topic "${topic}" and answers no queries: .*restore a backup or snapshot of the primary taken at sequence ≥ \\d+ into its data directory, or start it from an earlier offset`));
+    expect(q.json<{ error: string }>().error).toMatch(
+      new RegExp(
+        `^this replica cannot follow Kafka topic "${topic}" and answers no queries: .*restore a backup or snapshot of the primary taken at sequence ≥ \\d+ into its data directory, or start it from an earlier offset`,
+      ),
+    );
     expect(replica.fatal).toEqual([]);
     // The primary is unaffected.
     expect((await ok(primary, 'GET', '/status')).json<{ state: string }>().state).toBe('NORMAL');

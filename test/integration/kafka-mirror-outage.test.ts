@@ -53,7 +53,11 @@ describe('Kafka mirror across a broker outage (private broker)', () => {
       expect(Date.now() - t0).toBeLessThan(5_000);
     }
     await bigImport(primary, 3);
-    await waitFor('mirror retrying', async () => (await ok(primary, 'GET', '/kafka/mirror')).json<MirrorGauge>().state === 'retrying', 30_000);
+    await waitFor(
+      'mirror retrying',
+      async () => (await ok(primary, 'GET', '/kafka/mirror')).json<MirrorGauge>().state === 'retrying',
+      30_000,
+    );
     const down = (await ok(primary, 'GET', '/kafka/mirror')).json<MirrorGauge>();
     expect(down.lagRecords).toBeGreaterThan(0);
 
@@ -68,11 +72,17 @@ describe('Kafka mirror across a broker outage (private broker)', () => {
     expect(reopened.engine.snapshots.stats.count).toBeGreaterThan(1);
     const gauge = (await ok(reopened, 'GET', '/kafka/mirror')).json<MirrorGauge>();
     expect(reopened.engine.committedLog.firstRetainedSeq).toBeLessThanOrEqual(gauge.storedSeq + 1);
-    expect((await ok(reopened, 'GET', '/status')).json<{ kafkaMirror: MirrorGauge }>().kafkaMirror.lagRecords).toBeGreaterThan(0);
+    expect(
+      (await ok(reopened, 'GET', '/status')).json<{ kafkaMirror: MirrorGauge }>().kafkaMirror.lagRecords,
+    ).toBeGreaterThan(0);
 
     await broker.start();
     await caughtUp(reopened, replica, 90_000);
     await sameAnswers(reopened, replica);
-    await waitFor('mirror lag 0', async () => (await ok(reopened, 'GET', '/kafka/mirror')).json<MirrorGauge>().lagRecords === 0, 10_000);
+    await waitFor(
+      'mirror lag 0',
+      async () => (await ok(reopened, 'GET', '/kafka/mirror')).json<MirrorGauge>().lagRecords === 0,
+      10_000,
+    );
   });
 });

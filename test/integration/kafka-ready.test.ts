@@ -11,14 +11,22 @@ describe('/ready with Kafka (real broker)', () => {
     const primary = await pool.start({ kafkaMirrorTopic: topic });
     await ok(primary, 'POST', '/index/r', {});
     const healthy = await pool.start({ replicaOf: topic });
-    await waitFor('replica following', async () => (await ok(healthy, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'following', 20_000);
+    await waitFor(
+      'replica following',
+      async () => (await ok(healthy, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'following',
+      20_000,
+    );
     expect((await http(healthy, 'GET', '/ready')).status).toBe(200);
     expect((await http(primary, 'GET', '/ready')).status).toBe(200);
 
     const foreign = uniqueTopic('ready-foreign');
     await produce(pool.brokers, foreign, [{ hello: 'world' }]);
     const failed = await pool.start({ replicaOf: foreign });
-    await waitFor('replica failed', async () => (await ok(failed, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'failed', 20_000);
+    await waitFor(
+      'replica failed',
+      async () => (await ok(failed, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'failed',
+      20_000,
+    );
     const r = await http(failed, 'GET', '/ready');
     expect(r.status).toBe(503);
     expect(r.json<{ reason: string }>().reason).toMatch(new RegExp(`replica of Kafka topic "${foreign}" failed`));

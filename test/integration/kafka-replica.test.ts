@@ -42,10 +42,15 @@ describe('Kafka mirror → replica (real broker)', () => {
     expect((await http(replica, 'POST', '/index/i1/field/s/import', { rowIDs: [1], columnIDs: [1] })).status).toBe(405);
 
     // Gauges: /status extras on both sides, and the endpoints.
-    const st = (await ok(replica, 'GET', '/status')).json<{ replica: { appliedSeq: number; lagMessages: number; topic: string } }>();
+    const st = (await ok(replica, 'GET', '/status')).json<{
+      replica: { appliedSeq: number; lagMessages: number; topic: string };
+    }>();
     expect(st.replica).toMatchObject({ topic, appliedSeq: primary.engine.committedLog.durableSeq });
     const mirror = (await ok(primary, 'GET', '/kafka/mirror')).json<{ lagRecords: number; ackedSeq: number }>();
-    await waitFor('mirror lag 0', async () => (await ok(primary, 'GET', '/kafka/mirror')).json<{ lagRecords: number }>().lagRecords === 0);
+    await waitFor(
+      'mirror lag 0',
+      async () => (await ok(primary, 'GET', '/kafka/mirror')).json<{ lagRecords: number }>().lagRecords === 0,
+    );
     expect(mirror.ackedSeq).toBeGreaterThan(0);
     expect((await ok(replica, 'GET', '/kafka/replica')).json<{ state: string }>().state).toBe('following');
 
@@ -63,7 +68,9 @@ describe('Kafka mirror → replica (real broker)', () => {
     await caughtUp(primary, again);
     await sameAnswers(primary, again);
     // Resumed from its stored offset, not from the beginning of the topic.
-    expect((await ok(again, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBeLessThan(primary.engine.committedLog.durableSeq);
+    expect((await ok(again, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBeLessThan(
+      primary.engine.committedLog.durableSeq,
+    );
 
     // The topic itself: every sequence present, in order; the big imports were sent in chunks.
     const admin = kafkaClient(pool.brokers).admin();
@@ -74,7 +81,8 @@ describe('Kafka mirror → replica (real broker)', () => {
     const seqs = msgs.map((m) => Number(m.headers?.['bl-seq']?.toString()));
     expect(new Set(seqs).size).toBe(primary.engine.committedLog.durableSeq);
     expect(seqs.slice(0, 3)).toEqual([1, 2, 3]);
-    for (let i = 1; i < seqs.length; i++) expect(seqs[i] >= seqs[i - 1] || msgs[i].headers?.['bl-chunk'] === undefined).toBe(true);
+    for (let i = 1; i < seqs.length; i++)
+      expect(seqs[i] >= seqs[i - 1] || msgs[i].headers?.['bl-chunk'] === undefined).toBe(true);
     expect(msgs.some((m) => m.headers?.['bl-chunk'] !== undefined)).toBe(true);
   });
 
@@ -120,7 +128,9 @@ describe('Kafka mirror → replica (real broker)', () => {
     await caughtUp(primary, rebuilt);
     await sameAnswers(primary, rebuilt);
     // It replayed only the records after the snapshot.
-    expect((await ok(rebuilt, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBe(primary.engine.committedLog.durableSeq - snapSeq);
+    expect((await ok(rebuilt, 'GET', '/kafka/replica')).json<{ appliedRecords: number }>().appliedRecords).toBe(
+      primary.engine.committedLog.durableSeq - snapSeq,
+    );
   });
 
   it('with --kafka-mirror-ack kafka, a write is answered only once Kafka holds it', async () => {
@@ -138,7 +148,11 @@ describe('Kafka mirror → replica (real broker)', () => {
     const topic = uniqueTopic('not-a-mirror');
     await produce(pool.brokers, topic, [{ hello: 'world' }]);
     const replica = await start({ replicaOf: topic });
-    await waitFor('replica state failed', async () => (await ok(replica, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'failed', 20_000);
+    await waitFor(
+      'replica state failed',
+      async () => (await ok(replica, 'GET', '/kafka/replica')).json<{ state: string }>().state === 'failed',
+      20_000,
+    );
     const st = (await ok(replica, 'GET', '/kafka/replica')).json<{ lastError: string }>();
     expect(st.lastError).toMatch(/not a bitledger mirror message/);
     expect((await http(replica, 'GET', '/schema')).status).toBe(200);

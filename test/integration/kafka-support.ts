@@ -16,7 +16,11 @@ import { freePort, tempDir, removeDir, startServer, type TestServer } from '../h
  * The run's broker and the in-process servers a test file starts: registered in the file's
  * beforeAll/afterAll, so every server is closed and its data directory removed.
  */
-export function kafkaServerPool(): { readonly brokers: string[]; servers: TestServer[]; start(overrides?: Partial<Config>): Promise<TestServer> } {
+export function kafkaServerPool(): {
+  readonly brokers: string[];
+  servers: TestServer[];
+  start(overrides?: Partial<Config>): Promise<TestServer>;
+} {
   let kafka: KafkaHandle | undefined;
   const servers: TestServer[] = [];
   beforeAll(async () => {
@@ -53,7 +57,12 @@ export interface Reply {
 }
 
 /** One HTTP request to an in-process server (fastify inject) or a URL (a child server). */
-export async function http(target: Server | string, method: string, url: string, body?: string | object): Promise<Reply> {
+export async function http(
+  target: Server | string,
+  method: string,
+  url: string,
+  body?: string | object,
+): Promise<Reply> {
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   let status: number;
   let text: string;
@@ -76,7 +85,12 @@ export async function ok(target: Server | string, method: string, url: string, b
   return r;
 }
 
-export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000, everyMs = 50): Promise<void> {
+export async function waitFor(
+  what: string,
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+  everyMs = 50,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await cond()) return;
@@ -105,12 +119,21 @@ export async function createTopic(brokers: string[], topic: string, numPartition
  * Produces JSON (or raw string) values in sends of 5000, spread round-robin over `partitions`,
  * or all to `onlyPartition`.
  */
-export async function produce(brokers: string[], topic: string, values: (string | object)[], partitions = 1, onlyPartition?: number): Promise<void> {
+export async function produce(
+  brokers: string[],
+  topic: string,
+  values: (string | object)[],
+  partitions = 1,
+  onlyPartition?: number,
+): Promise<void> {
   const producer = kafkaClient(brokers).producer();
   await producer.connect();
   try {
     for (let i = 0; i < values.length; i += 5000) {
-      const messages = values.slice(i, i + 5000).map((v, j) => ({ partition: onlyPartition ?? (i + j) % partitions, value: typeof v === 'string' ? v : JSON.stringify(v) }));
+      const messages = values.slice(i, i + 5000).map((v, j) => ({
+        partition: onlyPartition ?? (i + j) % partitions,
+        value: typeof v === 'string' ? v : JSON.stringify(v),
+      }));
       await producer.send({ topic, acks: -1, messages });
     }
   } finally {
@@ -119,7 +142,12 @@ export async function produce(brokers: string[], topic: string, values: (string 
 }
 
 /** Reads a topic from the beginning until `count` messages arrived. */
-export async function consume(brokers: string[], topic: string, count: number, timeoutMs = 30_000): Promise<KafkaMessage[]> {
+export async function consume(
+  brokers: string[],
+  topic: string,
+  count: number,
+  timeoutMs = 30_000,
+): Promise<KafkaMessage[]> {
   const consumer = kafkaClient(brokers).consumer({ groupId: `test-${randomUUID()}` });
   const got: KafkaMessage[] = [];
   await consumer.connect();
@@ -149,8 +177,11 @@ const OPS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..
 
 function run(script: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile('bash', [path.join(OPS, script), ...args], { env: { ...process.env, KAFKA_OWNER_PID: String(process.pid) }, timeout: 150_000 }, (err, _out, stderr) =>
-      err ? reject(new Error(`${script} failed: ${err.message}\n${stderr}`)) : resolve(),
+    execFile(
+      'bash',
+      [path.join(OPS, script), ...args],
+      { env: { ...process.env, KAFKA_OWNER_PID: String(process.pid) }, timeout: 150_000 },
+      (err, _out, stderr) => (err ? reject(new Error(`${script} failed: ${err.message}\n${stderr}`)) : resolve()),
     );
   });
 }

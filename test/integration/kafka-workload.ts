@@ -29,7 +29,10 @@ export async function writeRound(t: Target, r: number): Promise<void> {
   const q = (index: string, pql: string): Promise<unknown> => ok(t, 'POST', `/index/${index}/query`, pql);
   await q('i1', `Set(${base + 1}, s=1) Set(${base + 2}, s=1) Set(${base + 1048577}, s=2) Set(${base + 3}, s=${r % 5})`);
   await q('i1', `Set(${base + 5}, m=3) Set(${base + 5}, m=4) Set(${base + 7}, b=true) Set(${base + 8}, b=false)`);
-  await q('i1', `Set(${base + 9}, n=${42 + r}) Set(${base + 10}, n=-7) Set(${base + 3}, t=1, 2019-01-0${(r % 9) + 1}T03:04)`);
+  await q(
+    'i1',
+    `Set(${base + 9}, n=${42 + r}) Set(${base + 10}, n=-7) Set(${base + 3}, t=1, 2019-01-0${(r % 9) + 1}T03:04)`,
+  );
   await q('i1', `Set(${base + 4}, k="alpha") Set(${base + 6}, k="beta-${r}") Clear(${base + 2}, s=1)`);
   await q('i1', `SetRowAttrs(s, 1, color="red", round=${r}) SetColumnAttrs(${base + 1}, name="x${r}")`);
   await q('i1', `Set(${base + 11}, gone=1)`);
@@ -38,7 +41,10 @@ export async function writeRound(t: Target, r: number): Promise<void> {
   const cols = Array.from({ length: 200 }, (_, i) => base * 7 + i * 13);
   await ok(t, 'POST', '/index/i1/field/s/import', { rowIDs: cols.map((c) => c % 4), columnIDs: cols });
   await ok(t, 'POST', '/index/i1/field/n/import', { columnIDs: cols, values: cols.map((c) => c % 997) });
-  await ok(t, 'POST', '/index/i2/field/f/import', { rowKeys: cols.map((c) => `r${c % 3}`), columnKeys: cols.map((c) => `c${c}`) });
+  await ok(t, 'POST', '/index/i2/field/f/import', {
+    rowKeys: cols.map((c) => `r${c % 3}`),
+    columnKeys: cols.map((c) => `c${c}`),
+  });
   await ok(t, 'POST', '/index/i1/field/s/import?clear=true', { rowIDs: [0, 1], columnIDs: [cols[0], cols[1]] });
   if (r % 3 === 2) await q('i1', `ClearRow(s=${r % 5})`);
   if (r % 4 === 1) await q('i1', `Store(Row(s=1), s=9)`);
@@ -87,7 +93,11 @@ export const QUERIES: [string, string][] = [
 
 /** Waits until the replica applied everything the primary committed. */
 export async function caughtUp(primary: Server, replica: Server, timeoutMs = 45_000): Promise<void> {
-  await waitFor(`replica at primary seq ${primary.engine.committedLog.durableSeq}`, () => replica.engine.appliedSeq === primary.engine.committedLog.durableSeq, timeoutMs);
+  await waitFor(
+    `replica at primary seq ${primary.engine.committedLog.durableSeq}`,
+    () => replica.engine.appliedSeq === primary.engine.committedLog.durableSeq,
+    timeoutMs,
+  );
 }
 
 /** Same state (digest), same answers to QUERIES, same schema. */

@@ -14,10 +14,15 @@ type Method = 'GET' | 'POST' | 'DELETE';
 async function call(method: Method, url: string, body?: unknown) {
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const res = await server!.app.inject({ method, url, payload });
-  return { status: res.statusCode, body: res.body === '' ? undefined : (JSON.parse(res.body) as unknown), raw: res.body };
+  return {
+    status: res.statusCode,
+    body: res.body === '' ? undefined : (JSON.parse(res.body) as unknown),
+    raw: res.body,
+  };
 }
 
-const bits = async (q: string): Promise<unknown> => ((await call('POST', '/index/i/query', q)).body as { results: unknown[] }).results;
+const bits = async (q: string): Promise<unknown> =>
+  ((await call('POST', '/index/i/query', q)).body as { results: unknown[] }).results;
 const errorOf = (r: { body: unknown }): string => (r.body as { error: { message: string } }).error.message;
 
 // The 0.5 docs' example, with the docs' lowercase `rowid`.
@@ -52,7 +57,10 @@ describe('legacy input definitions', () => {
     // GET answers the definition in canonical form (rowid → rowID).
     const got = (await call('GET', '/index/i/input-definition/clicks')).body as typeof DEF;
     expect(got.frames).toEqual(DEF.frames);
-    expect(got.fields[4]).toEqual({ name: 'vip', actions: [{ frame: 'flags', valueDestination: 'single-row-boolean', rowID: 10 }] });
+    expect(got.fields[4]).toEqual({
+      name: 'vip',
+      actions: [{ frame: 'flags', valueDestination: 'single-row-boolean', rowID: 10 }],
+    });
     expect(got.fields[0]).toEqual({ name: 'columnID', primaryKey: true });
 
     const records = [
@@ -61,7 +69,11 @@ describe('legacy input definitions', () => {
       { columnID: 3, kind: 'click', beta: true },
     ];
     expect(await call('POST', '/index/i/input/clicks', records)).toEqual({ status: 200, body: {}, raw: '{}\n' });
-    expect(await bits('Bitmap(frame=event, row=1) Bitmap(frame=event, row=2) Bitmap(frame=color, row=3) Bitmap(frame=flags, row=10) Bitmap(frame=flags, row=11)')).toEqual([
+    expect(
+      await bits(
+        'Bitmap(frame=event, row=1) Bitmap(frame=event, row=2) Bitmap(frame=color, row=3) Bitmap(frame=flags, row=10) Bitmap(frame=flags, row=11)',
+      ),
+    ).toEqual([
       { attrs: {}, bits: [1, 3] },
       { attrs: {}, bits: [2] },
       { attrs: {}, bits: [1, 2] },
@@ -69,7 +81,9 @@ describe('legacy input definitions', () => {
       { attrs: {}, bits: [3] },
     ]);
     // The timestamp went to the event frame's time views for record 1 only.
-    expect(await bits('Count(Range(frame=event, row=1, start="2017-01-05T00:00", end="2017-01-06T00:00"))')).toEqual([1]);
+    expect(await bits('Count(Range(frame=event, row=1, start="2017-01-05T00:00", end="2017-01-06T00:00"))')).toEqual([
+      1,
+    ]);
 
     expect((await call('DELETE', '/index/i/input-definition/clicks')).body).toEqual({});
     expect((await call('GET', '/index/i/input-definition/clicks')).status).toBe(404);
@@ -90,28 +104,57 @@ describe('legacy input definitions', () => {
     const frames = [{ name: 'f' }];
     expect(await bad({ frames })).toBe('frames and fields are required');
     expect(await bad({ frames: [], fields: [pk] })).toBe('frames and fields are required');
-    expect(await bad({ frames, fields: [{ name: 'a', actions: [{ frame: 'f', valueDestination: 'x' }] }, pk] })).toBe('invalid ValueDestination: x');
-    expect(await bad({ frames, fields: [{ name: 'a', actions: [{ valueDestination: 'mapping' }] }, pk] })).toBe('frame required');
-    expect(await bad({ frames, fields: [{ name: 'a', actions: [{ frame: 'f', valueDestination: 'mapping' }] }, pk] })).toBe('valueMap required for map');
-    expect(await bad({ frames, fields: [{ name: 'a', actions: [{ frame: 'f', valueDestination: 'single-row-boolean' }] }, pk] })).toBe('rowID required for single-row-boolean Field a');
+    expect(await bad({ frames, fields: [{ name: 'a', actions: [{ frame: 'f', valueDestination: 'x' }] }, pk] })).toBe(
+      'invalid ValueDestination: x',
+    );
+    expect(await bad({ frames, fields: [{ name: 'a', actions: [{ valueDestination: 'mapping' }] }, pk] })).toBe(
+      'frame required',
+    );
+    expect(
+      await bad({ frames, fields: [{ name: 'a', actions: [{ frame: 'f', valueDestination: 'mapping' }] }, pk] }),
+    ).toBe('valueMap required for map');
     expect(
       await bad({
         frames,
-        fields: [pk, { name: 'a', actions: [{ frame: 'f', valueDestination: 'single-row-boolean', rowID: 1 }] }, { name: 'b', actions: [{ frame: 'f', valueDestination: 'single-row-boolean', rowID: 1 }] }],
+        fields: [{ name: 'a', actions: [{ frame: 'f', valueDestination: 'single-row-boolean' }] }, pk],
+      }),
+    ).toBe('rowID required for single-row-boolean Field a');
+    expect(
+      await bad({
+        frames,
+        fields: [
+          pk,
+          { name: 'a', actions: [{ frame: 'f', valueDestination: 'single-row-boolean', rowID: 1 }] },
+          { name: 'b', actions: [{ frame: 'f', valueDestination: 'single-row-boolean', rowID: 1 }] },
+        ],
       }),
     ).toBe('duplicate rowID with other field: 1');
-    expect(await bad({ frames, fields: [{ name: 'a', actions: [{ frame: 'f', valueDestination: 'value-to-row' }] }] })).toBe('input-definition must contain one PrimaryKey');
+    expect(
+      await bad({ frames, fields: [{ name: 'a', actions: [{ frame: 'f', valueDestination: 'value-to-row' }] }] }),
+    ).toBe('input-definition must contain one PrimaryKey');
     expect(await bad({ frames, fields: [pk, { ...pk }] })).toBe('input-definition can only contain one PrimaryKey');
-    expect(await bad({ frames, fields: [{ name: 'id', primaryKey: true }] })).toBe('PrimaryKey field name does not match columnLabel');
+    expect(await bad({ frames, fields: [{ name: 'id', primaryKey: true }] })).toBe(
+      'PrimaryKey field name does not match columnLabel',
+    );
     expect(await bad({ frames, fields: [pk, { name: 'a' }] })).toBe('field definitions require an action');
-    expect(await bad({ frames, fields: [pk, { name: 'a', actions: [{ frame: 'g', valueDestination: 'value-to-row' }] }] })).toBe('frame not found: g');
-    expect(await bad({ frames: [{ name: 'f', options: { cacheType: 'huge' } }], fields: [pk] })).toMatch(/invalid cache type/);
+    expect(
+      await bad({ frames, fields: [pk, { name: 'a', actions: [{ frame: 'g', valueDestination: 'value-to-row' }] }] }),
+    ).toBe('frame not found: g');
+    expect(await bad({ frames: [{ name: 'f', options: { cacheType: 'huge' } }], fields: [pk] })).toMatch(
+      /invalid cache type/,
+    );
     expect((await call('GET', '/index/i')).body).toMatchObject({ fields: null });
 
     // The primary key follows the index's 0.5 column label.
     await call('POST', '/index/u', { options: { columnLabel: 'user' } });
-    expect((await call('POST', '/index/u/input-definition/d', { frames, fields: [{ name: 'user', primaryKey: true }] })).status).toBe(200);
-    expect((await call('POST', '/index/u/input-definition/d', { frames, fields: [{ name: 'user', primaryKey: true }] })).status).toBe(409);
+    expect(
+      (await call('POST', '/index/u/input-definition/d', { frames, fields: [{ name: 'user', primaryKey: true }] }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await call('POST', '/index/u/input-definition/d', { frames, fields: [{ name: 'user', primaryKey: true }] }))
+        .status,
+    ).toBe(409);
   });
 
   it('refuses bad records atomically, with 0.x messages', async () => {
@@ -127,10 +170,17 @@ describe('legacy input definitions', () => {
     expect(await bad([{ columnID: 1, nope: 1 }])).toBe('field not found: nope');
     expect(await bad([{ kind: 'click' }])).toBe('primary key does not exist: columnID');
     expect(await bad([{ columnID: 'x' }])).toMatch(/primary key columnID must be a number/);
-    expect(await bad([{ columnID: 1, color: 3 }, { columnID: 2, kind: 'purchase' }])).toBe('error handling action: mapping, err: Value purchase does not exist in definition map');
+    expect(
+      await bad([
+        { columnID: 1, color: 3 },
+        { columnID: 2, kind: 'purchase' },
+      ]),
+    ).toBe('error handling action: mapping, err: Value purchase does not exist in definition map');
     expect(await bad([{ columnID: 1, vip: 'yes' }])).toMatch(/^error handling action: single-row-boolean, err: /);
     expect(await bad([{ columnID: 1, color: -1 }])).toMatch(/^error handling action: value-to-row, err: /);
-    expect(await bad([{ columnID: 1, ts: '2017-13-01T00:00' }])).toMatch(/^error handling action: set-timestamp, err: /);
+    expect(await bad([{ columnID: 1, ts: '2017-13-01T00:00' }])).toMatch(
+      /^error handling action: set-timestamp, err: /,
+    );
     // The first, valid record of the failed requests set nothing.
     expect(await bits('Count(Bitmap(frame=color, row=3))')).toEqual([0]);
   });

@@ -30,9 +30,16 @@ describe('GET /metrics', () => {
     expect(before.types.get('process_cpu_seconds_total')).toBe('counter');
     await s.app.inject({ method: 'POST', url: '/index/m', payload: '{}' });
     await s.app.inject({ method: 'POST', url: '/index/m/field/f', payload: '{}' });
-    for (let i = 0; i < 5; i++) expect((await s.app.inject({ method: 'POST', url: '/index/m/query', payload: `Set(${i * 100_000}, f=1)` })).statusCode).toBe(200);
-    expect((await s.app.inject({ method: 'POST', url: '/index/m/query', payload: 'Count(Row(f=1))' })).statusCode).toBe(200);
-    expect((await s.app.inject({ method: 'POST', url: '/index/nope/query', payload: 'Count(Row(f=1))' })).statusCode).toBe(404);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await s.app.inject({ method: 'POST', url: '/index/m/query', payload: `Set(${i * 100_000}, f=1)` })).statusCode,
+      ).toBe(200);
+    expect((await s.app.inject({ method: 'POST', url: '/index/m/query', payload: 'Count(Row(f=1))' })).statusCode).toBe(
+      200,
+    );
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/index/nope/query', payload: 'Count(Row(f=1))' })).statusCode,
+    ).toBe(404);
     await s.engine.snapshot();
     const after = await scrape(s);
     const q = { route: '/index/:index/query', method: 'POST' };
@@ -42,10 +49,15 @@ describe('GET /metrics', () => {
     expect(promValue(after.samples, 'bitledger_http_errors_total', { status: '404' })).toBe(1);
     // 2 schema events + 5 sets, each its own group commit here (sequential requests).
     expect(promValue(after.samples, 'bitledger_log_sequence')).toBe(7);
-    expect(promValue(after.samples, 'bitledger_log_appended_records_total') - promValue(before.samples, 'bitledger_log_appended_records_total')).toBe(7);
+    expect(
+      promValue(after.samples, 'bitledger_log_appended_records_total') -
+        promValue(before.samples, 'bitledger_log_appended_records_total'),
+    ).toBe(7);
     expect(promValue(after.samples, 'bitledger_group_commit_records_count')).toBe(7);
     expect(promValue(after.samples, 'bitledger_log_append_duration_seconds_count')).toBe(7);
-    expect(promValue(after.samples, 'bitledger_snapshots_total')).toBe(promValue(before.samples, 'bitledger_snapshots_total') + 1);
+    expect(promValue(after.samples, 'bitledger_snapshots_total')).toBe(
+      promValue(before.samples, 'bitledger_snapshots_total') + 1,
+    );
     expect(promValue(after.samples, 'bitledger_snapshot_sequence')).toBe(7);
     expect(promValue(after.samples, 'bitledger_snapshot_age_seconds')).toBeGreaterThanOrEqual(0);
     // 5 bits in f, and the same 5 columns in the index's existence field.
@@ -58,7 +70,11 @@ describe('GET /metrics', () => {
     server = await startServer();
     const given = await server.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'abc-123' } });
     expect(given.headers['x-request-id']).toBe('abc-123');
-    const made = await server.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'bad id\u0001' } });
+    const made = await server.app.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { 'x-request-id': 'bad id\u0001' },
+    });
     expect(made.headers['x-request-id']).toMatch(/^[a-z0-9]+-[a-z0-9]+$/);
     expect(made.json()).toEqual({ status: 'ok', state: 'NORMAL' });
   });
@@ -71,7 +87,8 @@ describe('startup: the socket answers while the log replays', () => {
       const first = await startServer({ dataDir });
       await first.app.inject({ method: 'POST', url: '/index/r', payload: '{}' });
       await first.app.inject({ method: 'POST', url: '/index/r/field/f', payload: '{}' });
-      for (let i = 0; i < 20; i++) await first.app.inject({ method: 'POST', url: '/index/r/query', payload: `Set(${i}, f=1)` });
+      for (let i = 0; i < 20; i++)
+        await first.app.inject({ method: 'POST', url: '/index/r/query', payload: `Set(${i}, f=1)` });
       await first.close();
 
       // Replay waits at its first progress report until the test has looked.
@@ -98,7 +115,11 @@ describe('startup: the socket answers while the log replays', () => {
       const q = await fetch(`${url}/index/r/query`, { method: 'POST', body: 'Count(Row(f=1))' });
       expect(q.status).toBe(503);
       expect(await q.text()).toMatch(/starting/);
-      expect(parsePromText(await (await fetch(`${url}/metrics`)).text()).samples.find((x) => x.name === 'bitledger_replay_records' && x.labels.kind === 'total')?.value).toBe(22);
+      expect(
+        parsePromText(await (await fetch(`${url}/metrics`)).text()).samples.find(
+          (x) => x.name === 'bitledger_replay_records' && x.labels.kind === 'total',
+        )?.value,
+      ).toBe(22);
 
       release();
       const booted = await launch.booted;

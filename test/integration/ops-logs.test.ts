@@ -34,7 +34,11 @@ afterEach(async () => {
 
 async function start(overrides: Partial<Config>, logger: pino.Logger): Promise<Server> {
   dir = tempDir();
-  server = await createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir, ...overrides }, logger, () => undefined);
+  server = await createServer(
+    { ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir, ...overrides },
+    logger,
+    () => undefined,
+  );
   await server.app.ready();
   return server;
 }

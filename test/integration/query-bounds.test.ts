@@ -18,13 +18,20 @@ let dir: string;
 let url: string;
 
 function post(path: string, body: string, signal?: AbortSignal): Promise<{ status: number; body: string }> {
-  return fetch(`${url}${path}`, { method: 'POST', body, signal }).then(async (r) => ({ status: r.status, body: await r.text() }));
+  return fetch(`${url}${path}`, { method: 'POST', body, signal }).then(async (r) => ({
+    status: r.status,
+    body: await r.text(),
+  }));
 }
 
 beforeAll(async () => {
   dir = tempDir();
   const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (logLines.push(chunk.toString()), done()) });
-  server = await createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir }, pino({ level: 'info' }, sink), () => undefined);
+  server = await createServer(
+    { ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir },
+    pino({ level: 'info' }, sink),
+    () => undefined,
+  );
   url = `http://127.0.0.1:${await server.listen()}`;
   await loadGroupByData(server, 100_000);
 }, 60_000);
@@ -52,7 +59,11 @@ describe('query deadline', () => {
 
   it('applies --query-timeout when the request names none', async () => {
     const d = tempDir();
-    const s = await createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: d, queryTimeout: 20 }, pino({ level: 'silent' }), () => undefined);
+    const s = await createServer(
+      { ...DEFAULTS, bind: '127.0.0.1:0', dataDir: d, queryTimeout: 20 },
+      pino({ level: 'silent' }),
+      () => undefined,
+    );
     try {
       await loadGroupByData(s, 100_000);
       const r = await s.app.inject({ method: 'POST', url: '/index/g/query', payload: GROUP_BY });
@@ -84,18 +95,27 @@ describe('a long GroupBy does not hold the server', () => {
     ac.abort();
     expect(await groupBy).toBe('aborted');
     // The server notices and stops the work (a finished GroupBy would log nothing).
-    for (let i = 0; i < 200 && !logLines.some((l) => l.includes('query cancelled: the client closed the connection')); i++) await new Promise((r) => setTimeout(r, 50));
+    for (
+      let i = 0;
+      i < 200 && !logLines.some((l) => l.includes('query cancelled: the client closed the connection'));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 50));
     expect(logLines.some((l) => l.includes('query cancelled: the client closed the connection'))).toBe(true);
   }, 60_000);
 
   it('stops a cancelled query, so the next one runs alone (a raw socket closed mid-query)', async () => {
     const before = logLines.filter((l) => l.includes('query cancelled')).length;
     await new Promise<void>((resolve) => {
-      const req = request(`${url}/index/g/query?timeout=10m`, { method: 'POST', headers: { 'content-type': 'text/plain' } });
+      const req = request(`${url}/index/g/query?timeout=10m`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+      });
       req.on('error', () => resolve());
       req.end(GROUP_BY, () => setTimeout(() => (req.destroy(), resolve()), 200));
     });
-    for (let i = 0; i < 200 && logLines.filter((l) => l.includes('query cancelled')).length === before; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && logLines.filter((l) => l.includes('query cancelled')).length === before; i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect(logLines.filter((l) => l.includes('query cancelled')).length).toBe(before + 1);
   }, 60_000);
 });
@@ -104,7 +124,11 @@ describe('result bound (--max-result-rows 500)', () => {
   let bounded: Server;
   const d = tempDir();
   beforeAll(async () => {
-    bounded = await createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: d, maxResultRows: 500 }, pino({ level: 'silent' }), () => undefined);
+    bounded = await createServer(
+      { ...DEFAULTS, bind: '127.0.0.1:0', dataDir: d, maxResultRows: 500 },
+      pino({ level: 'silent' }),
+      () => undefined,
+    );
     await loadGroupByData(bounded, 10_000);
   }, 60_000);
   afterAll(async () => {
@@ -134,7 +158,12 @@ async function loadGroupByData(s: Server, columns: number): Promise<void> {
   for (const [i, f] of ['a', 'b', 'c'].entries()) {
     expect((await s.app.inject({ method: 'POST', url: `/index/g/field/${f}` })).statusCode).toBe(200);
     const body = Buffer.from(groupByFieldBody(i, columns, 1000));
-    const r = await s.app.inject({ method: 'POST', url: `/index/g/field/${f}/import-roaring/0`, payload: body, headers: { 'content-type': 'application/x-protobuf' } });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: `/index/g/field/${f}/import-roaring/0`,
+      payload: body,
+      headers: { 'content-type': 'application/x-protobuf' },
+    });
     expect(r.statusCode).toBe(200);
   }
 }

@@ -16,8 +16,17 @@ async function json(index: string, pql: string, qs = ''): Promise<{ status: numb
   return { status: r.statusCode, body: r.body };
 }
 
-async function proto(index: string, pql: string, opts: { columnAttrs?: boolean; shards?: number[] } = {}): Promise<{ status: number; body: Buffer; type: string }> {
-  const r = await server.app.inject({ method: 'POST', url: `/index/${index}/query`, payload: Buffer.from(encodeQueryRequest({ query: pql, ...opts })), headers: PB });
+async function proto(
+  index: string,
+  pql: string,
+  opts: { columnAttrs?: boolean; shards?: number[] } = {},
+): Promise<{ status: number; body: Buffer; type: string }> {
+  const r = await server.app.inject({
+    method: 'POST',
+    url: `/index/${index}/query`,
+    payload: Buffer.from(encodeQueryRequest({ query: pql, ...opts })),
+    headers: PB,
+  });
   return { status: r.statusCode, body: r.rawPayload, type: String(r.headers['content-type']) };
 }
 
@@ -34,7 +43,8 @@ beforeAll(async () => {
     ['/index/k', '{"options":{"keys":true}}'],
     ['/index/k/field/f', '{"options":{"keys":true}}'],
   ];
-  for (const [url, body] of setup) expect((await server.app.inject({ method: 'POST', url, payload: body })).statusCode).toBe(200);
+  for (const [url, body] of setup)
+    expect((await server.app.inject({ method: 'POST', url, payload: body })).statusCode).toBe(200);
   const writes = [
     'Set(1, f=1) Set(2, f=1) Set(3, f=2) Set(1048577, f=1) Set(1, g=5) Set(2, g=6) Set(3, g=5)',
     'Set(1, m=1) Set(2, m=2) Set(1, b=true) Set(2, b=false) Set(1, n=10) Set(2, n=-20) Set(3, n=300)',
@@ -94,7 +104,10 @@ describe('query endpoint', () => {
     const j = await json('i', 'Row(f=1)', '?columnAttrs=true');
     const body = JSON.parse(j.body) as { columnAttrs: { id: number; attrs: Record<string, unknown> }[] };
     // Column 2's attribute was set by the SetColumnAttrs query above.
-    const expected = [{ id: 1, attrs: { name: 'one', ok: true } }, { id: 2, attrs: { y: 2.5 } }];
+    const expected = [
+      { id: 1, attrs: { name: 'one', ok: true } },
+      { id: 2, attrs: { y: 2.5 } },
+    ];
     expect(body.columnAttrs).toEqual(expected);
     const p = decodeQueryResponse((await proto('i', 'Row(f=1)', { columnAttrs: true })).body);
     expect(p.columnAttrs).toEqual(expected);
@@ -115,11 +128,21 @@ describe('query endpoint', () => {
 
   it('random and mutated PQL never crashes the server (200 or 4xx), and state answers stay right', async () => {
     const before = (await json('i', 'Row(f=1) Count(Row(g=5))')).body;
-    const seeds = QUERIES.filter(([i]) => i === 'i').map(([, q]) => q.replace(/Set|Clear|Store|SetRowAttrs|SetColumnAttrs/g, 'Row'));
-    const mutated = fc.tuple(fc.constantFrom(...seeds), fc.nat(200), fc.string({ maxLength: 6 }), fc.nat(3)).map(([q, at, s, how]) => {
-      const p = at % (q.length + 1);
-      return how === 0 ? q.slice(0, p) + s + q.slice(p) : how === 1 ? q.slice(0, p) + q.slice(p + s.length + 1) : how === 2 ? q.slice(p) : s + q;
-    });
+    const seeds = QUERIES.filter(([i]) => i === 'i').map(([, q]) =>
+      q.replace(/Set|Clear|Store|SetRowAttrs|SetColumnAttrs/g, 'Row'),
+    );
+    const mutated = fc
+      .tuple(fc.constantFrom(...seeds), fc.nat(200), fc.string({ maxLength: 6 }), fc.nat(3))
+      .map(([q, at, s, how]) => {
+        const p = at % (q.length + 1);
+        return how === 0
+          ? q.slice(0, p) + s + q.slice(p)
+          : how === 1
+            ? q.slice(0, p) + q.slice(p + s.length + 1)
+            : how === 2
+              ? q.slice(p)
+              : s + q;
+      });
     const text = fc.oneof(mutated, fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }));
     await fc.assert(
       fc.asyncProperty(text, async (q) => {

@@ -13,12 +13,26 @@ import { startServer, stopServer, type TestServer } from '../helpers/server.js';
 let server: TestServer;
 const PB = { 'content-type': 'application/x-protobuf' };
 
-async function req(method: 'GET' | 'POST' | 'DELETE', url: string, payload?: string | Uint8Array, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-  const r = await server.app.inject({ method, url, payload: payload instanceof Uint8Array ? Buffer.from(payload) : payload, headers });
+async function req(
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  payload?: string | Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
+  const r = await server.app.inject({
+    method,
+    url,
+    payload: payload instanceof Uint8Array ? Buffer.from(payload) : payload,
+    headers,
+  });
   return { status: r.statusCode, body: r.body };
 }
 
-const roaring = (view: string): Uint8Array => encodeImportRoaringRequest({ clear: false, views: [{ name: view, data: encodePilosaRoaring(new Map([[1, new RoaringBitmap32([5])]])) }] });
+const roaring = (view: string): Uint8Array =>
+  encodeImportRoaringRequest({
+    clear: false,
+    views: [{ name: view, data: encodePilosaRoaring(new Map([[1, new RoaringBitmap32([5])]])) }],
+  });
 
 beforeAll(async () => {
   server = await startServer();
@@ -26,7 +40,8 @@ beforeAll(async () => {
     ['/index/i', '{"options":{"trackExistence":true}}'],
     ['/index/i/field/f', ''],
     ['/index/i/field/t', '{"options":{"type":"time","timeQuantum":"YM"}}'],
-  ]) expect((await req('POST', url, body)).status).toBe(200);
+  ])
+    expect((await req('POST', url, body)).status).toBe(200);
   expect((await req('POST', '/index/i/query', 'Set(3, f=1)')).status).toBe(200);
 });
 
@@ -78,7 +93,10 @@ describe('shard range', () => {
     const r = await req('POST', '/index/i/field/f/import', body, PB);
     expect(r.status).toBe(400);
     expect(r.body).toMatch(limit);
-    const legacy = await req('POST', '/import', body, { 'content-type': 'application/x-protobuf', accept: 'application/x-protobuf' });
+    const legacy = await req('POST', '/import', body, {
+      'content-type': 'application/x-protobuf',
+      accept: 'application/x-protobuf',
+    });
     expect(legacy.status).toBe(400);
     expect(legacy.body).toMatch(/slice \d+ is out of range/);
   });
@@ -89,7 +107,12 @@ describe('shard range', () => {
       expect(r.status, qs).toBe(400);
       expect(r.body, qs).toMatch(limit);
     }
-    const pb = await req('POST', '/index/i/query', encodeQueryRequest({ query: 'Count(Row(f=1))', shards: [MAX_SHARD + 1] }), PB);
+    const pb = await req(
+      'POST',
+      '/index/i/query',
+      encodeQueryRequest({ query: 'Count(Row(f=1))', shards: [MAX_SHARD + 1] }),
+      PB,
+    );
     expect(pb.status).toBe(400);
     const opt = await req('POST', '/index/i/query', `Options(Count(Row(f=1)), shards=[${tooBig}])`);
     expect(opt.status).toBe(400);
@@ -97,7 +120,11 @@ describe('shard range', () => {
   });
 
   it('/internal/fragment/nodes, /fragment/nodes and /export check the shard', async () => {
-    for (const url of [`/internal/fragment/nodes?index=i&shard=${tooBig}`, `/fragment/nodes?index=i&slice=${tooBig}`, `/export?index=i&field=f&shard=${tooBig}`]) {
+    for (const url of [
+      `/internal/fragment/nodes?index=i&shard=${tooBig}`,
+      `/fragment/nodes?index=i&slice=${tooBig}`,
+      `/export?index=i&field=f&shard=${tooBig}`,
+    ]) {
       const r = await req('GET', url, undefined, { accept: 'text/csv' });
       expect(r.status, url).toBe(400);
       expect(r.body, url).toMatch(/out of range/);

@@ -10,8 +10,16 @@ afterEach(async () => {
 });
 
 async function call(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) {
-  const res = await server!.app.inject({ method, url, payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-  return { status: res.statusCode, body: res.body === '' ? undefined : (JSON.parse(res.body) as unknown), raw: res.body };
+  const res = await server!.app.inject({
+    method,
+    url,
+    payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return {
+    status: res.statusCode,
+    body: res.body === '' ? undefined : (JSON.parse(res.body) as unknown),
+    raw: res.body,
+  };
 }
 
 describe('schema API', () => {
@@ -19,8 +27,15 @@ describe('schema API', () => {
     server = await startServer();
     expect(await call('GET', '/schema')).toMatchObject({ status: 200, body: { indexes: null } });
     expect(await call('POST', '/index/i')).toEqual({ status: 200, body: { success: true }, raw: '{"success":true}\n' });
-    expect((await call('POST', '/index/k', { options: { keys: true, trackExistence: false } })).body).toEqual({ success: true });
-    expect((await call('GET', '/index/i')).body).toEqual({ name: 'i', options: { keys: false, trackExistence: true }, fields: null, shardWidth: 1048576 });
+    expect((await call('POST', '/index/k', { options: { keys: true, trackExistence: false } })).body).toEqual({
+      success: true,
+    });
+    expect((await call('GET', '/index/i')).body).toEqual({
+      name: 'i',
+      options: { keys: false, trackExistence: true },
+      fields: null,
+      shardWidth: 1048576,
+    });
 
     const fields: [string, unknown][] = [
       ['plain', undefined],
@@ -34,7 +49,8 @@ describe('schema API', () => {
       ['nc', { options: { type: 'set', cacheType: 'none' } }],
       ['empty', {}],
     ];
-    for (const [name, body] of fields) expect((await call('POST', `/index/i/field/${name}`, body)).body).toEqual({ success: true });
+    for (const [name, body] of fields)
+      expect((await call('POST', `/index/i/field/${name}`, body)).body).toEqual({ success: true });
 
     const listing = (await call('GET', '/index/i')).raw;
     expect(listing).toContain('"max":9223372036854775807'); // exact, not rounded to 2^63
@@ -68,7 +84,8 @@ describe('schema API', () => {
     await call('POST', '/index/i');
     await call('POST', '/index/i/field/pos', { options: { type: 'int', min: 10, max: 20 } });
     await call('POST', '/index/i/field/neg', { options: { type: 'int', min: -20, max: -10 } });
-    const f = ((await call('GET', '/index/i')).body as { fields: { name: string; options: { base: number } }[] }).fields;
+    const f = ((await call('GET', '/index/i')).body as { fields: { name: string; options: { base: number } }[] })
+      .fields;
     expect(f.find((x) => x.name === 'pos')!.options.base).toBe(10);
     expect(f.find((x) => x.name === 'neg')!.options.base).toBe(-10);
   });
@@ -76,9 +93,15 @@ describe('schema API', () => {
   it('accepts the top-level fields array form (int fields created beside the field)', async () => {
     server = await startServer();
     await call('POST', '/index/i');
-    expect((await call('POST', '/index/i/field/f', { fields: [{ name: 'price', type: 'int', min: 0, max: 100 }] })).body).toEqual({ success: true });
-    const f = ((await call('GET', '/index/i')).body as { fields: { name: string; options: { type: string } }[] }).fields;
-    expect(f.map((x) => [x.name, x.options.type])).toEqual([['f', 'set'], ['price', 'int']]);
+    expect(
+      (await call('POST', '/index/i/field/f', { fields: [{ name: 'price', type: 'int', min: 0, max: 100 }] })).body,
+    ).toEqual({ success: true });
+    const f = ((await call('GET', '/index/i')).body as { fields: { name: string; options: { type: string } }[] })
+      .fields;
+    expect(f.map((x) => [x.name, x.options.type])).toEqual([
+      ['f', 'set'],
+      ['price', 'int'],
+    ]);
   });
 
   it('POST /schema copies a schema (204) and deletes work', async () => {
@@ -103,10 +126,18 @@ describe('schema API', () => {
   it('status, version, info and recalculate-caches', async () => {
     server = await startServer();
     const port = await server.listen();
-    const status = (await call('GET', '/status')).body as { state: string; localID: string; nodes: { id: string; isCoordinator: boolean; uri: { scheme: string; host: string; port: number } }[] };
+    const status = (await call('GET', '/status')).body as {
+      state: string;
+      localID: string;
+      nodes: { id: string; isCoordinator: boolean; uri: { scheme: string; host: string; port: number } }[];
+    };
     expect(status.state).toBe('NORMAL');
     expect(status.nodes).toHaveLength(1);
-    expect(status.nodes[0]).toMatchObject({ id: status.localID, isCoordinator: true, uri: { scheme: 'http', host: '127.0.0.1', port } });
+    expect(status.nodes[0]).toMatchObject({
+      id: status.localID,
+      isCoordinator: true,
+      uri: { scheme: 'http', host: '127.0.0.1', port },
+    });
     // The uri is where the server really answers.
     const viaUri = await fetch(`http://${status.nodes[0].uri.host}:${status.nodes[0].uri.port}/version`);
     expect(viaUri.status).toBe(200);

@@ -13,7 +13,13 @@ import { removeDir, startServer, stopServer, tempDir, type TestServer } from '..
 const dir = tempDir();
 let plain: TestServer;
 
-async function send(s: TestServer, method: 'GET' | 'POST' | 'DELETE', url: string, headers: Record<string, string> = {}, payload?: string): Promise<{ status: number; body: string }> {
+async function send(
+  s: TestServer,
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  headers: Record<string, string> = {},
+  payload?: string,
+): Promise<{ status: number; body: string }> {
   const r = await s.app.inject({ method, url, headers, payload });
   return { status: r.statusCode, body: r.body };
 }
@@ -36,7 +42,10 @@ describe('default settings (auth off, bound to loopback)', () => {
   });
 
   it('refuses a foreign Host (DNS rebinding) on reads and writes', async () => {
-    for (const [method, url] of [['GET', '/schema'], ['POST', '/index/x']] as const) {
+    for (const [method, url] of [
+      ['GET', '/schema'],
+      ['POST', '/index/x'],
+    ] as const) {
       const r = await send(plain, method, url, { host: 'evil.example:10101' });
       expect(r.status, url).toBe(403);
       expect(r.body).toMatch(/not a loopback name/);
@@ -44,13 +53,31 @@ describe('default settings (auth off, bound to loopback)', () => {
   });
 
   it('refuses a cross-origin text/plain POST, and takes a same-origin one', async () => {
-    const evil = await send(plain, 'POST', '/index/e', { host: '127.0.0.1:10101', origin: 'http://evil.example', 'content-type': 'text/plain' }, '');
+    const evil = await send(
+      plain,
+      'POST',
+      '/index/e',
+      { host: '127.0.0.1:10101', origin: 'http://evil.example', 'content-type': 'text/plain' },
+      '',
+    );
     expect(evil.status).toBe(403);
     expect(evil.body).toMatch(/cross-origin POST from http:\/\/evil.example refused/);
-    const q = await send(plain, 'POST', '/index/p0/query', { host: '127.0.0.1:10101', origin: 'http://evil.example', 'content-type': 'text/plain' }, 'Set(1, f=1)');
+    const q = await send(
+      plain,
+      'POST',
+      '/index/p0/query',
+      { host: '127.0.0.1:10101', origin: 'http://evil.example', 'content-type': 'text/plain' },
+      'Set(1, f=1)',
+    );
     expect(q.status).toBe(403);
     expect(JSON.parse(q.body).error).toMatch(/cross-origin/);
-    const own = await send(plain, 'POST', '/index/own', { host: '127.0.0.1:10101', origin: 'http://127.0.0.1:10101', 'content-type': 'text/plain' }, '');
+    const own = await send(
+      plain,
+      'POST',
+      '/index/own',
+      { host: '127.0.0.1:10101', origin: 'http://127.0.0.1:10101', 'content-type': 'text/plain' },
+      '',
+    );
     expect(own.status).toBe(200);
   });
 
@@ -86,7 +113,12 @@ describe('bearer tokens (--auth-token-file)', () => {
 
   it('refuses requests without a token or with a wrong one (401), on every route', async () => {
     for (const headers of [{}, bearer('nope'), { authorization: 'Basic d3JpdGVyLXRva2Vu' }]) {
-      for (const [method, url] of [['GET', '/status'], ['GET', '/schema'], ['POST', '/index/i'], ['GET', '/internal/shards/max']] as const) {
+      for (const [method, url] of [
+        ['GET', '/status'],
+        ['GET', '/schema'],
+        ['POST', '/index/i'],
+        ['GET', '/internal/shards/max'],
+      ] as const) {
         const r = await send(s, method, url, headers, method === 'POST' ? '' : undefined);
         expect(r.status, `${method} ${url}`).toBe(401);
         expect(r.body).toMatch(/bearer token is required/);
@@ -108,11 +140,19 @@ describe('bearer tokens (--auth-token-file)', () => {
     const w = await send(s, 'POST', '/index/i/query', bearer('reader-token'), 'Count(Row(f=1)) Set(2, f=1)');
     expect(w.status).toBe(403);
     expect(w.body).toMatch(/read-only token/);
-    for (const [method, url] of [['POST', '/index/j'], ['DELETE', '/index/i'], ['POST', '/recalculate-caches']] as const) {
-      expect((await send(s, method, url, bearer('reader-token'), method === 'POST' ? '' : undefined)).status, url).toBe(403);
+    for (const [method, url] of [
+      ['POST', '/index/j'],
+      ['DELETE', '/index/i'],
+      ['POST', '/recalculate-caches'],
+    ] as const) {
+      expect((await send(s, method, url, bearer('reader-token'), method === 'POST' ? '' : undefined)).status, url).toBe(
+        403,
+      );
     }
     // Nothing changed.
-    expect(JSON.parse((await send(s, 'POST', '/index/i/query', bearer('writer-token'), 'Count(Row(f=1))')).body).results).toEqual([1]);
+    expect(
+      JSON.parse((await send(s, 'POST', '/index/i/query', bearer('writer-token'), 'Count(Row(f=1))')).body).results,
+    ).toEqual([1]);
   });
 
   it('leaves /health and /ready open (answered by their routes, not 401)', async () => {
@@ -124,7 +164,27 @@ describe('TLS (--tls-certificate, --tls-key)', () => {
   it('serves https with a certificate made at test time', async () => {
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const s = await startServer({ tlsCertificate: cert, tlsKey: key });
     try {
       const port = await s.listen();
@@ -146,9 +206,12 @@ describe('TLS (--tls-certificate, --tls-key)', () => {
     }
   });
 
-  it('reads Pilosa\'s [tls] table from a TOML config file', () => {
+  it("reads Pilosa's [tls] table from a TOML config file", () => {
     const file = join(dir, 'pilosa.toml');
-    writeFileSync(file, 'bind = "127.0.0.1:10101"\n[tls]\ncertificate = "/etc/c.pem"\nkey = "/etc/k.pem"\nskip-verify = true\n');
+    writeFileSync(
+      file,
+      'bind = "127.0.0.1:10101"\n[tls]\ncertificate = "/etc/c.pem"\nkey = "/etc/k.pem"\nskip-verify = true\n',
+    );
     const cfg = loadConfig(['--config', file], {});
     expect([cfg.tlsCertificate, cfg.tlsKey, cfg.tlsSkipVerify]).toEqual(['/etc/c.pem', '/etc/k.pem', true]);
     expect(loadConfig(['--tls.certificate', '/x.pem'], {}).tlsCertificate).toBe('/x.pem');

@@ -17,12 +17,27 @@ function run(args: string[]): { status: number | null; out: string } {
 }
 
 const depcruise = (): { status: number | null; out: string } =>
-  run([join(repo, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), 'src', 'migrations', '--config', '.dependency-cruiser.cjs']);
+  run([
+    join(repo, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'),
+    'src',
+    'migrations',
+    '--config',
+    '.dependency-cruiser.cjs',
+  ]);
 const docPaths = (): { status: number | null; out: string } => run([join(dir, 'scripts/check-doc-paths.mjs'), dir]);
 
 beforeAll(() => {
   dir = tempDir('bitledger-lint-');
-  for (const p of ['src', 'migrations', 'docs', 'scripts', 'README.md', 'tsconfig.json', '.dependency-cruiser.cjs', 'package.json']) {
+  for (const p of [
+    'src',
+    'migrations',
+    'docs',
+    'scripts',
+    'README.md',
+    'tsconfig.json',
+    '.dependency-cruiser.cjs',
+    'package.json',
+  ]) {
     cpSync(join(repo, p), join(dir, p), { recursive: true });
   }
   // Paths the docs name outside the copied folders.
@@ -41,20 +56,45 @@ describe('npm run lint', () => {
 
   it('fails on an upward import, a cycle, apply() or an engine internal outside the engine, http/ ↔ kafka/, and a missing documented path', () => {
     // domain/ (bottom) importing engine/ (upper layer).
-    appendFileSync(join(dir, 'src/domain/shard.ts'), "\nexport type { Engine as UpwardForTest } from '../engine/engine.js';\n");
+    appendFileSync(
+      join(dir, 'src/domain/shard.ts'),
+      "\nexport type { Engine as UpwardForTest } from '../engine/engine.js';\n",
+    );
     // A cycle inside one directory (allowed by the layers, refused as a cycle).
     mkdirSync(join(dir, 'src/util/cycle'), { recursive: true });
-    writeFileSync(join(dir, 'src/util/cycle/a.ts'), "import { b } from './b.js';\nexport const a = (): number => b() + 1;\n");
-    writeFileSync(join(dir, 'src/util/cycle/b.ts'), "import { a } from './a.js';\nexport const b = (): number => a() - 1;\n");
+    writeFileSync(
+      join(dir, 'src/util/cycle/a.ts'),
+      "import { b } from './b.js';\nexport const a = (): number => b() + 1;\n",
+    );
+    writeFileSync(
+      join(dir, 'src/util/cycle/b.ts'),
+      "import { a } from './a.js';\nexport const b = (): number => a() - 1;\n",
+    );
     // The only mutator called from a service.
-    appendFileSync(join(dir, 'src/service/export-service.ts'), "\nexport { apply as applyForTest } from '../state/apply.js';\n");
+    appendFileSync(
+      join(dir, 'src/service/export-service.ts'),
+      "\nexport { apply as applyForTest } from '../state/apply.js';\n",
+    );
     // An engine internal reached from outside the engine.
-    appendFileSync(join(dir, 'src/service/key-service.ts'), "\nexport type { CommitQueue as InternalForTest } from '../engine/commit-queue.js';\n");
+    appendFileSync(
+      join(dir, 'src/service/key-service.ts'),
+      "\nexport type { CommitQueue as InternalForTest } from '../engine/commit-queue.js';\n",
+    );
     // Sibling adapters.
-    appendFileSync(join(dir, 'src/kafka/client.ts'), "\nexport type { HttpContext as SiblingForTest } from '../http/context.js';\n");
+    appendFileSync(
+      join(dir, 'src/kafka/client.ts'),
+      "\nexport type { HttpContext as SiblingForTest } from '../http/context.js';\n",
+    );
     const deps = depcruise();
     expect(deps.status, deps.out).not.toBe(0);
-    for (const rule of ['layer-domain', 'no-circular', 'apply-only-from-engine', 'engine-internals-private', 'layer-kafka']) expect(deps.out).toContain(rule);
+    for (const rule of [
+      'layer-domain',
+      'no-circular',
+      'apply-only-from-engine',
+      'engine-internals-private',
+      'layer-kafka',
+    ])
+      expect(deps.out).toContain(rule);
 
     appendFileSync(join(dir, 'docs/ARCHITECTURE.md'), '\nSee `src/engine/no-such-file.ts`.\n');
     const docs = docPaths();

@@ -45,7 +45,17 @@ export type Cmd =
   | { k: 'dropIndex'; i: number }
   | { k: 'field'; i: number; f: number; t: number; keys: boolean }
   | { k: 'dropField'; i: number; f: number }
-  | { k: 'bits'; i: number; f: number; clear: boolean; exists: boolean; timeView: boolean; shard: number; rows: number[]; cols: number[] }
+  | {
+      k: 'bits';
+      i: number;
+      f: number;
+      clear: boolean;
+      exists: boolean;
+      timeView: boolean;
+      shard: number;
+      rows: number[];
+      cols: number[];
+    }
   | { k: 'clearRow'; i: number; f: number; row: number }
   | { k: 'store'; i: number; f: number; row: number; shards: number[]; cols: number[] }
   | { k: 'values'; i: number; shard: number; cols: number[]; vals: bigint[] }
@@ -68,20 +78,108 @@ const cols = (max: number) => fc.array(fc.nat(2_000_000), { minLength: 1, maxLen
 export const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('index' as const), i, track: fc.boolean(), keys: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('dropIndex' as const), i }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('field' as const), i, f: fc.nat(2), t: fc.nat(BIT_TYPES.length - 1), keys: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('field' as const),
+      i,
+      f: fc.nat(2),
+      t: fc.nat(BIT_TYPES.length - 1),
+      keys: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('dropField' as const), i, f: fc.nat(2) }) },
-  { weight: 4, arbitrary: fc.record({ k: fc.constant('bits' as const), i, f: bitField, clear: fc.boolean(), exists: fc.boolean(), timeView: fc.boolean(), shard: fc.nat(2), rows: fc.array(fc.nat(5), { minLength: 1, maxLength: 3 }), cols: cols(20) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      k: fc.constant('bits' as const),
+      i,
+      f: bitField,
+      clear: fc.boolean(),
+      exists: fc.boolean(),
+      timeView: fc.boolean(),
+      shard: fc.nat(2),
+      rows: fc.array(fc.nat(5), { minLength: 1, maxLength: 3 }),
+      cols: cols(20),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('clearRow' as const), i, f: bitField, row: fc.nat(5) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('store' as const), i, f: bitField, row: fc.nat(5), shards: fc.uniqueArray(fc.nat(2), { maxLength: 2 }), cols: cols(10) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('values' as const), i, shard: fc.nat(1), cols: fc.array(fc.nat(1_000_000), { minLength: 1, maxLength: 10 }), vals: fc.array(fc.bigInt({ min: -(1n << 62n), max: 1n << 62n }), { minLength: 10, maxLength: 10 }) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('clearValues' as const), i, shard: fc.nat(1), cols: fc.array(fc.nat(1_000_000), { minLength: 1, maxLength: 10 }) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('keys' as const), i, f: fc.integer({ min: -1, max: 1 }), n: fc.integer({ min: 1, max: 4 }) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('attrs' as const), i, f: fc.nat(2), id: fc.nat(10), v: fc.option(fc.integer(), { nil: null }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('store' as const),
+      i,
+      f: bitField,
+      row: fc.nat(5),
+      shards: fc.uniqueArray(fc.nat(2), { maxLength: 2 }),
+      cols: cols(10),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('values' as const),
+      i,
+      shard: fc.nat(1),
+      cols: fc.array(fc.nat(1_000_000), { minLength: 1, maxLength: 10 }),
+      vals: fc.array(fc.bigInt({ min: -(1n << 62n), max: 1n << 62n }), { minLength: 10, maxLength: 10 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('clearValues' as const),
+      i,
+      shard: fc.nat(1),
+      cols: fc.array(fc.nat(1_000_000), { minLength: 1, maxLength: 10 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('keys' as const),
+      i,
+      f: fc.integer({ min: -1, max: 1 }),
+      n: fc.integer({ min: 1, max: 4 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('attrs' as const),
+      i,
+      f: fc.nat(2),
+      id: fc.nat(10),
+      v: fc.option(fc.integer(), { nil: null }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('depth' as const), i, depth: fc.integer({ min: 1, max: 63 }) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('ingest' as const), n: fc.nat(1), paused: fc.boolean(), spec: fc.nat(3) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ k: fc.constant('ingest' as const), n: fc.nat(1), paused: fc.boolean(), spec: fc.nat(3) }),
+  },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('dropIngest' as const), n: fc.nat(1) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('offsets' as const), n: fc.nat(1), topic: fc.nat(1), partitions: fc.uniqueArray(fc.nat(3), { maxLength: 3 }), offset: fc.nat(1_000_000), records: fc.nat(100), dead: fc.nat(5) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('legacy' as const), i, key: fc.nat(LEGACY_KEYS.length - 1), value: fc.option(fc.string({ maxLength: 12 }), { nil: null }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('offsets' as const),
+      n: fc.nat(1),
+      topic: fc.nat(1),
+      partitions: fc.uniqueArray(fc.nat(3), { maxLength: 3 }),
+      offset: fc.nat(1_000_000),
+      records: fc.nat(100),
+      dead: fc.nat(5),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('legacy' as const),
+      i,
+      key: fc.nat(LEGACY_KEYS.length - 1),
+      value: fc.option(fc.string({ maxLength: 12 }), { nil: null }),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ k: 'snapshot' as const }) },
 );
 
@@ -91,30 +189,58 @@ export function decide(h: Holder, c: Cmd, counter: { n: number }): Event[] {
     case 'snapshot':
       return [];
     case 'ingest':
-      return [{ type: 'IngestDefined', name: INGESTS[c.n], spec: JSON.stringify({ topic: TOPICS[c.spec % 2], version: c.spec }), paused: c.paused }];
+      return [
+        {
+          type: 'IngestDefined',
+          name: INGESTS[c.n],
+          spec: JSON.stringify({ topic: TOPICS[c.spec % 2], version: c.spec }),
+          paused: c.paused,
+        },
+      ];
     case 'dropIngest':
       return h.ingests.has(INGESTS[c.n]) ? [{ type: 'IngestDeleted', name: INGESTS[c.n] }] : [];
     case 'offsets': {
-      if (!h.ingests.has(INGESTS[c.n])) return [{ type: 'IngestDefined', name: INGESTS[c.n], spec: '{"topic":"t1"}', paused: true }];
+      if (!h.ingests.has(INGESTS[c.n]))
+        return [{ type: 'IngestDefined', name: INGESTS[c.n], spec: '{"topic":"t1"}', paused: true }];
       const offsets = c.partitions.map((p) => String(c.offset + p));
-      return [{ type: 'KafkaOffsetsCommitted', ingest: INGESTS[c.n], topic: c.partitions.length > 0 ? TOPICS[c.topic] : '', partitions: c.partitions, offsets, records: c.records, deadLettered: c.dead }];
+      return [
+        {
+          type: 'KafkaOffsetsCommitted',
+          ingest: INGESTS[c.n],
+          topic: c.partitions.length > 0 ? TOPICS[c.topic] : '',
+          partitions: c.partitions,
+          offsets,
+          records: c.records,
+          deadLettered: c.dead,
+        },
+      ];
     }
     default:
       return decideIndexed(h, c, counter);
   }
 }
 
-function decideIndexed(h: Holder, c: Exclude<Cmd, { k: 'snapshot' | 'ingest' | 'dropIngest' | 'offsets' }>, counter: { n: number }): Event[] {
+function decideIndexed(
+  h: Holder,
+  c: Exclude<Cmd, { k: 'snapshot' | 'ingest' | 'dropIngest' | 'offsets' }>,
+  counter: { n: number },
+): Event[] {
   const index = INDEXES[c.i];
   const idx = h.index(index);
-  if (c.k === 'index') return idx ? [] : [{ type: 'IndexCreated', index, options: { keys: c.keys, trackExistence: c.track } }];
+  if (c.k === 'index')
+    return idx ? [] : [{ type: 'IndexCreated', index, options: { keys: c.keys, trackExistence: c.track } }];
   if (c.k === 'dropIndex') return idx ? [{ type: 'IndexDeleted', index }] : [];
   // A command on a missing index or field creates it instead, so random runs reach deep states.
   if (!idx) return [{ type: 'IndexCreated', index, options: { keys: c.i === 1, trackExistence: true } }];
-  const wanted = 'f' in c ? (FIELDS[c.f] ?? '') : c.k === 'values' || c.k === 'clearValues' || c.k === 'depth' ? 'n' : '';
+  const wanted =
+    'f' in c ? (FIELDS[c.f] ?? '') : c.k === 'values' || c.k === 'clearValues' || c.k === 'depth' ? 'n' : '';
   if (wanted !== '' && !idx.field(wanted)) {
     const type = wanted === 'n' ? 'int' : BIT_TYPES[c.k === 'field' ? c.t : counter.n++ % BIT_TYPES.length];
-    const options = { ...defaultFieldOptions(type), keys: type !== 'int' && (c.k === 'field' ? c.keys : c.i === 1), ...(type === 'time' ? { timeQuantum: 'YMD' } : {}) };
+    const options = {
+      ...defaultFieldOptions(type),
+      keys: type !== 'int' && (c.k === 'field' ? c.keys : c.i === 1),
+      ...(type === 'time' ? { timeQuantum: 'YMD' } : {}),
+    };
     return [{ type: 'FieldCreated', index, field: wanted, options }];
   }
   const fieldOf = (f: number) => idx.field(FIELDS[f]);
@@ -130,14 +256,27 @@ function decideIndexed(h: Holder, c: Exclude<Cmd, { k: 'snapshot' | 'ingest' | '
       const rows = [...new Set(c.rows)];
       const columns = rows.map(() => Uint32Array.from(new Set(c.cols.map((x) => x % SHARD_WIDTH))).sort());
       if (c.clear) return [{ type: 'BitsCleared', index, field: field.name, view, shard: c.shard, rows, columns }];
-      return [{ type: 'BitsSet', index, field: field.name, view, shard: c.shard, rows, columns, ...(c.exists ? { exists: true } : {}) }];
+      return [
+        {
+          type: 'BitsSet',
+          index,
+          field: field.name,
+          view,
+          shard: c.shard,
+          rows,
+          columns,
+          ...(c.exists ? { exists: true } : {}),
+        },
+      ];
     }
     case 'clearRow':
       return fieldOf(c.f) ? [{ type: 'RowCleared', index, field: FIELDS[c.f], row: c.row }] : [];
     case 'store': {
       if (!fieldOf(c.f)) return [];
       const columns = c.shards.map(() => new RoaringBitmap32(c.cols.map((x) => x % SHARD_WIDTH)));
-      return [{ type: 'RowStored', index, field: FIELDS[c.f], view: 'standard', row: c.row, shards: c.shards, columns }];
+      return [
+        { type: 'RowStored', index, field: FIELDS[c.f], view: 'standard', row: c.row, shards: c.shards, columns },
+      ];
     }
     case 'values':
     case 'clearValues': {
@@ -146,7 +285,9 @@ function decideIndexed(h: Holder, c: Exclude<Cmd, { k: 'snapshot' | 'ingest' | '
       c.cols.forEach((col, j) => m.set(col, c.k === 'values' ? c.vals[j] : 0n));
       const columns = Uint32Array.from(m.keys());
       if (c.k === 'clearValues') return [{ type: 'ValuesCleared', index, field: 'n', shard: c.shard, columns }];
-      return [{ type: 'ValuesSet', index, field: 'n', shard: c.shard, columns, values: BigInt64Array.from(m.values()) }];
+      return [
+        { type: 'ValuesSet', index, field: 'n', shard: c.shard, columns, values: BigInt64Array.from(m.values()) },
+      ];
     }
     case 'depth':
       return idx.field('n') ? [{ type: 'BitDepthRaised', index, field: 'n', bitDepth: c.depth }] : [];
@@ -162,7 +303,12 @@ function decideIndexed(h: Holder, c: Exclude<Cmd, { k: 'snapshot' | 'ingest' | '
       const v = c.v === null ? null : BigInt(c.v);
       return [
         { type: 'RowAttrsSet', index, field, row: c.id, attrs: { x: v, s: c.v === null ? null : `v${c.v}` } },
-        { type: 'ColumnAttrsSet', index, column: c.id, attrs: { flag: c.v === null ? null : c.v > 0, f: c.v === null ? null : c.v / 2 } },
+        {
+          type: 'ColumnAttrsSet',
+          index,
+          column: c.id,
+          attrs: { flag: c.v === null ? null : c.v > 0, f: c.v === null ? null : c.v / 2 },
+        },
       ];
     }
     case 'legacy':

@@ -19,12 +19,24 @@ import { type Expr, type FieldSpec, type Name, Oracle, type Schema } from '../un
 
 const W = SHARD_WIDTH;
 const COLS = [0, 1, 2, 5, W - 1, W, W + 3, 2 * W + 1];
-const TIMES = ['2016-12-31T23:00', '2017-01-01T00:00', '2017-01-02T03:04', '2017-02-28T10:00', '2017-12-31T23:59', '2018-05-06T07:08', '2019-03-01T00:00'].map(
-  (t) => parseTimestamp(t) as number,
-);
+const TIMES = [
+  '2016-12-31T23:00',
+  '2017-01-01T00:00',
+  '2017-01-02T03:04',
+  '2017-02-28T10:00',
+  '2017-12-31T23:59',
+  '2018-05-06T07:08',
+  '2019-03-01T00:00',
+].map((t) => parseTimestamp(t) as number);
 const QUANTA = ['Y', 'YM', 'YMD', 'YMDH', 'M', 'MD', 'MDH', 'D', 'DH', 'H'];
 
-const boundsArb = fc.constantFrom<[bigint, bigint]>([INT64_MIN, INT64_MAX], [-100n, 100n], [10n, 50n], [-50n, -10n], [0n, 1000n]);
+const boundsArb = fc.constantFrom<[bigint, bigint]>(
+  [INT64_MIN, INT64_MAX],
+  [-100n, 100n],
+  [10n, 50n],
+  [-50n, -10n],
+  [0n, 1000n],
+);
 
 const schemaArb: fc.Arbitrary<Schema> = fc
   .record({
@@ -40,7 +52,15 @@ const schemaArb: fc.Arbitrary<Schema> = fc
   })
   .map((r) => {
     const f = (name: string, type: FieldSpec['type'], over: Partial<FieldSpec> = {}): FieldSpec => ({
-      name, type, keys: false, quantum: '', noStd: false, min: 0n, max: 0n, cacheType: 'ranked', ...over,
+      name,
+      type,
+      keys: false,
+      quantum: '',
+      noStd: false,
+      min: 0n,
+      max: 0n,
+      cacheType: 'ranked',
+      ...over,
     });
     return {
       keys: r.keys,
@@ -56,30 +76,77 @@ const schemaArb: fc.Arbitrary<Schema> = fc
   });
 
 function arbs(schema: Schema): { writes: fc.Arbitrary<Write[][]>; queries: fc.Arbitrary<Query[]> } {
-  const col: fc.Arbitrary<Name> = schema.keys ? fc.constantFrom('c0', 'c1', 'c2', 'c3', 'c4', 'c5') : fc.constantFrom(...COLS);
+  const col: fc.Arbitrary<Name> = schema.keys
+    ? fc.constantFrom('c0', 'c1', 'c2', 'c3', 'c4', 'c5')
+    : fc.constantFrom(...COLS);
   const rowFor = (f: FieldSpec): fc.Arbitrary<Name> =>
-    f.type === 'bool' ? fc.boolean() : f.keys ? fc.constantFrom('r0', 'r1', 'r2', 'r3') : fc.integer({ min: 0, max: 3 });
+    f.type === 'bool'
+      ? fc.boolean()
+      : f.keys
+        ? fc.constantFrom('r0', 'r1', 'r2', 'r3')
+        : fc.integer({ min: 0, max: 3 });
   const [s1, s2, b, t, n] = schema.fields;
   const outside = [n.min - 1n, n.max + 1n].filter((v) => v >= INT64_MIN && v <= INT64_MAX);
   const value = fc.oneof(
-    { weight: 6, arbitrary: fc.oneof(fc.bigInt({ min: 0n, max: 40n }).map((d) => n.min + d), fc.bigInt({ min: 0n, max: 40n }).map((d) => n.max - d), fc.bigInt({ min: -30n, max: 30n })).map((v) => (v < n.min ? n.min : v > n.max ? n.max : v)) },
+    {
+      weight: 6,
+      arbitrary: fc
+        .oneof(
+          fc.bigInt({ min: 0n, max: 40n }).map((d) => n.min + d),
+          fc.bigInt({ min: 0n, max: 40n }).map((d) => n.max - d),
+          fc.bigInt({ min: -30n, max: 30n }),
+        )
+        .map((v) => (v < n.min ? n.min : v > n.max ? n.max : v)),
+    },
     { weight: 3, arbitrary: fc.constantFrom(n.min, n.max, n.min < 0n && n.max > 0n ? 0n : n.min) },
     ...(outside.length > 0 ? [{ weight: 1, arbitrary: fc.constantFrom(...outside) }] : []),
   );
   const time = fc.option(fc.constantFrom(...TIMES), { nil: undefined });
   const setField = fc.constantFrom(s1, s2, b, t);
   const write: fc.Arbitrary<Write> = fc.oneof(
-    { weight: 8, arbitrary: setField.chain((f) => fc.record({ k: fc.constant('set' as const), f: fc.constant(f.name), col, row: rowFor(f), ts: f.type === 'time' ? time : fc.constant(undefined) })) },
+    {
+      weight: 8,
+      arbitrary: setField.chain((f) =>
+        fc.record({
+          k: fc.constant('set' as const),
+          f: fc.constant(f.name),
+          col,
+          row: rowFor(f),
+          ts: f.type === 'time' ? time : fc.constant(undefined),
+        }),
+      ),
+    },
     { weight: 3, arbitrary: fc.record({ k: fc.constant('setValue' as const), f: fc.constant('n'), col, v: value }) },
-    { weight: 2, arbitrary: setField.chain((f) => fc.record({ k: fc.constant('clear' as const), f: fc.constant(f.name), col, row: rowFor(f) })) },
-    { weight: 1, arbitrary: setField.chain((f) => fc.record({ k: fc.constant('clearRow' as const), f: fc.constant(f.name), row: rowFor(f) })) },
+    {
+      weight: 2,
+      arbitrary: setField.chain((f) =>
+        fc.record({ k: fc.constant('clear' as const), f: fc.constant(f.name), col, row: rowFor(f) }),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: setField.chain((f) =>
+        fc.record({ k: fc.constant('clearRow' as const), f: fc.constant(f.name), row: rowFor(f) }),
+      ),
+    },
   );
 
   const cmpValue = fc.oneof(value, fc.bigInt({ min: -3n, max: 3n }), fc.constantFrom(INT64_MIN, INT64_MAX));
   const leaf: fc.Arbitrary<Expr> = fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom(s1, s2, b, t).chain((f) => rowFor(f).map((r): Expr => ({ k: 'row', f: f.name, r }))) },
-    { weight: 2, arbitrary: fc.record({ r: rowFor(t), from: time, to: time }).map((x): Expr => ({ k: 'time', f: 't', ...x })) },
-    { weight: 3, arbitrary: fc.record({ op: fc.constantFrom('==', '!=', '<', '<=', '>', '>=' as const), v: cmpValue }).map((x): Expr => ({ k: 'cmp', f: 'n', ...x })) },
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(s1, s2, b, t).chain((f) => rowFor(f).map((r): Expr => ({ k: 'row', f: f.name, r }))),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({ r: rowFor(t), from: time, to: time }).map((x): Expr => ({ k: 'time', f: 't', ...x })),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .record({ op: fc.constantFrom('==', '!=', '<', '<=', '>', '>=' as const), v: cmpValue })
+        .map((x): Expr => ({ k: 'cmp', f: 'n', ...x })),
+    },
     { weight: 1, arbitrary: fc.tuple(cmpValue, cmpValue).map(([lo, hi]): Expr => ({ k: 'between', f: 'n', lo, hi })) },
     { weight: 1, arbitrary: fc.constant<Expr>({ k: 'notNull', f: 'n' }) },
   );
@@ -87,9 +154,22 @@ function arbs(schema: Schema): { writes: fc.Arbitrary<Write[][]>; queries: fc.Ar
     e: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
       { weight: 5, arbitrary: leaf },
-      { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('Union', 'Intersect', 'Difference', 'Xor' as const), kids: fc.array(tie('e'), { minLength: 1, maxLength: 3 }) }).map((x): Expr => ({ k: 'nary', ...x })) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .record({
+            op: fc.constantFrom('Union', 'Intersect', 'Difference', 'Xor' as const),
+            kids: fc.array(tie('e'), { minLength: 1, maxLength: 3 }),
+          })
+          .map((x): Expr => ({ k: 'nary', ...x })),
+      },
       ...(schema.exists ? [{ weight: 1, arbitrary: tie('e').map((kid): Expr => ({ k: 'not', kid })) }] : []),
-      { weight: 1, arbitrary: fc.record({ kid: tie('e'), n: fc.constantFrom(1, 3, W - 1, W + 2) }).map((x): Expr => ({ k: 'shift', ...x })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .record({ kid: tie('e'), n: fc.constantFrom(1, 3, W - 1, W + 2) })
+          .map((x): Expr => ({ k: 'shift', ...x })),
+      },
     ),
   })).e;
   const filter = fc.option(expr, { nil: undefined });
@@ -97,17 +177,66 @@ function arbs(schema: Schema): { writes: fc.Arbitrary<Write[][]>; queries: fc.Ar
   const query: fc.Arbitrary<Query> = fc.oneof(
     { weight: 5, arbitrary: expr.map((e): Query => ({ k: 'bitmap', e })) },
     { weight: 3, arbitrary: expr.map((e): Query => ({ k: 'count', e })) },
-    { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('Sum', 'Min', 'Max' as const), e: filter }).map((x): Query => ({ k: 'valCount', ...x })) },
-    { weight: 2, arbitrary: fc.record({ f: fc.constantFrom(s1.name, s2.name), e: filter, n: fc.integer({ min: 0, max: 3 }), threshold: fc.constantFrom(0, 0, 2) }).map((x): Query => ({ k: 'topN', ...x })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ op: fc.constantFrom('Sum', 'Min', 'Max' as const), e: filter })
+        .map((x): Query => ({ k: 'valCount', ...x })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({
+          f: fc.constantFrom(s1.name, s2.name),
+          e: filter,
+          n: fc.integer({ min: 0, max: 3 }),
+          threshold: fc.constantFrom(0, 0, 2),
+        })
+        .map((x): Query => ({ k: 'topN', ...x })),
+    },
     {
       weight: 2,
       arbitrary: rowsField.chain((f) =>
-        fc.record({ f: fc.constant(f.name), previous: fc.option(rowFor(f), { nil: undefined }), limit: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }), column: fc.option(col, { nil: undefined }) }).map((x): Query => ({ k: 'rows', ...x })),
+        fc
+          .record({
+            f: fc.constant(f.name),
+            previous: fc.option(rowFor(f), { nil: undefined }),
+            limit: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
+            column: fc.option(col, { nil: undefined }),
+          })
+          .map((x): Query => ({ k: 'rows', ...x })),
       ),
     },
-    { weight: 2, arbitrary: fc.record({ fs: fc.array(rowsField.map((f) => f.name), { minLength: 1, maxLength: 3 }), e: filter, limit: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }), offset: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }) }).map((x): Query => ({ k: 'groupBy', ...x })) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('MinRow', 'MaxRow' as const), f: fc.constantFrom(s1.name, s2.name, b.name), e: filter }).map((x): Query => ({ k: 'minMaxRow', ...x })) },
-    { weight: 1, arbitrary: fc.record({ target: rowFor(s1), e: expr.filter((e) => !hasShift(e)) }).map((x): Query => ({ k: 'store', ...x })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({
+          fs: fc.array(
+            rowsField.map((f) => f.name),
+            { minLength: 1, maxLength: 3 },
+          ),
+          e: filter,
+          limit: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
+          offset: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+        })
+        .map((x): Query => ({ k: 'groupBy', ...x })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .record({
+          op: fc.constantFrom('MinRow', 'MaxRow' as const),
+          f: fc.constantFrom(s1.name, s2.name, b.name),
+          e: filter,
+        })
+        .map((x): Query => ({ k: 'minMaxRow', ...x })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .record({ target: rowFor(s1), e: expr.filter((e) => !hasShift(e)) })
+        .map((x): Query => ({ k: 'store', ...x })),
+    },
   );
   return {
     writes: fc.array(fc.array(write, { minLength: 1, maxLength: 4 }), { minLength: 3, maxLength: 14 }),
@@ -197,7 +326,11 @@ describe('query model (differential)', () => {
       fc.asyncProperty(
         schemaArb.chain((schema) => {
           const a = arbs(schema);
-          return fc.record({ schema: fc.constant(schema), writes: a.writes, queries: a.queries.map((qs) => qs.filter((q) => q.k !== 'store')) });
+          return fc.record({
+            schema: fc.constant(schema),
+            writes: a.writes,
+            queries: a.queries.map((qs) => qs.filter((q) => q.k !== 'store')),
+          });
         }),
         async ({ schema, writes, queries }) => {
           const { sink, model } = setup(schema);

@@ -32,9 +32,13 @@ describe('replay equivalence', () => {
       fc.asyncProperty(fc.array(cmd, { minLength: 10, maxLength: 60 }), async (cmds) => {
         const dataDir = tempDir('bitledger-prop-');
         try {
-          const server = await createServer({ ...DEFAULTS, dataDir, bind: '127.0.0.1:0', snapshotEveryEvents: 1e9 }, silent, (e) => {
-            throw e;
-          });
+          const server = await createServer(
+            { ...DEFAULTS, dataDir, bind: '127.0.0.1:0', snapshotEveryEvents: 1e9 },
+            silent,
+            (e) => {
+              throw e;
+            },
+          );
           const counter = { n: 0 };
           for (const c of cmds) {
             if (c.k === 'snapshot') await server.engine.snapshot();
@@ -80,11 +84,18 @@ describe('replay equivalence', () => {
   it('would catch a replay that drops LegacyMetaSet events', async () => {
     const dataDir = tempDir('bitledger-prop-');
     try {
-      const server = await createServer({ ...DEFAULTS, dataDir, bind: '127.0.0.1:0', snapshotEveryEvents: 1e9 }, silent, (e) => {
-        throw e;
-      });
+      const server = await createServer(
+        { ...DEFAULTS, dataDir, bind: '127.0.0.1:0', snapshotEveryEvents: 1e9 },
+        silent,
+        (e) => {
+          throw e;
+        },
+      );
       const counter = { n: 0 };
-      for (const c of [{ k: 'index', i: 0, track: true, keys: false }, { k: 'legacy', i: 0, key: 1, value: 'YMD' }] as const)
+      for (const c of [
+        { k: 'index', i: 0, track: true, keys: false },
+        { k: 'legacy', i: 0, key: 1, value: 'YMD' },
+      ] as const)
         await server.engine.write((h, sink) => decide(h, c, counter).forEach((e) => sink.emit(e)));
       const live = server.engine.peekApplied(stateDigest);
       await server.close();
@@ -92,7 +103,8 @@ describe('replay equivalence', () => {
       try {
         // The same log, minus LegacyMetaSet records: a replay with that bug.
         const readBatches = async function* (from: number, to?: number): AsyncGenerator<LogRecord[]> {
-          for await (const batch of log.readBatches(from, to)) yield batch.filter((r) => decodeEvent(r.type, r.payload).type !== 'LegacyMetaSet');
+          for await (const batch of log.readBatches(from, to))
+            yield batch.filter((r) => decodeEvent(r.type, r.payload).type !== 'LegacyMetaSet');
         };
         const lossy = new Proxy(log, { get: (t, p) => (p === 'readBatches' ? readBatches : Reflect.get(t, p, t)) });
         expect(stateDigest((await bootstrap(log, noSnapshots, silent)).holder)).toBe(live);

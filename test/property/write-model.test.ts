@@ -39,15 +39,26 @@ const caseArb: fc.Arbitrary<Case> = fc
       clear: kind === 'time' ? fc.constant(false) : fc.boolean(),
       row: kind === 'bool' ? fc.nat(1) : fc.nat(3),
       col: fc.tuple(fc.nat(2), fc.nat(5)).map(([shard, off]) => shard * SHARD_WIDTH + off),
-      ms: kind === 'time' ? fc.option(fc.nat(40).map((d) => EPOCH_2019 + d * DAY), { nil: undefined }) : fc.constant(undefined),
+      ms:
+        kind === 'time'
+          ? fc.option(
+              fc.nat(40).map((d) => EPOCH_2019 + d * DAY),
+              { nil: undefined },
+            )
+          : fc.constant(undefined),
     });
-    return fc.record({ kind: fc.constant(kind), keys: fc.constant(keys), ops: fc.array(op, { minLength: 1, maxLength: 30 }) });
+    return fc.record({
+      kind: fc.constant(kind),
+      keys: fc.constant(keys),
+      ops: fc.array(op, { minLength: 1, maxLength: 30 }),
+    });
   });
 
 /** Keyed indexes and fields name columns and rows by strings (bool fields have no row keys). */
 const colRef = (c: Case, col: number): string => (c.keys ? JSON.stringify(`c${col}`) : String(col));
 const rowKeyed = (c: Case): boolean => c.keys && c.kind !== 'bool';
-const rowRef = (c: Case, row: number): string => (c.kind === 'bool' ? String(row === 1) : rowKeyed(c) ? JSON.stringify(`r${row}`) : String(row));
+const rowRef = (c: Case, row: number): string =>
+  c.kind === 'bool' ? String(row === 1) : rowKeyed(c) ? JSON.stringify(`r${row}`) : String(row);
 
 function pql(c: Case, op: Op): string {
   const args = `${colRef(c, op.col)}, f=${rowRef(c, op.row)}`;
@@ -66,7 +77,13 @@ function runs(ops: Op[]): Op[][] {
   return out;
 }
 
-const fieldBody = (c: Case): unknown => ({ options: { type: c.kind, ...(c.kind === 'time' ? { timeQuantum: 'YMD' } : {}), ...(rowKeyed(c) ? { keys: true } : {}) } });
+const fieldBody = (c: Case): unknown => ({
+  options: {
+    type: c.kind,
+    ...(c.kind === 'time' ? { timeQuantum: 'YMD' } : {}),
+    ...(rowKeyed(c) ? { keys: true } : {}),
+  },
+});
 
 const NO_OPTIONS = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
 
@@ -104,7 +121,10 @@ describe('one write model for PQL and imports', () => {
             rowKeys: keyedRows ? group.map((o) => `r${o.row}`) : [],
             columnIds: c.keys ? new Float64Array(0) : Float64Array.from(group.map((o) => o.col)),
             columnKeys: c.keys ? group.map((o) => `c${o.col}`) : [],
-            timestamps: c.kind === 'time' ? BigInt64Array.from(group.map((o) => (o.ms === undefined ? 0n : BigInt(o.ms) * 1_000_000n))) : null,
+            timestamps:
+              c.kind === 'time'
+                ? BigInt64Array.from(group.map((o) => (o.ms === undefined ? 0n : BigInt(o.ms) * 1_000_000n)))
+                : null,
             clear: group[0].clear,
           });
         }

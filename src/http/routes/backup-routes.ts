@@ -10,11 +10,15 @@ export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.get<{ Params: { seq: string } }>('/internal/backup/snapshot/:seq', async (req, reply) => {
     const seq = parseUint(req.params.seq, 'seq');
     const info = (await ctx.engine.history.window()).snapshots.find((s) => s.seq === seq);
-    if (info === undefined) throw notFound(`no snapshot at sequence ${seq} (it may have been pruned; ask /internal/history again)`);
+    if (info === undefined)
+      throw notFound(`no snapshot at sequence ${seq} (it may have been pruned; ask /internal/history again)`);
     const body = await ctx.engine.history.snapshotBody(seq);
     reply.header('x-bl-seq', String(seq));
     if (info.timeMs !== undefined) reply.header('x-bl-time', String(info.timeMs));
-    return reply.code(200).type('application/octet-stream').send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+    return reply
+      .code(200)
+      .type('application/octet-stream')
+      .send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   });
 
   // Records from..to (default: the durable end when asked) in segment encoding (src/engine/log-export.ts).
@@ -31,7 +35,10 @@ export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
     const release = (): void => hold.release();
     if (from < committedLog.firstRetainedSeq) {
       release();
-      throw new DomainError('conflict', `the log before sequence ${committedLog.firstRetainedSeq} was released; the server holds ${committedLog.firstRetainedSeq}..${durable}: start a new backup in a new directory`);
+      throw new DomainError(
+        'conflict',
+        `the log before sequence ${committedLog.firstRetainedSeq} was released; the server holds ${committedLog.firstRetainedSeq}..${durable}: start a new backup in a new directory`,
+      );
     }
     async function* stream(): AsyncGenerator<Buffer> {
       try {
@@ -52,6 +59,7 @@ export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
 
 /** A log sequence in a path or query argument: digits only, exact as a JavaScript number. */
 function parseUint(v: string | undefined, what: string): number {
-  if (v === undefined || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw badRequest(`${what} should be an unsigned integer`);
+  if (v === undefined || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw badRequest(`${what} should be an unsigned integer`);
   return Number(v);
 }

@@ -10,7 +10,8 @@ import { isNotModified, loadStaticAssets, type StaticAsset } from '../static-ass
 
 // The page may load only its own files and talk only to this server: no CDN, no inline script.
 const PAGE_HEADERS = {
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
   'referrer-policy': 'no-referrer',
 };
 

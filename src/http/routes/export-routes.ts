@@ -15,7 +15,8 @@ export function exportRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.get<{ Querystring: Query }>('/export', { config: { errorShape: 'query' } }, async (req, reply) => {
     const q = legacyArgs(req.query);
     checkArgs(q, ['index', 'field', 'shard'], ['view']);
-    if (q.view !== undefined && q.view !== STANDARD_VIEW) throw badRequest(`only the ${STANDARD_VIEW} view can be exported`);
+    if (q.view !== undefined && q.view !== STANDARD_VIEW)
+      throw badRequest(`only the ${STANDARD_VIEW} view can be exported`);
     if (!acceptsCsv(req.headers.accept)) throw new DomainError('not_acceptable', 'Not acceptable');
     const shard = parseShard(q.shard);
     const csv = await exports.csv(q.index, q.field, shard);

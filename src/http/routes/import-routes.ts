@@ -19,48 +19,77 @@ type Params = { index: string; field: string };
 const IMPORT_ARGS = new Set(['clear', 'ignoreKeyCheck']);
 
 export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  app.post<{ Params: Params; Querystring: Record<string, string> }>('/index/:index/field/:field/import', async (req, reply) => {
-    for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw notValidArgument(k);
-    const clear = boolArg(req.query.clear);
-    const { index, field } = req.params;
-    const proto = importEncoding(req.headers['content-type'], true) === 'protobuf';
-    const type = await ctx.engine.read((h) => {
-      const f = h.index(index)?.field(field);
-      if (!h.index(index)) throw indexNotFoundNamed(index);
-      if (!f) throw fieldNotFoundNamed(field);
-      return f.options.type;
-    });
-    const body = bodyBuffer(req.body);
-    if (type === 'int') {
-      const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
-      checkTarget(v.index, v.field, index, field);
-      if (v.shard !== undefined) checkShard(v.shard);
-      await ctx.imports.importValues({ index, field, shard: v.shard, columnIds: v.columnIds, values: v.values, columnKeys: v.columnKeys, clear });
-    } else {
-      const b = proto ? await decodeImportRequestAsync(body) : bitsFromJson(jsonBody(req.body));
-      checkTarget(b.index, b.field, index, field);
-      if (b.shard !== undefined) checkShard(b.shard);
-      await ctx.imports.importBits({ index, field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear });
-    }
-    return done(reply, proto);
-  });
+  app.post<{ Params: Params; Querystring: Record<string, string> }>(
+    '/index/:index/field/:field/import',
+    async (req, reply) => {
+      for (const k of Object.keys(req.query)) if (!IMPORT_ARGS.has(k)) throw notValidArgument(k);
+      const clear = boolArg(req.query.clear);
+      const { index, field } = req.params;
+      const proto = importEncoding(req.headers['content-type'], true) === 'protobuf';
+      const type = await ctx.engine.read((h) => {
+        const f = h.index(index)?.field(field);
+        if (!h.index(index)) throw indexNotFoundNamed(index);
+        if (!f) throw fieldNotFoundNamed(field);
+        return f.options.type;
+      });
+      const body = bodyBuffer(req.body);
+      if (type === 'int') {
+        const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
+        checkTarget(v.index, v.field, index, field);
+        if (v.shard !== undefined) checkShard(v.shard);
+        await ctx.imports.importValues({
+          index,
+          field,
+          shard: v.shard,
+          columnIds: v.columnIds,
+          values: v.values,
+          columnKeys: v.columnKeys,
+          clear,
+        });
+      } else {
+        const b = proto ? await decodeImportRequestAsync(body) : bitsFromJson(jsonBody(req.body));
+        checkTarget(b.index, b.field, index, field);
+        if (b.shard !== undefined) checkShard(b.shard);
+        await ctx.imports.importBits({
+          index,
+          field,
+          shard: b.shard,
+          rowIds: b.rowIds,
+          columnIds: b.columnIds,
+          timestamps: b.timestamps,
+          rowKeys: b.rowKeys,
+          columnKeys: b.columnKeys,
+          clear,
+        });
+      }
+      return done(reply, proto);
+    },
+  );
 
-  app.post<{ Params: Params & { shard: string }; Querystring: Record<string, string> }>('/index/:index/field/:field/import-roaring/:shard', async (req, reply) => {
-    for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw notValidArgument(k);
-    const shard = parseShard(req.params.shard);
-    importEncoding(req.headers['content-type'], false);
-    const r = decodeImportRoaringRequest(bodyBuffer(req.body));
-    await ctx.imports.importRoaring({
-      index: req.params.index,
-      field: req.params.field,
-      shard,
-      clear: r.clear || boolArg(req.query.clear),
-      views: r.views.map((v) => ({ view: v.name === '' ? STANDARD_VIEW : `${STANDARD_VIEW}_${v.name}`, data: v.data })),
-    });
-    return done(reply, isProtobuf(req.headers['content-type']));
-  });
+  app.post<{ Params: Params & { shard: string }; Querystring: Record<string, string> }>(
+    '/index/:index/field/:field/import-roaring/:shard',
+    async (req, reply) => {
+      for (const k of Object.keys(req.query)) if (k !== 'clear' && k !== 'remote') throw notValidArgument(k);
+      const shard = parseShard(req.params.shard);
+      importEncoding(req.headers['content-type'], false);
+      const r = decodeImportRoaringRequest(bodyBuffer(req.body));
+      await ctx.imports.importRoaring({
+        index: req.params.index,
+        field: req.params.field,
+        shard,
+        clear: r.clear || boolArg(req.query.clear),
+        views: r.views.map((v) => ({
+          view: v.name === '' ? STANDARD_VIEW : `${STANDARD_VIEW}_${v.name}`,
+          data: v.data,
+        })),
+      });
+      return done(reply, isProtobuf(req.headers['content-type']));
+    },
+  );
   // Clients probe import-roaring support with GET.
-  app.get('/index/:index/field/:field/import-roaring/:shard', async (_req, reply) => sendError(reply, 405, 'method not allowed', 'admin'));
+  app.get('/index/:index/field/:field/import-roaring/:shard', async (_req, reply) =>
+    sendError(reply, 405, 'method not allowed', 'admin'),
+  );
 }
 
 function done(reply: FastifyReply, proto: boolean): FastifyReply {
@@ -68,14 +97,17 @@ function done(reply: FastifyReply, proto: boolean): FastifyReply {
 }
 
 function checkTarget(bodyIndex: string, bodyField: string, index: string, field: string): void {
-  if (bodyIndex !== '' && bodyIndex !== index) throw badRequest(`request body names index ${bodyIndex} but the path names ${index}`);
-  if (bodyField !== '' && bodyField !== field) throw badRequest(`request body names field ${bodyField} but the path names ${field}`);
+  if (bodyIndex !== '' && bodyIndex !== index)
+    throw badRequest(`request body names index ${bodyIndex} but the path names ${index}`);
+  if (bodyField !== '' && bodyField !== field)
+    throw badRequest(`request body names field ${bodyField} but the path names ${field}`);
 }
 
 type JsonImport = Record<string, unknown>;
 
 function lowerKeys(body: unknown): JsonImport {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('import body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('import body must be a JSON object');
   const out: JsonImport = {};
   for (const [k, v] of Object.entries(body)) out[k.toLowerCase()] = v;
   return out;
@@ -87,7 +119,8 @@ function numList(v: unknown, name: string): Float64Array {
   const out = new Float64Array(v.length);
   v.forEach((x, i) => {
     const n = typeof x === 'string' && /^\d+$/.test(x) ? Number(x) : x;
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw badRequest(`${name}[${i}] must be an unsigned integer below 2^53`);
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0)
+      throw badRequest(`${name}[${i}] must be an unsigned integer below 2^53`);
     out[i] = n;
   });
   return out;
@@ -95,7 +128,8 @@ function numList(v: unknown, name: string): Float64Array {
 
 function strList(v: unknown, name: string): string[] {
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw badRequest(`${name} must be an array of strings`);
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
+    throw badRequest(`${name} must be an array of strings`);
   return v as string[];
 }
 
@@ -106,13 +140,16 @@ function bigList(v: unknown, name: string): BigInt64Array {
 
 function optShard(o: JsonImport): number | undefined {
   if (o.shard === undefined) return undefined;
-  if (typeof o.shard !== 'number' || !Number.isSafeInteger(o.shard) || o.shard < 0) throw badRequest('shard must be an unsigned integer');
+  if (typeof o.shard !== 'number' || !Number.isSafeInteger(o.shard) || o.shard < 0)
+    throw badRequest('shard must be an unsigned integer');
   return o.shard;
 }
 
 function bitsFromJson(body: unknown): Omit<BitsImport, 'clear'> {
   const o = lowerKeys(body ?? {});
-  for (const k of Object.keys(o)) if (!['index', 'field', 'shard', 'rowids', 'columnids', 'timestamps', 'rowkeys', 'columnkeys'].includes(k)) throw badRequest(`unknown key: ${k}`);
+  for (const k of Object.keys(o))
+    if (!['index', 'field', 'shard', 'rowids', 'columnids', 'timestamps', 'rowkeys', 'columnkeys'].includes(k))
+      throw badRequest(`unknown key: ${k}`);
   return {
     index: typeof o.index === 'string' ? o.index : '',
     field: typeof o.field === 'string' ? o.field : '',
@@ -127,7 +164,9 @@ function bitsFromJson(body: unknown): Omit<BitsImport, 'clear'> {
 
 function valuesFromJson(body: unknown): Omit<ValuesImport, 'clear'> {
   const o = lowerKeys(body ?? {});
-  for (const k of Object.keys(o)) if (!['index', 'field', 'shard', 'columnids', 'values', 'columnkeys'].includes(k)) throw badRequest(`unknown key: ${k}`);
+  for (const k of Object.keys(o))
+    if (!['index', 'field', 'shard', 'columnids', 'values', 'columnkeys'].includes(k))
+      throw badRequest(`unknown key: ${k}`);
   return {
     index: typeof o.index === 'string' ? o.index : '',
     field: typeof o.field === 'string' ? o.field : '',

@@ -21,18 +21,27 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
     if (!acceptsProtobuf(req.headers.accept)) throw new DomainError('not_acceptable', 'Not acceptable');
     const r = decodeTranslateKeysRequest(bodyBuffer(req.body));
     const ids = await keys.translate(r.index, r.field, r.keys);
-    return reply.code(200).type('application/x-protobuf').send(Buffer.from(encodeTranslateKeysResponse(ids)));
+    return reply
+      .code(200)
+      .type('application/x-protobuf')
+      .send(Buffer.from(encodeTranslateKeysResponse(ids)));
   });
 
   // The owners of a shard: always this node.
-  app.get<{ Querystring: Query }>('/internal/fragment/nodes', { config: { errorShape: 'query' } }, async (req, reply) => {
-    checkArgs(req.query, ['index', 'shard'], []);
-    parseShard(req.query.shard);
-    return sendJson(reply, [nodeJson(ctx)]);
-  });
+  app.get<{ Querystring: Query }>(
+    '/internal/fragment/nodes',
+    { config: { errorShape: 'query' } },
+    async (req, reply) => {
+      checkArgs(req.query, ['index', 'shard'], []);
+      parseShard(req.query.shard);
+      return sendJson(reply, [nodeJson(ctx)]);
+    },
+  );
 
   // Pilosa registers this route's validator under a misspelt name: any argument is accepted.
-  app.get('/internal/shards/max', async (_req, reply) => sendJson(reply, { standard: await ctx.engine.read(maxShards) }));
+  app.get('/internal/shards/max', async (_req, reply) =>
+    sendJson(reply, { standard: await ctx.engine.read(maxShards) }),
+  );
 }
 
 /** Pilosa's query-argument validator: unknown → "x is not a valid argument", missing → "x is required". */

@@ -27,7 +27,11 @@ export function legacyClusterRoutes(app: FastifyInstance, ctx: HttpContext): voi
     checkArgs(req.query, [], ['inverse']);
     const [standard, inverse] = await ctx.engine.read((h) => [maxShards(h), maxShards(h, true)]);
     const maxSlices = boolArg(req.query.inverse) ? inverse : standard;
-    if (wantsProtobuf(req.headers.accept)) return reply.code(200).type('application/x-protobuf').send(Buffer.from(encodeMaxSlices(maxSlices)));
+    if (wantsProtobuf(req.headers.accept))
+      return reply
+        .code(200)
+        .type('application/x-protobuf')
+        .send(Buffer.from(encodeMaxSlices(maxSlices)));
     return sendJson(reply, { standard, inverse, maxSlices });
   });
 }

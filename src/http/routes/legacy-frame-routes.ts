@@ -28,14 +28,20 @@ export function legacyFrameRoutes(app: FastifyInstance, ctx: HttpContext): void 
     return sendJson(reply, EMPTY);
   });
 
-  const indexQuantum = async (req: FastifyRequest<{ Params: IndexParams }>, reply: FastifyReply): Promise<FastifyReply> => {
+  const indexQuantum = async (
+    req: FastifyRequest<{ Params: IndexParams }>,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> => {
     await frames.setIndexTimeQuantum(req.params.index, timeQuantumBody(jsonBody(req.body)));
     return sendJson(reply, EMPTY);
   };
   app.patch('/index/:index/time-quantum', indexQuantum);
   app.post('/index/:index/time-quantum', indexQuantum);
 
-  const frameQuantum = async (req: FastifyRequest<{ Params: FrameParams }>, reply: FastifyReply): Promise<FastifyReply> => {
+  const frameQuantum = async (
+    req: FastifyRequest<{ Params: FrameParams }>,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> => {
     await frames.setFrameTimeQuantum(req.params.index, req.params.frame, timeQuantumBody(jsonBody(req.body)));
     return sendJson(reply, EMPTY);
   };
@@ -43,7 +49,11 @@ export function legacyFrameRoutes(app: FastifyInstance, ctx: HttpContext): void 
   app.post('/index/:index/frame/:frame/time-quantum', frameQuantum);
 
   app.post<{ Params: FieldParams }>('/index/:index/frame/:frame/field/:field', async (req, reply) => {
-    await frames.createFrameField(req.params.index, req.params.frame, parseIntField(jsonBody(req.body), true, req.params.field));
+    await frames.createFrameField(
+      req.params.index,
+      req.params.frame,
+      parseIntField(jsonBody(req.body), true, req.params.field),
+    );
     return sendJson(reply, EMPTY);
   });
   app.delete<{ Params: FieldParams }>('/index/:index/frame/:frame/field/:field', async (req, reply) => {
@@ -67,7 +77,8 @@ export function legacyFrameRoutes(app: FastifyInstance, ctx: HttpContext): void 
 }
 
 function timeQuantumBody(body: unknown): string {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('request body must be a JSON object with timeQuantum');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('request body must be a JSON object with timeQuantum');
   const b = body as Record<string, unknown>;
   for (const k of Object.keys(b)) if (k !== 'timeQuantum') throw badRequest(`Unknown key: ${k}`);
   if (b.timeQuantum === undefined) throw badRequest('timeQuantum is required');
@@ -75,7 +86,9 @@ function timeQuantumBody(body: unknown): string {
 }
 
 /** `{options:{columnLabel?, timeQuantum?, keys?, trackExistence?}}` with a 0.x key, else undefined. */
-function legacyIndexBody(body: unknown): { options: ReturnType<typeof parseIndexOptions>; columnLabel?: string; timeQuantum?: string } | undefined {
+function legacyIndexBody(
+  body: unknown,
+): { options: ReturnType<typeof parseIndexOptions>; columnLabel?: string; timeQuantum?: string } | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const o = (body as { options?: unknown }).options;
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return undefined;

@@ -18,7 +18,17 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
     const b = await decodeImportRequestAsync(bodyBuffer(req.body));
     if (b.index === '' || b.field === '') throw badRequest('index and frame are required');
     checkShard(b.shard, 'slice');
-    await ctx.imports.importBits({ index: b.index, field: b.field, shard: b.shard, rowIds: b.rowIds, columnIds: b.columnIds, timestamps: b.timestamps, rowKeys: b.rowKeys, columnKeys: b.columnKeys, clear: false });
+    await ctx.imports.importBits({
+      index: b.index,
+      field: b.field,
+      shard: b.shard,
+      rowIds: b.rowIds,
+      columnIds: b.columnIds,
+      timestamps: b.timestamps,
+      rowKeys: b.rowKeys,
+      columnKeys: b.columnKeys,
+      clear: false,
+    });
     return done(reply);
   });
 
@@ -29,14 +39,26 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
     const name = frameFieldName(buf);
     if (v.index === '' || v.field === '' || name === '') throw badRequest('index, frame and field are required');
     checkShard(v.shard, 'slice');
-    await legacy.importValues({ index: v.index, field: v.field, shard: v.shard, columnIds: v.columnIds, values: v.values, columnKeys: v.columnKeys, clear: false }, name);
+    await legacy.importValues(
+      {
+        index: v.index,
+        field: v.field,
+        shard: v.shard,
+        columnIds: v.columnIds,
+        values: v.values,
+        columnKeys: v.columnKeys,
+        clear: false,
+      },
+      name,
+    );
     return done(reply);
   });
 }
 
 function checkHeaders(contentType: string | undefined, accept: string | undefined): void {
   if (!isProtobuf(contentType)) throw new DomainError('unsupported_media', 'Unsupported media type');
-  if (accept !== undefined && accept !== '' && !/application\/(x-)?protobuf|\*\/\*/i.test(accept)) throw new DomainError('not_acceptable', 'Not acceptable');
+  if (accept !== undefined && accept !== '' && !/application\/(x-)?protobuf|\*\/\*/i.test(accept))
+    throw new DomainError('not_acceptable', 'Not acceptable');
 }
 
 /** 0.x answered a serialized empty ImportResponse: zero bytes. */

@@ -16,7 +16,10 @@ export function legacyInputRoutes(app: FastifyInstance, ctx: HttpContext): void 
   app.get<{ Params: Params }>('/index/:index/input-definition/:name', async (req, reply) => {
     const def = await inputs.get(req.params.index, req.params.name);
     // Plain JSON data (the canonical definition): no 64-bit integers to keep exact.
-    return reply.code(200).type('application/json').send(JSON.stringify(def) + '\n');
+    return reply
+      .code(200)
+      .type('application/json')
+      .send(JSON.stringify(def) + '\n');
   });
   app.delete<{ Params: Params }>('/index/:index/input-definition/:name', async (req, reply) => {
     await inputs.delete(req.params.index, req.params.name);

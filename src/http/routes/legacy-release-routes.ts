@@ -32,13 +32,18 @@ export function legacyReleaseRoutes(app: FastifyInstance, ctx: HttpContext, rele
   if (release === '') return;
   app.addHook('onRequest', async (req) => {
     const family = FAMILIES[req.routeOptions.url ?? ''];
-    if (family !== undefined && !releaseHas(release, family)) throw notFound(`not found: ${req.method} ${req.url} (release ${release} has no ${family} endpoint; --legacy-release)`);
+    if (family !== undefined && !releaseHas(release, family))
+      throw notFound(
+        `not found: ${req.method} ${req.url} (release ${release} has no ${family} endpoint; --legacy-release)`,
+      );
   });
   app.addHook('preHandler', async (req, reply) => {
     if (req.method !== 'GET') return;
     const route = req.routeOptions.url;
     if (route === '/index' || route === '/schema') {
-      const body = await ctx.engine.read((h) => ({ indexes: [...h.indexes.values()].map((i) => ({ name: i.name, frames: frames(i) })) }));
+      const body = await ctx.engine.read((h) => ({
+        indexes: [...h.indexes.values()].map((i) => ({ name: i.name, frames: frames(i) })),
+      }));
       return sendJson(reply, body);
     }
     if (route === '/index/:index') {

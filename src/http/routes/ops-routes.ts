@@ -5,7 +5,12 @@ import type { ServerMetrics } from '../../metrics/server-metrics.js';
 import type { Readiness } from '../readiness.js';
 import { sendJson } from '../reply.js';
 
-export function opsRoutes(app: FastifyInstance, metrics: ServerMetrics, ready: () => Readiness, state: () => string): void {
+export function opsRoutes(
+  app: FastifyInstance,
+  metrics: ServerMetrics,
+  ready: () => Readiness,
+  state: () => string,
+): void {
   app.get('/health', async (_req, reply) => sendJson(reply, { status: 'ok', state: state() }));
   app.get('/ready', async (_req, reply) => {
     const r = ready();

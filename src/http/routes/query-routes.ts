@@ -14,7 +14,18 @@ import { sendError, statusOf } from '../errors.js';
 import { sendJson } from '../reply.js';
 
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
-const ARGS = new Set(['timeout', 'shards', 'slices', 'columnAttrs', 'excludeRowAttrs', 'excludeColumns', 'excludeBits', 'excludeAttrs', 'atSeq', 'atTime']);
+const ARGS = new Set([
+  'timeout',
+  'shards',
+  'slices',
+  'columnAttrs',
+  'excludeRowAttrs',
+  'excludeColumns',
+  'excludeBits',
+  'excludeAttrs',
+  'atSeq',
+  'atTime',
+]);
 
 export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post<{ Params: { index: string }; Querystring: Record<string, string> }>(
@@ -30,7 +41,12 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
           const r = decodeProtoQuery(bodyBuffer(req.body));
           text = r.query;
           for (const s of r.shards) checkShard(s);
-          opts = { shards: r.shards.length > 0 ? r.shards : undefined, columnAttrs: r.columnAttrs, excludeColumns: r.excludeColumns, excludeRowAttrs: r.excludeRowAttrs };
+          opts = {
+            shards: r.shards.length > 0 ? r.shards : undefined,
+            columnAttrs: r.columnAttrs,
+            excludeColumns: r.excludeColumns,
+            excludeRowAttrs: r.excludeRowAttrs,
+          };
         } else {
           text = bodyBuffer(req.body).toString('utf8');
           const q = req.query;
@@ -45,12 +61,20 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         const signal = clientGone(reply);
         const at = pastTarget(req.query);
         const run = { timeoutMs, signal, readOnly: req.readOnlyToken };
-        const { response, legacy, calls } = await (at === undefined ? ctx.query.execute(req.params.index, text, opts, run) : ctx.query.executeAt(req.params.index, text, opts, at, run)).catch((err: unknown) => {
+        const { response, legacy, calls } = await (at === undefined
+          ? ctx.query.execute(req.params.index, text, opts, run)
+          : ctx.query.executeAt(req.params.index, text, opts, at, run)
+        ).catch((err: unknown) => {
           // Nobody reads the error; the log shows the work was stopped, not finished.
-          if (signal.aborted) req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
+          if (signal.aborted)
+            req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
           throw err;
         });
-        if (protoOut) return reply.code(200).type('application/protobuf').send(Buffer.from(encodeQueryResponse(response)));
+        if (protoOut)
+          return reply
+            .code(200)
+            .type('application/protobuf')
+            .send(Buffer.from(encodeQueryResponse(response)));
         return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined, calls));
       } catch (err) {
         if (protoOut && err instanceof DomainError) return sendProtoError(reply, err);
@@ -58,11 +82,16 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
       }
     },
   );
-  app.get('/index/:index/query', { config: { errorShape: 'query' } }, async (_req, reply) => sendError(reply, 405, 'method not allowed', 'query'));
+  app.get('/index/:index/query', { config: { errorShape: 'query' } }, async (_req, reply) =>
+    sendError(reply, 405, 'method not allowed', 'query'),
+  );
 }
 
 function sendProtoError(reply: FastifyReply, err: DomainError): FastifyReply {
-  return reply.code(statusOf(err)).type('application/protobuf').send(Buffer.from(encodeQueryResponse({ err: err.message })));
+  return reply
+    .code(statusOf(err))
+    .type('application/protobuf')
+    .send(Buffer.from(encodeQueryResponse({ err: err.message })));
 }
 
 /** A PQL text sent with a protobuf Content-Type is told so, instead of a decoder's offset error. */
@@ -71,7 +100,9 @@ function decodeProtoQuery(body: Buffer): ReturnType<typeof decodeQueryRequest> {
     return decodeQueryRequest(body);
   } catch (err) {
     if (err instanceof DomainError && looksLikePql(body)) {
-      throw badRequest('the body looks like PQL text but the Content-Type says protobuf: send PQL with Content-Type text/plain, or a protobuf QueryRequest with application/x-protobuf');
+      throw badRequest(
+        'the body looks like PQL text but the Content-Type says protobuf: send PQL with Content-Type text/plain, or a protobuf QueryRequest with application/x-protobuf',
+      );
     }
     throw err;
   }
@@ -101,12 +132,14 @@ function clientGone(reply: FastifyReply): AbortSignal {
 function pastTarget(q: Record<string, string>): Target | undefined {
   if (q.atSeq !== undefined && q.atTime !== undefined) throw badRequest('give atSeq or atTime, not both');
   if (q.atSeq !== undefined) {
-    if (!/^\d+$/.test(q.atSeq) || !Number.isSafeInteger(Number(q.atSeq))) throw badRequest('atSeq should be an unsigned integer');
+    if (!/^\d+$/.test(q.atSeq) || !Number.isSafeInteger(Number(q.atSeq)))
+      throw badRequest('atSeq should be an unsigned integer');
     return { seq: Number(q.atSeq) };
   }
   if (q.atTime !== undefined) {
     const timeMs = parseTimeArg(q.atTime);
-    if (timeMs === undefined) throw badRequest('atTime should be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds');
+    if (timeMs === undefined)
+      throw badRequest('atTime should be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds');
     return { timeMs };
   }
   return undefined;

@@ -53,7 +53,9 @@ export function schemaRoutes(app: FastifyInstance, ctx: HttpContext): void {
 }
 
 /** POST /schema body: the GET /schema shape (keys matched case-insensitively, as Pilosa does). */
-function parseSchemaBody(body: unknown): { name: string; options: IndexOptions; fields: { name: string; options: FieldOptions }[] }[] {
+function parseSchemaBody(
+  body: unknown,
+): { name: string; options: IndexOptions; fields: { name: string; options: FieldOptions }[] }[] {
   if (body === undefined) return [];
   const b = lower(body, 'schema');
   const list = b.indexes ?? null;
@@ -61,9 +63,12 @@ function parseSchemaBody(body: unknown): { name: string; options: IndexOptions; 
   if (!Array.isArray(list)) throw badRequest('decoding request as JSON Pilosa schema: indexes must be an array');
   return list.map((raw: unknown) => {
     const i = lower(raw, 'index');
-    if (typeof i.name !== 'string') throw badRequest('decoding request as JSON Pilosa schema: index name must be a string');
+    if (typeof i.name !== 'string')
+      throw badRequest('decoding request as JSON Pilosa schema: index name must be a string');
     const io = i.options === undefined || i.options === null ? {} : lower(i.options, 'index options');
-    const options = parseIndexOptions({ options: { keys: io.keys ?? false, trackExistence: io.trackexistence ?? true } });
+    const options = parseIndexOptions({
+      options: { keys: io.keys ?? false, trackExistence: io.trackexistence ?? true },
+    });
     const fields = i.fields === undefined || i.fields === null ? [] : i.fields;
     if (!Array.isArray(fields)) throw badRequest('decoding request as JSON Pilosa schema: fields must be an array');
     return {
@@ -71,7 +76,8 @@ function parseSchemaBody(body: unknown): { name: string; options: IndexOptions; 
       options,
       fields: fields.map((rf: unknown) => {
         const f = lower(rf, 'field');
-        if (typeof f.name !== 'string') throw badRequest('decoding request as JSON Pilosa schema: field name must be a string');
+        if (typeof f.name !== 'string')
+          throw badRequest('decoding request as JSON Pilosa schema: field name must be a string');
         // Listing-only keys (base, bitDepth) are dropped; the rest are ordinary field options.
         const fo = f.options === undefined || f.options === null ? {} : (f.options as Record<string, unknown>);
         const { base: _base, bitDepth: _bitDepth, ...opts } = fo;
@@ -82,7 +88,8 @@ function parseSchemaBody(body: unknown): { name: string; options: IndexOptions; 
 }
 
 function lower(v: unknown, what: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest(`decoding request as JSON Pilosa schema: ${what} must be an object`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw badRequest(`decoding request as JSON Pilosa schema: ${what} must be an object`);
   const out: Record<string, unknown> = {};
   for (const [k, val] of Object.entries(v)) out[k.toLowerCase()] = val;
   return out;

@@ -14,7 +14,14 @@ import type { EventSink } from '../../events/types.js';
 import type { Field } from '../../state/field.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
-import { checkBoolRow, clearOtherRows, isExclusive, lastPerColumn, markExistsAll, setViews } from '../write-model/bits.js';
+import {
+  checkBoolRow,
+  clearOtherRows,
+  isExclusive,
+  lastPerColumn,
+  markExistsAll,
+  setViews,
+} from '../write-model/bits.js';
 import { assignKeys, knownKeyIds, knownPairs } from '../write-model/keys.js';
 import type { Bitmap } from '../../roaring/bitmap.js';
 import { decodeRoaringPositions, RoaringFormatError } from '../../roaring/pilosa-roaring.js';
@@ -40,15 +47,26 @@ export class ImportService {
     const views = req.views.map((v) => ({ view: v.view, rows: decodeRoaring(v.data) }));
     return this.engine.write((h, sink) => {
       const { index, field } = lookup(h, req.index, req.field);
-      if (field.options.type !== 'set' && field.options.type !== 'time') throw badRequest('roaring import is only supported for set and time fields');
+      if (field.options.type !== 'set' && field.options.type !== 'time')
+        throw badRequest('roaring import is only supported for set and time fields');
       for (const v of views) {
-        if (v.view !== STANDARD_VIEW && field.options.type !== 'time') throw badRequest(`view ${v.view} is not a view of ${field.options.type} field ${field.name}`);
-        if (v.view !== STANDARD_VIEW && !isTimeViewOf(field.options.timeQuantum, v.view)) throw badRequest(notTimeView(v.view, field));
+        if (v.view !== STANDARD_VIEW && field.options.type !== 'time')
+          throw badRequest(`view ${v.view} is not a view of ${field.options.type} field ${field.name}`);
+        if (v.view !== STANDARD_VIEW && !isTimeViewOf(field.options.timeQuantum, v.view))
+          throw badRequest(notTimeView(v.view, field));
       }
       for (const v of views) {
         if (v.rows.size === 0) continue;
         const rows = [...v.rows.keys()].sort((a, b) => a - b);
-        sink.emit({ type: req.clear ? 'BitsCleared' : 'BitsSet', index: index.name, field: field.name, view: v.view, shard: req.shard, rows, columns: rows.map((r) => v.rows.get(r)!) });
+        sink.emit({
+          type: req.clear ? 'BitsCleared' : 'BitsSet',
+          index: index.name,
+          field: field.name,
+          view: v.view,
+          shard: req.shard,
+          rows,
+          columns: rows.map((r) => v.rows.get(r)!),
+        });
       }
     });
   }
@@ -56,16 +74,20 @@ export class ImportService {
   /** Validates and emits the events of a bit import (for callers that add events of their own). */
   decideBits(h: Holder, sink: EventSink, req: BitsImport): void {
     const { index, field } = lookup(h, req.index, req.field);
-    if (field.options.type === 'int') throw badRequest(`field ${req.field} is an int field: import values (ImportValueRequest) instead`);
+    if (field.options.type === 'int')
+      throw badRequest(`field ${req.field} is an int field: import values (ImportValueRequest) instead`);
     const n = checkLengths(req);
-    if (req.timestamps !== null && req.timestamps.length !== n) throw badRequest(`timestamps has ${req.timestamps.length} items but there are ${n} bits`);
+    if (req.timestamps !== null && req.timestamps.length !== n)
+      throw badRequest(`timestamps has ${req.timestamps.length} items but there are ${n} bits`);
     const hasTimes = req.timestamps !== null && req.timestamps.some((t) => t !== 0n);
-    if (hasTimes && field.options.type !== 'time') throw badRequest(`timestamps given but field ${req.field} has no time quantum`);
+    if (hasTimes && field.options.type !== 'time')
+      throw badRequest(`timestamps given but field ${req.field} has no time quantum`);
     if (hasTimes && req.clear) throw badRequest('import clear is not supported with timestamps');
     if (field.options.type === 'bool') for (let i = 0; i < n; i++) checkBoolRow(field, req.rowIds[i], i);
     if (field.options.keys) {
       if (req.rowIds.length > 0) throw badRequest('row ids cannot be used because field uses string keys');
-    } else if (req.rowKeys.length > 0) throw badRequest(`row keys cannot be used because field ${req.field} does not use string keys`);
+    } else if (req.rowKeys.length > 0)
+      throw badRequest(`row keys cannot be used because field ${req.field} does not use string keys`);
     else checkIds(req.rowIds, 'row');
     checkColumns(index, req.columnIds, req.columnKeys, req.shard);
 
@@ -81,13 +103,34 @@ export class ImportService {
       const vr = sel === undefined ? r : pick(r, sel);
       const vc = sel === undefined ? c : pick(c, sel);
       // A validated named shard holds every column: no need to scan for others.
-      const shards = req.shard !== undefined && !index.options.keys ? new Map([[req.shard, undefined]]) : splitByShard(vc);
+      const shards =
+        req.shard !== undefined && !index.options.keys ? new Map([[req.shard, undefined]]) : splitByShard(vc);
       for (const [shard, idx] of shards) {
         const b = bucketByRow(vr, vc, shard, idx);
         if (exclusive && !req.clear) clearOtherRows(index.name, field, view, shard, b, sink);
-        if (req.clear) sink.emit({ type: 'BitsCleared', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns });
+        if (req.clear)
+          sink.emit({
+            type: 'BitsCleared',
+            index: index.name,
+            field: field.name,
+            view,
+            shard,
+            rows: b.rows,
+            columns: b.columns,
+          });
         // b's bitmaps are this request's own: the fragment may keep them (adopt) rather than copy.
-        else sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: b.rows, columns: b.columns, adopt: true, ...(exists ? { exists } : {}) });
+        else
+          sink.emit({
+            type: 'BitsSet',
+            index: index.name,
+            field: field.name,
+            view,
+            shard,
+            rows: b.rows,
+            columns: b.columns,
+            adopt: true,
+            ...(exists ? { exists } : {}),
+          });
       }
     }
   }
@@ -96,16 +139,20 @@ export class ImportService {
     const { index, field } = lookup(h, req.index, req.field);
     if (field.options.type !== 'int') throw badRequest(`field ${req.field} is not an int field`);
     const n = index.options.keys ? req.columnKeys.length : req.columnIds.length;
-    if (!req.clear && req.values.length !== n) throw badRequest(`values has ${req.values.length} items but columns has ${n}`);
+    if (!req.clear && req.values.length !== n)
+      throw badRequest(`values has ${req.values.length} items but columns has ${n}`);
     const { min, max } = field.options;
     if (!req.clear) {
       for (let i = 0; i < req.values.length; i++) {
         const v = req.values[i];
-        if (v < min || v > max) throw badRequest(`value ${v} of item ${i} is out of range [${min}, ${max}] for field ${req.field}`);
+        if (v < min || v > max)
+          throw badRequest(`value ${v} of item ${i} is out of range [${min}, ${max}] for field ${req.field}`);
       }
     }
     checkColumns(index, req.columnIds, req.columnKeys, req.shard);
-    const cols = index.options.keys ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '') : req.columnIds;
+    const cols = index.options.keys
+      ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '')
+      : req.columnIds;
     const shards = splitByShard(cols);
     for (const [shard, idx] of shards) {
       const m = new Map<number, bigint>(); // last value per column wins
@@ -116,7 +163,15 @@ export class ImportService {
       }
       const columns = Uint32Array.from(m.keys());
       if (req.clear) sink.emit({ type: 'ValuesCleared', index: index.name, field: field.name, shard, columns });
-      else sink.emit({ type: 'ValuesSet', index: index.name, field: field.name, shard, columns, values: BigInt64Array.from(m.values()) });
+      else
+        sink.emit({
+          type: 'ValuesSet',
+          index: index.name,
+          field: field.name,
+          shard,
+          columns,
+          values: BigInt64Array.from(m.values()),
+        });
     }
     if (!req.clear) markExistsAll(index, cols, shards, sink);
   }
@@ -141,7 +196,9 @@ function lookup(h: Holder, indexName: string, fieldName: string): { index: Index
 
 /** A set assigns the keys it names (one KeysAssigned per translator). */
 function setIds(index: Index, field: Field, req: BitsImport, sink: EventSink): [IdArray, IdArray] {
-  const rows = field.options.keys ? assignKeys(index.rowKeys.get(field.name), req.rowKeys, sink, index.name, field.name) : req.rowIds;
+  const rows = field.options.keys
+    ? assignKeys(index.rowKeys.get(field.name), req.rowKeys, sink, index.name, field.name)
+    : req.rowIds;
   const cols = index.options.keys ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '') : req.columnIds;
   return [rows, cols];
 }
@@ -164,7 +221,8 @@ function checkIds(ids: IdArray, what: string): void {
   if (ids instanceof Uint32Array) return; // every uint32 is a valid ID
   for (let i = 0; i < ids.length; i++) {
     const v = ids[i];
-    if (!Number.isSafeInteger(v) || v < 0) throw badRequest(`${what} ID ${v} of item ${i} is not an unsigned integer below 2^53`);
+    if (!Number.isSafeInteger(v) || v < 0)
+      throw badRequest(`${what} ID ${v} of item ${i} is not an unsigned integer below 2^53`);
   }
 }
 
@@ -179,7 +237,8 @@ function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number 
     if (ids.length > 0) throw badRequest('column ids cannot be used because index uses string keys');
     return;
   }
-  if (keys.length > 0) throw badRequest(`column keys cannot be used because index ${index.name} does not use string keys`);
+  if (keys.length > 0)
+    throw badRequest(`column keys cannot be used because index ${index.name} does not use string keys`);
   checkIds(ids, 'column');
   if (shard === undefined) return;
   const lo = shard * SHARD_WIDTH;

@@ -157,7 +157,12 @@ function mapSort(rows: IdArray, cols: IdArray, base: number, offsets: Uint32Arra
     offsets[at] = cols[i] - base;
     fill.set(rows[i], at + 1);
   }
-  return { rows: distinct, columns: distinct.map((r) => new RoaringBitmap32(offsets.subarray(starts.get(r)!, starts.get(r)! + counts.get(r)!))) };
+  return {
+    rows: distinct,
+    columns: distinct.map(
+      (r) => new RoaringBitmap32(offsets.subarray(starts.get(r)!, starts.get(r)! + counts.get(r)!)),
+    ),
+  };
 }
 
 /** Splits item indices by shard of their column; the common single-shard case allocates nothing. */

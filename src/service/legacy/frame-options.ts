@@ -30,7 +30,8 @@ export interface FrameOptionsInput {
 const LABEL = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 export function validateLabel(label: string, what: string): void {
-  if (!LABEL.test(label)) throw badRequest(`invalid ${what}: '${label}' must match [A-Za-z][A-Za-z0-9_-]* and contain at most 64 characters`);
+  if (!LABEL.test(label))
+    throw badRequest(`invalid ${what}: '${label}' must match [A-Za-z][A-Za-z0-9_-]* and contain at most 64 characters`);
 }
 
 /** `{options:{…}}`; older examples also put rangeEnabled and fields at the top level. */
@@ -69,12 +70,14 @@ export function parseFrameOptions(raw: unknown): FrameOptionsInput {
         if (typeof v !== 'string') throw badRequest('cacheType must be a string');
         // The 0.x docs write `LRU`; Pilosa's values are lowercase.
         const ct = v.toLowerCase();
-        if (ct !== 'ranked' && ct !== 'lru' && ct !== 'none') throw badRequest(`invalid cache type: ${v} (ranked, lru or none)`);
+        if (ct !== 'ranked' && ct !== 'lru' && ct !== 'none')
+          throw badRequest(`invalid cache type: ${v} (ranked, lru or none)`);
         out.cacheType = ct;
         break;
       }
       case 'cacheSize':
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff) throw badRequest('cacheSize must be a non-negative integer');
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff)
+          throw badRequest('cacheSize must be a non-negative integer');
         out.cacheSize = v;
         break;
       case 'fields':
@@ -97,16 +100,19 @@ export function parseFrameOptions(raw: unknown): FrameOptionsInput {
 /** A frame int field `{name?, type, min, max}`; `strict` (POST …/field/{name}) requires all three. */
 export function parseIntField(raw: unknown, strict: boolean, name?: string): FrameIntField {
   const o = object(raw ?? {}, 'field');
-  for (const k of Object.keys(o)) if (!['name', 'type', 'min', 'max'].includes(k)) throw badRequest(`Unknown key: ${k}`);
+  for (const k of Object.keys(o))
+    if (!['name', 'type', 'min', 'max'].includes(k)) throw badRequest(`Unknown key: ${k}`);
   const n = name ?? o.name;
   if (typeof n !== 'string' || n === '') throw badRequest('field name is required');
   validateName(n);
   if (strict) for (const k of ['type', 'min', 'max']) if (o[k] === undefined) throw argumentRequired(k);
-  if (o.type !== undefined && o.type !== 'int') throw badRequest(`invalid field type: ${String(o.type)} (only int is supported)`);
+  if (o.type !== undefined && o.type !== 'int')
+    throw badRequest(`invalid field type: ${String(o.type)} (only int is supported)`);
   const f: FrameIntField = { name: n };
   if (o.min !== undefined) f.min = int64(o.min, 'min');
   if (o.max !== undefined) f.max = int64(o.max, 'max');
-  if (f.min !== undefined && f.max !== undefined && f.min > f.max) throw badRequest('int field min cannot be greater than max');
+  if (f.min !== undefined && f.max !== undefined && f.min > f.max)
+    throw badRequest('int field min cannot be greater than max');
   return f;
 }
 
@@ -130,7 +136,14 @@ export function frameFieldOptions(input: FrameOptionsInput, indexQuantum: string
 export function intFieldOptions(frame: string, f: FrameIntField): { name: string; options: FieldOptions } {
   const name = intFieldName(frame, f.name);
   validateName(name);
-  return { name, options: parseFieldOptions({ type: 'int', ...(f.min !== undefined ? { min: f.min } : {}), ...(f.max !== undefined ? { max: f.max } : {}) }) };
+  return {
+    name,
+    options: parseFieldOptions({
+      type: 'int',
+      ...(f.min !== undefined ? { min: f.min } : {}),
+      ...(f.max !== undefined ? { max: f.max } : {}),
+    }),
+  };
 }
 
 export function frameMetaFrom(input: FrameOptionsInput, options: FieldOptions): FrameMeta {

@@ -2,7 +2,14 @@
 // time quantum) plus LegacyMetaSet metadata; its int fields are int fields `<frame>_<name>`.
 // Each use case decides all its events in one engine.write, validating before emitting.
 import { badRequest, conflict } from '../../domain/errors.js';
-import { fieldExists, fieldNotFound, frameExists, frameNotFound, indexExists, indexNotFound } from '../../domain/messages.js';
+import {
+  fieldExists,
+  fieldNotFound,
+  frameExists,
+  frameNotFound,
+  indexExists,
+  indexNotFound,
+} from '../../domain/messages.js';
 import { isReservedField, validateName } from '../../domain/names.js';
 import { DEFAULT_COLUMN_LABEL } from '../../pql/legacy.js';
 import type { Engine } from '../../engine/engine.js';
@@ -10,8 +17,24 @@ import type { Event } from '../../events/types.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
 import type { IndexOptions } from '../../domain/types.js';
-import { type FrameIntField, type FrameOptionsInput, frameFieldOptions, frameMetaFrom, intFieldOptions, validateLabel } from './frame-options.js';
-import { columnLabel, frameMeta, frameMetaOrDefault, indexTimeQuantum, intFieldName, setColumnLabel, setFrameMeta, setIndexTimeQuantum } from './legacy-meta.js';
+import {
+  type FrameIntField,
+  type FrameOptionsInput,
+  frameFieldOptions,
+  frameMetaFrom,
+  intFieldOptions,
+  validateLabel,
+} from './frame-options.js';
+import {
+  columnLabel,
+  frameMeta,
+  frameMetaOrDefault,
+  indexTimeQuantum,
+  intFieldName,
+  setColumnLabel,
+  setFrameMeta,
+  setIndexTimeQuantum,
+} from './legacy-meta.js';
 
 export interface FrameIntFieldInfo {
   name: string;
@@ -24,14 +47,20 @@ export class FrameService {
   constructor(private readonly engine: Engine) {}
 
   /** POST /index/{i} with 0.x options: the index plus its column label and default time quantum. */
-  createLegacyIndex(index: string, options: IndexOptions, legacy: { columnLabel?: string; timeQuantum?: string }): Promise<void> {
+  createLegacyIndex(
+    index: string,
+    options: IndexOptions,
+    legacy: { columnLabel?: string; timeQuantum?: string },
+  ): Promise<void> {
     validateName(index);
     if (legacy.columnLabel !== undefined) validateLabel(legacy.columnLabel, 'columnLabel');
     return this.engine.write((h, sink) => {
       if (h.index(index)) throw indexExists();
       sink.emit({ type: 'IndexCreated', index, options });
-      if (legacy.columnLabel !== undefined && legacy.columnLabel !== DEFAULT_COLUMN_LABEL) sink.emit(setColumnLabel(index, legacy.columnLabel));
-      if (legacy.timeQuantum !== undefined && legacy.timeQuantum !== '') sink.emit(setIndexTimeQuantum(index, legacy.timeQuantum));
+      if (legacy.columnLabel !== undefined && legacy.columnLabel !== DEFAULT_COLUMN_LABEL)
+        sink.emit(setColumnLabel(index, legacy.columnLabel));
+      if (legacy.timeQuantum !== undefined && legacy.timeQuantum !== '')
+        sink.emit(setIndexTimeQuantum(index, legacy.timeQuantum));
     });
   }
 
@@ -49,9 +78,11 @@ export class FrameService {
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
       if (!idx.field(frame)) return;
-      if (isReservedField(frame)) throw badRequest(`frame ${frame} is reserved: it belongs to the index and cannot be deleted`);
+      if (isReservedField(frame))
+        throw badRequest(`frame ${frame} is reserved: it belongs to the index and cannot be deleted`);
       for (const f of frameMeta(idx, frame)?.fields ?? []) {
-        if (idx.field(intFieldName(frame, f))) sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, f) });
+        if (idx.field(intFieldName(frame, f)))
+          sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, f) });
       }
       sink.emit({ type: 'FieldDeleted', index, field: frame });
       if (frameMeta(idx, frame) !== undefined) sink.emit(setFrameMeta(index, frame, null));
@@ -77,14 +108,21 @@ export class FrameService {
       const field = idx.field(frame);
       if (!field) throw frameNotFound();
       const meta = frameMetaOrDefault(idx, frame);
-      if (field.options.type !== 'set' && field.options.type !== 'time') throw badRequest(`frame ${frame} is a ${field.options.type} field; its time quantum cannot be set`);
+      if (field.options.type !== 'set' && field.options.type !== 'time')
+        throw badRequest(`frame ${frame} is a ${field.options.type} field; its time quantum cannot be set`);
       if (field.options.timeQuantum !== q) {
         const hasData = [...field.views.values()].some((v) => [...v.fragments.values()].some((f) => !f.isEmpty));
         if (hasData || field.rowAttrs.size > 0 || (idx.rowKeys.get(frame)?.size ?? 0) > 0) {
           throw badRequest(`the time quantum of frame ${frame} can only be changed while it holds no data`);
         }
         // '' as the index default: an empty quantum turns the frame back into a set field.
-        const options = { ...frameFieldOptions({ fields: [], timeQuantum: q, cacheType: meta.cacheType, cacheSize: meta.cacheSize }, ''), keys: field.options.keys };
+        const options = {
+          ...frameFieldOptions(
+            { fields: [], timeQuantum: q, cacheType: meta.cacheType, cacheSize: meta.cacheSize },
+            '',
+          ),
+          keys: field.options.keys,
+        };
         sink.emit({ type: 'FieldDeleted', index, field: frame });
         sink.emit({ type: 'FieldCreated', index, field: frame, options });
       }
@@ -111,7 +149,8 @@ export class FrameService {
       if (!idx.field(frame)) throw frameNotFound();
       const meta = frameMetaOrDefault(idx, frame);
       if (!meta.fields.includes(name)) throw fieldNotFound();
-      if (idx.field(intFieldName(frame, name))) sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, name) });
+      if (idx.field(intFieldName(frame, name)))
+        sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, name) });
       sink.emit(setFrameMeta(index, frame, { ...meta, fields: meta.fields.filter((n) => n !== name) }));
     });
   }
@@ -136,7 +175,8 @@ export class FrameService {
  */
 export function frameEvents(idx: Index, frame: string, input: FrameOptionsInput): Event[] {
   const options = frameFieldOptions(input, indexTimeQuantum(idx));
-  if (input.rowLabel !== undefined && input.rowLabel === columnLabel(idx)) throw badRequest('row label cannot match column label');
+  if (input.rowLabel !== undefined && input.rowLabel === columnLabel(idx))
+    throw badRequest('row label cannot match column label');
   const ints = input.fields.map((f) => intFieldOptions(frame, f));
   for (const i of ints) if (idx.field(i.name) || i.name === frame) throw conflict(`field ${i.name} already exists`);
   return [

@@ -32,7 +32,8 @@ export function parseInputDefinition(body: unknown, columnLabel: string): InputD
   const b = lowerKeys(body, 'input definition');
   const frames = b.frames;
   const fields = b.fields;
-  if (!Array.isArray(frames) || !Array.isArray(fields) || frames.length === 0 || fields.length === 0) throw badRequest('frames and fields are required');
+  if (!Array.isArray(frames) || !Array.isArray(fields) || frames.length === 0 || fields.length === 0)
+    throw badRequest('frames and fields are required');
   const def: InputDefinition = { frames: frames.map(parseFrame), fields: [] };
   const singleRows = new Set<string>();
   let primaryKeys = 0;
@@ -92,11 +93,13 @@ function parseAction(raw: unknown, field: string): InputAction {
   const a = lowerKeys(raw, 'action');
   if (typeof a.frame !== 'string' || a.frame === '') throw badRequest('frame required');
   const dest = a.valuedestination;
-  if (typeof dest !== 'string' || !(DESTINATIONS as readonly string[]).includes(dest)) throw badRequest(`invalid ValueDestination: ${String(dest)}`);
+  if (typeof dest !== 'string' || !(DESTINATIONS as readonly string[]).includes(dest))
+    throw badRequest(`invalid ValueDestination: ${String(dest)}`);
   const action: InputAction = { frame: a.frame, valueDestination: dest as Destination };
   if (a.valuemap !== undefined && a.valuemap !== null) {
     const m = lowerKeys(a.valuemap, 'valueMap', false);
-    for (const [k, v] of Object.entries(m)) if (!isRowId(v)) throw badRequest(`valueMap value for ${k} must be an unsigned integer`);
+    for (const [k, v] of Object.entries(m))
+      if (!isRowId(v)) throw badRequest(`valueMap value for ${k} must be an unsigned integer`);
     action.valueMap = m as Record<string, number>;
   }
   if (a.rowid !== undefined && a.rowid !== null) {
@@ -104,7 +107,8 @@ function parseAction(raw: unknown, field: string): InputAction {
     action.rowID = a.rowid;
   }
   if (dest === 'mapping' && action.valueMap === undefined) throw badRequest('valueMap required for map');
-  if (dest === 'single-row-boolean' && action.rowID === undefined) throw badRequest(`rowID required for single-row-boolean Field ${field}`);
+  if (dest === 'single-row-boolean' && action.rowID === undefined)
+    throw badRequest(`rowID required for single-row-boolean Field ${field}`);
   return action;
 }
 

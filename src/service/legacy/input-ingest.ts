@@ -17,7 +17,8 @@ export function ingestRecords(def: InputDefinition, body: unknown): Map<string, 
   const pk = def.fields.find((f) => f.primaryKey === true)!.name;
   const out = new Map<string, FrameBits>();
   body.forEach((raw: unknown, i) => {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest(`input record ${i} must be a JSON object`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw badRequest(`input record ${i} must be a JSON object`);
     const record = raw as Record<string, unknown>;
     const col = columnOf(record[pk], pk);
     const bits: [string, number][] = [];
@@ -49,7 +50,8 @@ function columnOf(v: unknown, pk: string): number {
   if (typeof v !== 'number') throw badRequest(`primary key ${pk} must be a number`);
   // Go converts the JSON float64 with uint64(v): the fraction is dropped.
   const col = Math.trunc(v);
-  if (!Number.isSafeInteger(col) || col < 0) throw badRequest(`primary key ${pk} must be an unsigned integer below 2^53`);
+  if (!Number.isSafeInteger(col) || col < 0)
+    throw badRequest(`primary key ${pk} must be an unsigned integer below 2^53`);
   return col;
 }
 

@@ -28,10 +28,13 @@ export class InputService {
       if (inputDefinitionJson(idx, name) !== undefined) throw inputDefinitionExists();
       const listed = new Set(def.frames.map((f) => f.name));
       for (const f of def.fields) {
-        for (const a of f.actions ?? []) if (!listed.has(a.frame) && !idx.field(a.frame)) throw badRequest(`frame not found: ${a.frame}`);
+        for (const a of f.actions ?? [])
+          if (!listed.has(a.frame) && !idx.field(a.frame)) throw badRequest(`frame not found: ${a.frame}`);
       }
       // Validate every frame before emitting any, so a bad one leaves nothing behind.
-      const fresh = def.frames.filter((f, i) => !idx.field(f.name) && def.frames.findIndex((g) => g.name === f.name) === i);
+      const fresh = def.frames.filter(
+        (f, i) => !idx.field(f.name) && def.frames.findIndex((g) => g.name === f.name) === i,
+      );
       const events = fresh.flatMap((f) => frameEvents(idx, f.name, parseFrameOptions(f.options)));
       for (const e of events) sink.emit(e);
       sink.emit(setInputDefinition(index, name, JSON.stringify(def)));
@@ -50,7 +53,8 @@ export class InputService {
   }
 
   ingest(index: string, name: string, body: unknown): Promise<void> {
-    if (Array.isArray(body) && body.length > LIMITS.maxImportItems) throw badRequest(`more than ${LIMITS.maxImportItems} input records in one request`);
+    if (Array.isArray(body) && body.length > LIMITS.maxImportItems)
+      throw badRequest(`more than ${LIMITS.maxImportItems} input records in one request`);
     return this.engine.write((h, sink) => {
       const idx = indexOf(h, index);
       const perFrame = ingestRecords(definitionOf(idx, name), body);
@@ -84,8 +88,12 @@ function indexOf(h: Holder, name: string): Index {
 function checkFrame(idx: Index, frame: string): void {
   const f = idx.field(frame);
   if (!f) throw notFound(`frame not found: ${frame}`);
-  if (f.options.type !== 'set' && f.options.type !== 'time' && f.options.type !== 'mutex') throw badRequest(`frame ${frame} is a ${f.options.type} field; input definitions set bits in set, time and mutex fields`);
-  if (f.options.keys || idx.options.keys) throw badRequest(`frame ${frame} uses string keys; input definitions set row and column IDs`);
+  if (f.options.type !== 'set' && f.options.type !== 'time' && f.options.type !== 'mutex')
+    throw badRequest(
+      `frame ${frame} is a ${f.options.type} field; input definitions set bits in set, time and mutex fields`,
+    );
+  if (f.options.keys || idx.options.keys)
+    throw badRequest(`frame ${frame} uses string keys; input definitions set row and column IDs`);
 }
 
 function definitionOf(idx: Index, name: string): InputDefinition {

@@ -72,10 +72,12 @@ export function inputDefinitionJson(index: Index, name: string): string | undefi
   return index.legacyMeta.get(INPUT + name);
 }
 
-export const setFrameMeta = (index: string, frame: string, meta: FrameMeta | null): Event => metaEvent(index, FRAME + frame, meta === null ? null : JSON.stringify(meta));
+export const setFrameMeta = (index: string, frame: string, meta: FrameMeta | null): Event =>
+  metaEvent(index, FRAME + frame, meta === null ? null : JSON.stringify(meta));
 export const setIndexTimeQuantum = (index: string, q: string): Event => metaEvent(index, TIME_QUANTUM, q);
 export const setColumnLabel = (index: string, label: string): Event => metaEvent(index, COLUMN_LABEL, label);
-export const setInputDefinition = (index: string, name: string, json: string | null): Event => metaEvent(index, INPUT + name, json);
+export const setInputDefinition = (index: string, name: string, json: string | null): Event =>
+  metaEvent(index, INPUT + name, json);
 
 function metaEvent(index: string, key: string, value: string | null): Event {
   return { type: 'LegacyMetaSet', index, key, value };
@@ -96,7 +98,8 @@ export function resolveIntField(index: Index, frame: string, name: string): stri
 /** The names the PQL rewrite needs, read from an index (defaults when it does not exist). */
 export function legacyNames(index: Index | undefined): LegacyNames {
   return {
-    rowLabel: (frame) => (index === undefined ? DEFAULT_ROW_LABEL : (frameMeta(index, frame)?.rowLabel ?? DEFAULT_ROW_LABEL)),
+    rowLabel: (frame) =>
+      index === undefined ? DEFAULT_ROW_LABEL : (frameMeta(index, frame)?.rowLabel ?? DEFAULT_ROW_LABEL),
     columnLabel: () => (index === undefined ? DEFAULT_COLUMN_LABEL : columnLabel(index)),
     intField: (frame, name) => (index === undefined ? intFieldName(frame, name) : resolveIntField(index, frame, name)),
     inverseEnabled: (frame) => index !== undefined && inverseEnabled(index, frame),

@@ -26,7 +26,10 @@ const ROW_CALLS = new Set(['Bitmap', 'SetBit', 'ClearBit', 'Range', 'SetRowAttrs
 const ROW_SPELLINGS = ['id', 'rowID', 'row'];
 
 /** Endpoint families a release lacks (its documentation shows none of them). */
-export function releaseHas(r: LegacyRelease, what: 'input-definitions' | 'time-quantum' | 'hosts' | 'recalculate-caches' | 'min-max'): boolean {
+export function releaseHas(
+  r: LegacyRelease,
+  what: 'input-definitions' | 'time-quantum' | 'hosts' | 'recalculate-caches' | 'min-max',
+): boolean {
   if (r === '') return true;
   const m = minor(r);
   switch (what) {
@@ -49,10 +52,14 @@ export function checkLegacyRelease(r: LegacyRelease, query: Query): void {
   const visit = (call: Call): void => {
     if (ROW_CALLS.has(call.name)) {
       for (const s of ROW_SPELLINGS) {
-        if (s !== want && call.args.has(s)) throw badRequest(`executing: ${call.name}(): the row argument is named ${want} in release ${r} (--legacy-release), not ${s}`);
+        if (s !== want && call.args.has(s))
+          throw badRequest(
+            `executing: ${call.name}(): the row argument is named ${want} in release ${r} (--legacy-release), not ${s}`,
+          );
       }
     }
-    if ((call.name === 'Min' || call.name === 'Max') && !releaseHas(r, 'min-max')) throw badRequest(`executing: ${call.name}() does not exist in release ${r} (--legacy-release); it came with 0.9`);
+    if ((call.name === 'Min' || call.name === 'Max') && !releaseHas(r, 'min-max'))
+      throw badRequest(`executing: ${call.name}() does not exist in release ${r} (--legacy-release); it came with 0.9`);
     call.children.forEach(visit);
     for (const v of call.args.values()) if (v.kind === 'call') visit(v.call);
   };

@@ -37,7 +37,16 @@ export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolea
   let changed = isExclusive(field) && clearOtherRowsOfColumn(index.name, field, shard, off, row, sink);
   for (const view of setViews(field, p.timestamp)) {
     if (field.view(view)?.fragment(shard)?.has(row, off) === true) continue;
-    sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view, shard, rows: [row], columns: [one(off)], ...(exists ? { exists } : {}) });
+    sink.emit({
+      type: 'BitsSet',
+      index: index.name,
+      field: field.name,
+      view,
+      shard,
+      rows: [row],
+      columns: [one(off)],
+      ...(exists ? { exists } : {}),
+    });
     exists = false;
     changed = true;
   }
@@ -51,7 +60,15 @@ export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolea
 function setInverse(index: Index, field: Field, row: number, col: number, sink: EventSink): void {
   const [shard, off] = [shardOf(row), offsetOf(row)];
   if (field.view(INVERSE_VIEW)?.fragment(shard)?.has(col, off) === true) return;
-  sink.emit({ type: 'BitsSet', index: index.name, field: field.name, view: INVERSE_VIEW, shard, rows: [col], columns: [one(off)] });
+  sink.emit({
+    type: 'BitsSet',
+    index: index.name,
+    field: field.name,
+    view: INVERSE_VIEW,
+    shard,
+    rows: [col],
+    columns: [one(off)],
+  });
 }
 
 export function decideSetValue(index: Index, p: Plan<'setValue'>, sink: EventSink): boolean {
@@ -86,11 +103,27 @@ export function decideClear(index: Index, p: Plan<'clear'>, sink: EventSink): bo
     if (name === INVERSE_VIEW) {
       // Transposed: the column is the row there.
       if (view.fragment(shardOf(row))?.has(col, offsetOf(row)) !== true) continue;
-      sink.emit({ type: 'BitsCleared', index: index.name, field: p.field.name, view: name, shard: shardOf(row), rows: [col], columns: [one(offsetOf(row))] });
+      sink.emit({
+        type: 'BitsCleared',
+        index: index.name,
+        field: p.field.name,
+        view: name,
+        shard: shardOf(row),
+        rows: [col],
+        columns: [one(offsetOf(row))],
+      });
       continue;
     }
     if (view.fragment(shard)?.has(row, off) !== true) continue;
-    sink.emit({ type: 'BitsCleared', index: index.name, field: p.field.name, view: name, shard, rows: [row], columns: [one(off)] });
+    sink.emit({
+      type: 'BitsCleared',
+      index: index.name,
+      field: p.field.name,
+      view: name,
+      shard,
+      rows: [row],
+      columns: [one(off)],
+    });
     changed = true;
   }
   return changed;

@@ -13,7 +13,12 @@ type Plan<K extends WritePlan['kind']> = Extract<WritePlan, { kind: K }>;
  * Removes the row from every view. Without explicit shards that is every shard (one RowCleared);
  * with them, only those shards (BitsCleared per view and shard). True if any bit was removed.
  */
-export function decideClearRow(ctx: ReadContext, explicitShards: boolean, p: Plan<'clearRow'>, sink: EventSink): boolean {
+export function decideClearRow(
+  ctx: ReadContext,
+  explicitShards: boolean,
+  p: Plan<'clearRow'>,
+  sink: EventSink,
+): boolean {
   const row = resolveRow(ctx.index, p.field, p.row);
   if (row === undefined) return false;
   const index = ctx.index.name;
@@ -62,7 +67,8 @@ export function decideStore(ctx: ReadContext, explicitShards: boolean, p: Plan<'
     return true;
   }
   for (const d of deltas) {
-    if (!d.remove.isEmpty) sink.emit({ type: 'BitsCleared', ...base, shard: d.shard, rows: [row], columns: [d.remove] });
+    if (!d.remove.isEmpty)
+      sink.emit({ type: 'BitsCleared', ...base, shard: d.shard, rows: [row], columns: [d.remove] });
     if (!d.add.isEmpty) sink.emit({ type: 'BitsSet', ...base, shard: d.shard, rows: [row], columns: [d.add] });
   }
   return true;

@@ -55,7 +55,8 @@ export function runQuery(
   const index = lookupIndex(holder, indexName);
   let writes = 0;
   for (const c of query.calls) if (isWriteCall(c)) writes++;
-  if (limits.maxWritesPerRequest > 0 && writes > limits.maxWritesPerRequest) throw badRequest('executing: too many write commands');
+  if (limits.maxWritesPerRequest > 0 && writes > limits.maxWritesPerRequest)
+    throw badRequest('executing: too many write commands');
   const clock = new QueryClock(now);
   if (writes === 0) return runReadsSync(compileReads(index, query.calls, opts, clock));
   // Read-only queries check keys inside compileReads; writes need them checked before compiling.
@@ -64,13 +65,19 @@ export function runQuery(
   const steps: Step[] = query.calls.map((c: Call) =>
     isWriteCall(c) ? { kind: 'write', plan: compileWrite(env, c) } : { kind: 'read', plan: compileRead(env, c) },
   );
-  assignKeys(index, steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])), sink);
+  assignKeys(
+    index,
+    steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])),
+    sink,
+  );
   const explicit = opts.shards !== undefined && opts.shards.length > 0;
   const outputs: CallOutput[] = [];
   for (const step of steps) {
     // Per step: an earlier write may have added shards.
     const ctx = queryContext(index, opts);
-    outputs.push(step.kind === 'read' ? executeReadSync(ctx, step.plan) : { result: write(index, ctx, explicit, step.plan, sink) });
+    outputs.push(
+      step.kind === 'read' ? executeReadSync(ctx, step.plan) : { result: write(index, ctx, explicit, step.plan, sink) },
+    );
   }
   return respond(index, outputs, opts.columnAttrs);
 }
@@ -106,7 +113,13 @@ function write(index: Index, ctx: ReadContext, explicitShards: boolean, p: Write
       decideColumnAttrs(index, p, sink);
       return { type: 'null' };
     case 'options':
-      return write(index, ctx.withSettings(p.settings), explicitShards || p.settings.shards !== undefined, p.child, sink);
+      return write(
+        index,
+        ctx.withSettings(p.settings),
+        explicitShards || p.settings.shards !== undefined,
+        p.child,
+        sink,
+      );
     default:
       return assertNever(p, 'write plan');
   }

@@ -45,25 +45,37 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
       return compileSet(index, call);
     case 'Clear': {
       const field = requireField(index, fieldArg(call), 'Clear() argument required: field');
-      const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) => fail(`reading Clear() row: ${m}`));
+      const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) =>
+        fail(`reading Clear() row: ${m}`),
+      );
       const c = call.args.get('_col') ?? fail('column argument to Clear(<COLUMN>, <FIELD>=<ROW>) required');
       return { kind: 'clear', field, row, col: colRef(index, c, '_col', (m) => fail(`reading Clear() column: ${m}`)) };
     }
     case 'ClearRow': {
       const field = requireField(index, fieldArg(call), 'ClearRow() argument required: field');
       if (field.options.type === 'int') fail('ClearRow() is not supported on int field types');
-      return { kind: 'clearRow', field, row: rowRef(field, call.args.get(field.name) as Value, field.name, (m) => fail(`reading ClearRow() row: ${m}`)) };
+      return {
+        kind: 'clearRow',
+        field,
+        row: rowRef(field, call.args.get(field.name) as Value, field.name, (m) => fail(`reading ClearRow() row: ${m}`)),
+      };
     }
     case 'Store': {
       const field = requireField(index, fieldArg(call), 'field required for Store()');
       if (field.options.type !== 'set') fail(`can't Store() on a ${field.options.type} field`);
-      const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) => fail(`reading Store() row: ${m}`));
+      const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) =>
+        fail(`reading Store() row: ${m}`),
+      );
       if (call.children.length !== 1) fail('Store() requires a source row');
       return { kind: 'store', field, row, child: compileBitmap(env, call.children[0], fail, 'Store') };
     }
     case 'SetRowAttrs': {
       const name = call.args.get('_field');
-      const field = requireField(index, name?.kind === 'string' ? name.value : undefined, 'SetRowAttrs() field required');
+      const field = requireField(
+        index,
+        name?.kind === 'string' ? name.value : undefined,
+        'SetRowAttrs() field required',
+      );
       const r = call.args.get('_row') ?? fail("SetRowAttrs() row field 'row' required");
       const row = rowRef(field, r, '_row', (m) => fail(`reading SetRowAttrs() row: ${m}`));
       return { kind: 'rowAttrs', field, row, attrs: attrPatch(call, ['_field', '_row']) };
@@ -86,9 +98,12 @@ function compileSet(index: Index, call: Call): WritePlan {
   const field = requireField(index, fieldArg(call), 'Set() argument required: field');
   const v = call.args.get(field.name) as Value;
   if (field.options.type === 'int') {
-    if (v.kind !== 'int') return fail(`reading Set() row: could not convert ${goValue(v)} of type ${goType(v)} to int64 in Call.IntArg`);
+    if (v.kind !== 'int')
+      return fail(`reading Set() row: could not convert ${goValue(v)} of type ${goType(v)} to int64 in Call.IntArg`);
     if (v.value < field.options.min || v.value > field.options.max) {
-      fail(`Set() value ${v.value} for int field ${field.name} is out of range: allowed ${field.options.min} to ${field.options.max}`);
+      fail(
+        `Set() value ${v.value} for int field ${field.name} is out of range: allowed ${field.options.min} to ${field.options.max}`,
+      );
     }
     return { kind: 'setValue', field, col, value: v.value };
   }
@@ -127,6 +142,8 @@ function attrValue(k: string, v: Value): AttrValue | null {
     case 'null':
       return null;
     default:
-      return fail(`invalid value for attribute '${k}': attribute values must be strings, integers, floats, booleans or null`);
+      return fail(
+        `invalid value for attribute '${k}': attribute values must be strings, integers, floats, booleans or null`,
+      );
   }
 }

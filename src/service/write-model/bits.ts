@@ -22,22 +22,48 @@ export function isExclusive(field: Field): boolean {
 /** Bool fields have rows 0 (false) and 1 (true) only. */
 export function checkBoolRow(field: Field, row: number, item?: number): void {
   if (field.options.type !== 'bool' || row === 0 || row === 1) return;
-  throw badRequest(item === undefined ? `bool field ${field.name} only has rows 0 and 1, not ${row}` : `bool field imports only support rows 0 and 1: item ${item} has row ${row}`);
+  throw badRequest(
+    item === undefined
+      ? `bool field ${field.name} only has rows 0 and 1, not ${row}`
+      : `bool field imports only support rows 0 and 1: item ${item} has row ${row}`,
+  );
 }
 
 /** One column set in `row`: clears it from the field's other rows. Returns whether it did. */
-export function clearOtherRowsOfColumn(index: string, field: Field, shard: number, offset: number, row: number, sink: EventSink): boolean {
+export function clearOtherRowsOfColumn(
+  index: string,
+  field: Field,
+  shard: number,
+  offset: number,
+  row: number,
+  sink: EventSink,
+): boolean {
   const frag = field.view(STANDARD_VIEW)?.fragment(shard);
   if (frag === undefined) return false;
   const others: number[] = [];
   for (const [r, bm] of frag.rows) if (r !== row && bm.has(offset)) others.push(r);
   if (others.length === 0) return false;
-  sink.emit({ type: 'BitsCleared', index, field: field.name, view: STANDARD_VIEW, shard, rows: others, columns: others.map(() => Uint32Array.of(offset)) });
+  sink.emit({
+    type: 'BitsCleared',
+    index,
+    field: field.name,
+    view: STANDARD_VIEW,
+    shard,
+    rows: others,
+    columns: others.map(() => Uint32Array.of(offset)),
+  });
   return true;
 }
 
 /** Batch form: every column set in some row of `b` is cleared from every other row of the fragment. */
-export function clearOtherRows(index: string, field: Field, view: string, shard: number, b: { rows: number[]; columns: Bitmap[] }, sink: EventSink): void {
+export function clearOtherRows(
+  index: string,
+  field: Field,
+  view: string,
+  shard: number,
+  b: { rows: number[]; columns: Bitmap[] },
+  sink: EventSink,
+): void {
   const frag = field.view(view)?.fragment(shard);
   if (!frag) return;
   const all = RoaringBitmap32.orMany(b.columns);
@@ -87,16 +113,37 @@ export function needsExists(index: Index, col: number): boolean {
 /** Sets one column's bit in `_exists` when the index tracks existence and it is not set. */
 export function markExists(index: Index, col: number, sink: EventSink): void {
   if (!needsExists(index, col)) return;
-  sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard: shardOf(col), rows: [0], columns: [Uint32Array.of(offsetOf(col))] });
+  sink.emit({
+    type: 'BitsSet',
+    index: index.name,
+    field: EXISTS_FIELD,
+    view: STANDARD_VIEW,
+    shard: shardOf(col),
+    rows: [0],
+    columns: [Uint32Array.of(offsetOf(col))],
+  });
 }
 
 /** Batch form for writes that carry no BitsSet of their own (int values): one event per shard. */
-export function markExistsAll(index: Index, cols: IdArray, shards: Map<number, Uint32Array | undefined>, sink: EventSink): void {
+export function markExistsAll(
+  index: Index,
+  cols: IdArray,
+  shards: Map<number, Uint32Array | undefined>,
+  sink: EventSink,
+): void {
   if (!index.existence) return;
   for (const [shard, idx] of shards) {
     const n = idx === undefined ? cols.length : idx.length;
     const offsets = new Uint32Array(n);
     for (let j = 0; j < n; j++) offsets[j] = cols[idx === undefined ? j : idx[j]] - shard * SHARD_WIDTH;
-    sink.emit({ type: 'BitsSet', index: index.name, field: EXISTS_FIELD, view: STANDARD_VIEW, shard, rows: [0], columns: [new RoaringBitmap32(offsets)] });
+    sink.emit({
+      type: 'BitsSet',
+      index: index.name,
+      field: EXISTS_FIELD,
+      view: STANDARD_VIEW,
+      shard,
+      rows: [0],
+      columns: [new RoaringBitmap32(offsets)],
+    });
   }
 }

@@ -9,7 +9,13 @@ import type { KeyTranslator } from '../../state/keys.js';
  * `t` is undefined until the first key of a field is assigned (only apply() creates it), and
  * then counts as empty: IDs start at 1.
  */
-export function assignKeys(t: KeyTranslator | undefined, keys: readonly string[], sink: EventSink, index: string, field: string): Float64Array {
+export function assignKeys(
+  t: KeyTranslator | undefined,
+  keys: readonly string[],
+  sink: EventSink,
+  index: string,
+  field: string,
+): Float64Array {
   const ids = new Float64Array(keys.length);
   const fresh = new Map<string, number>();
   const first = t?.nextId ?? 1;

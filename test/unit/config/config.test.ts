@@ -18,11 +18,25 @@ describe('config', () => {
   it('layers file < environment < flags, and accepts Pilosa variable names', () => {
     dir = tempDir();
     const toml = join(dir, 'bitledger.toml');
-    writeFileSync(toml, 'bind = "127.0.0.1:2000"\ndata-dir = "/from/file"\nfsync = "interval"\nsnapshot-every-events = 10\n');
-    expect(loadConfig(['--config', toml], {})).toMatchObject({ bind: '127.0.0.1:2000', dataDir: '/from/file', fsync: 'interval', snapshotEveryEvents: 10 });
-    expect(loadConfig(['--config', toml], { PILOSA_BIND: '127.0.0.1:3000', PILOSA_DATA_DIR: '/pilosa' })).toMatchObject({ bind: '127.0.0.1:3000', dataDir: '/pilosa' });
-    expect(loadConfig(['--config', toml], { PILOSA_BIND: '127.0.0.1:3000', BITLEDGER_BIND: '127.0.0.1:4000' }).bind).toBe('127.0.0.1:4000');
-    expect(loadConfig(['--config', toml, '--bind', '127.0.0.1:5000', '--fsync=never'], { BITLEDGER_BIND: '127.0.0.1:4000' })).toMatchObject({ bind: '127.0.0.1:5000', fsync: 'never' });
+    writeFileSync(
+      toml,
+      'bind = "127.0.0.1:2000"\ndata-dir = "/from/file"\nfsync = "interval"\nsnapshot-every-events = 10\n',
+    );
+    expect(loadConfig(['--config', toml], {})).toMatchObject({
+      bind: '127.0.0.1:2000',
+      dataDir: '/from/file',
+      fsync: 'interval',
+      snapshotEveryEvents: 10,
+    });
+    expect(loadConfig(['--config', toml], { PILOSA_BIND: '127.0.0.1:3000', PILOSA_DATA_DIR: '/pilosa' })).toMatchObject(
+      { bind: '127.0.0.1:3000', dataDir: '/pilosa' },
+    );
+    expect(
+      loadConfig(['--config', toml], { PILOSA_BIND: '127.0.0.1:3000', BITLEDGER_BIND: '127.0.0.1:4000' }).bind,
+    ).toBe('127.0.0.1:4000');
+    expect(
+      loadConfig(['--config', toml, '--bind', '127.0.0.1:5000', '--fsync=never'], { BITLEDGER_BIND: '127.0.0.1:4000' }),
+    ).toMatchObject({ bind: '127.0.0.1:5000', fsync: 'never' });
     const json = join(dir, 'bitledger.json');
     writeFileSync(json, JSON.stringify({ 'kafka-brokers': ['a:1', 'b:2'], 'log-level': 'warn' }));
     expect(loadConfig(['--config', json], {})).toMatchObject({ kafkaBrokers: ['a:1', 'b:2'], logLevel: 'warn' });
@@ -40,7 +54,9 @@ describe('config', () => {
     expect(DEFAULTS.historyRetention).toBe(24 * 3_600_000);
     expect(DEFAULTS.historyRetentionBytes).toBe(0);
     expect(loadConfig(['--history-retention', '90m'], {}).historyRetention).toBe(90 * 60_000);
-    expect(loadConfig([], { BITLEDGER_HISTORY_RETENTION: '7d', BITLEDGER_HISTORY_RETENTION_BYTES: '1000000' })).toMatchObject({ historyRetention: 7 * 86_400_000, historyRetentionBytes: 1_000_000 });
+    expect(
+      loadConfig([], { BITLEDGER_HISTORY_RETENTION: '7d', BITLEDGER_HISTORY_RETENTION_BYTES: '1000000' }),
+    ).toMatchObject({ historyRetention: 7 * 86_400_000, historyRetentionBytes: 1_000_000 });
     expect(loadConfig(['--history-retention=3600'], {}).historyRetention).toBe(3_600_000);
     dir = tempDir();
     const toml = join(dir, 'h.toml');
@@ -50,10 +66,17 @@ describe('config', () => {
   });
 
   it('reads --legacy-release and --kafka-mirror-ack-timeout', () => {
-    expect(loadConfig(['--legacy-release', '0.10', '--kafka-mirror-ack-timeout', '2500'], {})).toMatchObject({ legacyRelease: '0.10', kafkaMirrorAckTimeout: 2500 });
+    expect(loadConfig(['--legacy-release', '0.10', '--kafka-mirror-ack-timeout', '2500'], {})).toMatchObject({
+      legacyRelease: '0.10',
+      kafkaMirrorAckTimeout: 2500,
+    });
     expect(loadConfig([], { BITLEDGER_LEGACY_RELEASE: '0.7' }).legacyRelease).toBe('0.7');
-    expect(() => loadConfig(['--legacy-release', '1.0'], {})).toThrow(/legacy-release must be 0.5, 0.6, 0.7, 0.8, 0.9 or 0.10/);
-    expect(() => loadConfig(['--kafka-mirror-ack-timeout', 'soon'], {})).toThrow(/kafka-mirror-ack-timeout must be a duration/);
+    expect(() => loadConfig(['--legacy-release', '1.0'], {})).toThrow(
+      /legacy-release must be 0.5, 0.6, 0.7, 0.8, 0.9 or 0.10/,
+    );
+    expect(() => loadConfig(['--kafka-mirror-ack-timeout', 'soon'], {})).toThrow(
+      /kafka-mirror-ack-timeout must be a duration/,
+    );
   });
 
   it('parses bind addresses like Pilosa (":port" is every interface)', () => {
@@ -67,7 +90,10 @@ describe('Pilosa config files', () => {
   it('map known keys, convert durations, and name the ignored sections in one warning', () => {
     dir = tempDir();
     const file = join(dir, 'pilosa.toml');
-    writeFileSync(file, 'data-dir = "/var/pilosa"\nbind = "localhost:10101"\nlog-path = "/var/log/pilosa.log"\n[cluster]\n  replicas = 1\n  long-query-time = "1m30s"\n[gossip]\n  port = 14000\n[anti-entropy]\n  interval = "10m0s"\n');
+    writeFileSync(
+      file,
+      'data-dir = "/var/pilosa"\nbind = "localhost:10101"\nlog-path = "/var/log/pilosa.log"\n[cluster]\n  replicas = 1\n  long-query-time = "1m30s"\n[gossip]\n  port = 14000\n[anti-entropy]\n  interval = "10m0s"\n',
+    );
     const warnings: string[] = [];
     const cfg = loadConfig(['--config', file], {}, (w) => warnings.push(w));
     expect(cfg).toMatchObject({ dataDir: '/var/pilosa', bind: 'localhost:10101', slowQueryMs: 90_000 });
@@ -78,7 +104,7 @@ describe('Pilosa config files', () => {
     expect(warnings[0]).toContain('[anti-entropy]');
   });
 
-  it('refuse a top-level key that is neither ours nor Pilosa\'s, and a missing or malformed file, in one line', () => {
+  it("refuse a top-level key that is neither ours nor Pilosa's, and a missing or malformed file, in one line", () => {
     dir = tempDir();
     const bogus = join(dir, 'bogus.toml');
     writeFileSync(bogus, 'bind = "127.0.0.1:1"\nfsnyc = "never"\n');

@@ -21,6 +21,7 @@ describe('generated flag documentation', () => {
       expect(help).toContain(envName(s.name));
     }
     const imp = commandHelp(COMMANDS.find((c) => c.name === 'import')!);
-    for (const f of ['--url', '-i, --index', '-f, --field', '--create', '--clear', '--batch-size']) expect(imp).toContain(f);
+    for (const f of ['--url', '-i, --index', '-f, --field', '--create', '--clear', '--batch-size'])
+      expect(imp).toContain(f);
   });
 });

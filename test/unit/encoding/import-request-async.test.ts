@@ -2,7 +2,11 @@
 // a 100 MB import must not hold /status), and decode exactly what the synchronous ones do.
 import { describe, expect, it } from 'vitest';
 import { encodeImportRequest, encodeImportValueRequest } from '../../../src/encoding/import-request-encode.js';
-import { decodeImportRequest, decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../../src/encoding/import-request.js';
+import {
+  decodeImportRequest,
+  decodeImportRequestAsync,
+  decodeImportValueRequestAsync,
+} from '../../../src/encoding/import-request.js';
 
 const N = 600_000;
 
@@ -14,7 +18,16 @@ describe('async import decoding', () => {
     const rowIds = new Float64Array(N).map((_, i) => i % 1000);
     const columnIds = new Float64Array(N).map((_, i) => (i * 7919) % (1 << 24));
     const timestamps = new BigInt64Array(N).map((_, i) => BigInt(i) * 1_000_000_000n);
-    const body = encodeImportRequest({ index: 'i', field: 'f', shard: 0, rowIds, columnIds, timestamps, rowKeys: [], columnKeys: [] });
+    const body = encodeImportRequest({
+      index: 'i',
+      field: 'f',
+      shard: 0,
+      rowIds,
+      columnIds,
+      timestamps,
+      rowKeys: [],
+      columnKeys: [],
+    });
     let ticks = 0;
     let decoding = true;
     const tick = (): void => {
@@ -30,14 +43,18 @@ describe('async import decoding', () => {
     const sync = decodeImportRequest(body);
     expect(bytes(r.rowIds).equals(bytes(sync.rowIds))).toBe(true);
     expect(bytes(r.columnIds).equals(bytes(sync.columnIds))).toBe(true);
-    expect(r.timestamps !== null && sync.timestamps !== null && bytes(r.timestamps).equals(bytes(sync.timestamps))).toBe(true);
+    expect(
+      r.timestamps !== null && sync.timestamps !== null && bytes(r.timestamps).equals(bytes(sync.timestamps)),
+    ).toBe(true);
     expect(r.columnIds.length).toBe(N);
   });
 
   it('decodes ImportValueRequest values across yields', async () => {
     const columnIds = new Float64Array(N).map((_, i) => i);
     const values = new BigInt64Array(N).map((_, i) => BigInt(i % 7 === 0 ? -i : i) * 1_000_000_007n);
-    const r = await decodeImportValueRequestAsync(encodeImportValueRequest({ index: 'i', field: 'v', shard: 0, columnIds, values, columnKeys: [] }));
+    const r = await decodeImportValueRequestAsync(
+      encodeImportValueRequest({ index: 'i', field: 'v', shard: 0, columnIds, values, columnKeys: [] }),
+    );
     expect(bytes(r.values).equals(bytes(values))).toBe(true);
     expect(r.columnIds.length).toBe(N);
     expect(r.columnIds[N - 1]).toBe(N - 1);

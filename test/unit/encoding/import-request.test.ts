@@ -6,7 +6,11 @@ import { DomainError } from '../../../src/domain/errors.js';
 import type { IdArray } from '../../../src/domain/id-array.js';
 import { INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
 import { decodeImportRequest, decodeImportValueRequest } from '../../../src/encoding/import-request.js';
-import { encodeImportRequest, encodeImportValueRequest, encodePackedUint64s } from '../../../src/encoding/import-request-encode.js';
+import {
+  encodeImportRequest,
+  encodeImportValueRequest,
+  encodePackedUint64s,
+} from '../../../src/encoding/import-request-encode.js';
 import { expectBadRequest } from '../../helpers/errors.js';
 
 // An independent reference codec: protobufjs over the same .proto.
@@ -28,12 +32,15 @@ function varint(v: bigint): number[] {
   return out;
 }
 const key = (field: number, wireType: number): number[] => varint(BigInt(field * 8 + wireType));
-const len = (field: number, payload: number[]): number[] => [...key(field, 2), ...varint(BigInt(payload.length)), ...payload];
+const len = (field: number, payload: number[]): number[] => [
+  ...key(field, 2),
+  ...varint(BigInt(payload.length)),
+  ...payload,
+];
 const str = (field: number, s: string): number[] => len(field, [...Buffer.from(s, 'utf8')]);
 const packed = (field: number, vs: bigint[]): number[] => len(field, vs.flatMap(varint));
 const unpacked = (field: number, vs: bigint[]): number[] => vs.flatMap((v) => [...key(field, 0), ...varint(v)]);
 const bytes = (...parts: number[][]): Uint8Array => Uint8Array.from(parts.flat());
-
 
 const ids = (xs: IdArray): number[] => Array.from(xs);
 
@@ -62,7 +69,13 @@ describe('decodeImportRequest', () => {
 
   it('decodes from an unaligned view into a larger buffer (pooled Node Buffers)', () => {
     const ids = Array.from({ length: 100 }, (_, i) => i * 1000);
-    const inner = encodeImportRequest({ index: 'é', field: 'f', rowIds: ids, columnIds: ids, timestamps: ids.map(BigInt) });
+    const inner = encodeImportRequest({
+      index: 'é',
+      field: 'f',
+      rowIds: ids,
+      columnIds: ids,
+      timestamps: ids.map(BigInt),
+    });
     const outer = new Uint8Array(inner.length + 7);
     outer.set(inner, 3);
     const d = decodeImportRequest(outer.subarray(3, 3 + inner.length));
@@ -144,13 +157,18 @@ describe('decodeImportRequest', () => {
     // 2^32 and 2^53 − 1 in the middle of a long packed chunk (fast-path region) and at its end.
     for (const wide of [2n ** 32n, 2n ** 53n - 1n]) {
       const vs = [...small, wide, ...small, wide];
-      const d = decodeImportRequest(bytes(packed(4, vs.slice(0, 30)), packed(4, vs.slice(30)), unpacked(5, [wide]), unpacked(5, [1n])));
+      const d = decodeImportRequest(
+        bytes(packed(4, vs.slice(0, 30)), packed(4, vs.slice(30)), unpacked(5, [wide]), unpacked(5, [1n])),
+      );
       expect(d.rowIds).toBeInstanceOf(Float64Array);
       expect(ids(d.rowIds)).toEqual(vs.map(Number));
       expect(ids(d.columnIds)).toEqual([Number(wide), 1]);
     }
     // Beyond 2^53 − 1 after the column was widened: still the error naming the value.
-    expectBadRequest(() => decodeImportRequest(bytes(packed(5, [...small, 2n ** 40n, ...small, 2n ** 53n, ...small]))), /column ID 9007199254740992 is above 2\^53-1/);
+    expectBadRequest(
+      () => decodeImportRequest(bytes(packed(5, [...small, 2n ** 40n, ...small, 2n ** 53n, ...small]))),
+      /column ID 9007199254740992 is above 2\^53-1/,
+    );
   });
 
   it('decodes long packed fields across the fast loop chunk boundary', () => {
@@ -161,7 +179,8 @@ describe('decodeImportRequest', () => {
   });
 
   it('rejects malformed input with unmarshaling errors', () => {
-    const bad = (buf: Uint8Array): void => expectBadRequest(() => decodeImportRequest(buf), /^unmarshaling import request: /);
+    const bad = (buf: Uint8Array): void =>
+      expectBadRequest(() => decodeImportRequest(buf), /^unmarshaling import request: /);
     bad(bytes([0x2a, 0x05, 0x01])); // packed length beyond the end
     bad(bytes([0x28])); // tag without value
     bad(bytes([0x28, 0x80])); // truncated varint
@@ -200,8 +219,17 @@ describe('decodeImportRequest', () => {
   });
 
   it('round-trips arbitrary requests in arbitrary chunkings (property)', () => {
-    const id = fc.oneof(fc.nat(300), fc.nat(2 ** 21), fc.constantFrom(0, 2 ** 28 - 1, 2 ** 28, 2 ** 53 - 1), fc.maxSafeNat());
-    const ts = fc.oneof(fc.bigInt({ min: -300n, max: 300n }), fc.constantFrom(INT64_MIN, INT64_MAX, 0n, -1n), fc.bigInt({ min: INT64_MIN, max: INT64_MAX }));
+    const id = fc.oneof(
+      fc.nat(300),
+      fc.nat(2 ** 21),
+      fc.constantFrom(0, 2 ** 28 - 1, 2 ** 28, 2 ** 53 - 1),
+      fc.maxSafeNat(),
+    );
+    const ts = fc.oneof(
+      fc.bigInt({ min: -300n, max: 300n }),
+      fc.constantFrom(INT64_MIN, INT64_MAX, 0n, -1n),
+      fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+    );
     const chunking = fc.array(fc.tuple(fc.nat(8), fc.boolean()), { maxLength: 6 });
     fc.assert(
       fc.property(
@@ -224,9 +252,21 @@ describe('decodeImportRequest', () => {
             if (at < vs.length) out.push(packed(field, vs.slice(at)));
             return out;
           };
-          const rows = split(4, triples.map((t) => BigInt(t[0])), ch4);
-          const cols = split(5, triples.map((t) => BigInt(t[1])), ch5);
-          const tss = split(6, triples.map((t) => t[2]), ch6);
+          const rows = split(
+            4,
+            triples.map((t) => BigInt(t[0])),
+            ch4,
+          );
+          const cols = split(
+            5,
+            triples.map((t) => BigInt(t[1])),
+            ch5,
+          );
+          const tss = split(
+            6,
+            triples.map((t) => t[2]),
+            ch6,
+          );
           for (let i = 0; i < Math.max(rows.length, cols.length, tss.length); i++) {
             for (const p of [rows[i], cols[i], tss[i]]) if (p !== undefined) parts.push(p);
           }
@@ -269,11 +309,15 @@ describe('encodeImportRequest', () => {
   });
 
   it('emits exactly the packed bytes (field order, no defaults)', () => {
-    expect(Buffer.from(encodeImportRequest({ index: 'i', field: '', rowIds: [1, 300], columnIds: [] })).toString('hex')).toBe(
-      '0a0169' + '2203' + '01ac02',
-    );
+    expect(
+      Buffer.from(encodeImportRequest({ index: 'i', field: '', rowIds: [1, 300], columnIds: [] })).toString('hex'),
+    ).toBe('0a0169' + '2203' + '01ac02');
     expect(Array.from(encodePackedUint64s([0, 127, 128, 2 ** 53 - 1]))).toEqual([
-      0, 127, 0x80, 0x01, ...varint(2n ** 53n - 1n),
+      0,
+      127,
+      0x80,
+      0x01,
+      ...varint(2n ** 53n - 1n),
     ]);
   });
 
@@ -314,7 +358,12 @@ describe('ImportValueRequest', () => {
         fc.array(fc.tuple(fc.maxSafeNat(), fc.bigInt({ min: INT64_MIN, max: INT64_MAX })), { maxLength: 80 }),
         (pairs) => {
           const d = decodeImportValueRequest(
-            encodeImportValueRequest({ index: 'x', field: 'y', columnIds: pairs.map((p) => p[0]), values: pairs.map((p) => p[1]) }),
+            encodeImportValueRequest({
+              index: 'x',
+              field: 'y',
+              columnIds: pairs.map((p) => p[0]),
+              values: pairs.map((p) => p[1]),
+            }),
           );
           expect(ids(d.columnIds)).toEqual(pairs.map((p) => p[0]));
           expect(Array.from(d.values)).toEqual(pairs.map((p) => p[1]));

@@ -31,11 +31,12 @@ const PbQueryRequest = root.lookupType('internal.QueryRequest');
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const fromHex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s.replace(/\s/g, ''), 'hex'));
 
-
 describe('encodeQueryResponse', () => {
   it('matches the bytes observed from Pilosa 1.4 (docs/API.md §2)', () => {
     expect(hex(encodeQueryResponse({ results: [{ type: 'count', n: 2 }] }))).toBe('120410023004');
-    expect(hex(encodeQueryResponse({ results: [{ type: 'row', columns: [1], attrs: {} }] }))).toBe('12070a030a01013001');
+    expect(hex(encodeQueryResponse({ results: [{ type: 'row', columns: [1], attrs: {} }] }))).toBe(
+      '12070a030a01013001',
+    );
   });
 
   it('omits proto3 defaults but keeps the Row / ValCount submessages, as Go does', () => {
@@ -65,13 +66,27 @@ describe('encodeQueryResponse', () => {
     results: [
       { type: 'row', columns: [1, 2 ** 20, 2 ** 40, Number.MAX_SAFE_INTEGER], attrs, keys: ['k1', 'k2'] },
       { type: 'count', n: 2 ** 40 },
-      { type: 'pairs', pairs: [{ id: 3, count: 10 }, { id: 0, key: 'x', count: 0 }] },
+      {
+        type: 'pairs',
+        pairs: [
+          { id: 3, count: 10 },
+          { id: 0, key: 'x', count: 0 },
+        ],
+      },
       { type: 'valcount', value: INT64_MIN, count: 3 },
       { type: 'valcount', value: INT64_MAX, count: 1 },
       { type: 'null' },
       {
         type: 'groupcounts',
-        groups: [{ group: [{ field: 'f', rowID: 3 }, { field: 'g', rowKey: 'k' }], count: 7 }],
+        groups: [
+          {
+            group: [
+              { field: 'f', rowID: 3 },
+              { field: 'g', rowKey: 'k' },
+            ],
+            count: 7,
+          },
+        ],
       },
       { type: 'rowids', rows: [0, 5, 2 ** 33], keys: ['a'] },
       { type: 'pair', pair: { id: 9, key: 'kk', count: 4 } },
@@ -99,7 +114,18 @@ describe('encodeQueryResponse', () => {
         { Type: 3, ValCount: { Val: INT64_MIN.toString(), Count: 3 } },
         { Type: 3, ValCount: { Val: INT64_MAX.toString(), Count: 1 } },
         {},
-        { Type: 7, GroupCounts: [{ Group: [{ Field: 'f', RowID: 3 }, { Field: 'g', RowKey: 'k' }], Count: 7 }] },
+        {
+          Type: 7,
+          GroupCounts: [
+            {
+              Group: [
+                { Field: 'f', RowID: 3 },
+                { Field: 'g', RowKey: 'k' },
+              ],
+              Count: 7,
+            },
+          ],
+        },
         { Type: 8, RowIdentifiers: { Rows: [0, 5, 2 ** 33], Keys: ['a'] } },
         { Type: 9, Pairs: [{ ID: 9, Key: 'kk', Count: 4 }] },
         { Type: 5, Changed: true },
@@ -118,7 +144,11 @@ describe('encodeQueryResponse', () => {
       results: everything.results,
       columnAttrs: everything.columnAttrs,
     });
-    expect(decodeQueryResponse(encodeQueryResponse({ err: 'bad' }))).toEqual({ err: 'bad', results: [], columnAttrs: [] });
+    expect(decodeQueryResponse(encodeQueryResponse({ err: 'bad' }))).toEqual({
+      err: 'bad',
+      results: [],
+      columnAttrs: [],
+    });
   });
 
   it('decodes the internal RowIDs result type (6)', () => {
@@ -133,11 +163,20 @@ describe('encodeQueryResponse', () => {
         columns: fc.uniqueArray(fc.maxSafeNat(), { maxLength: 50 }).map((a) => a.sort((x, y) => x - y)),
         attrs: fc.dictionary(
           fc.string({ minLength: 1 }),
-          fc.oneof(fc.string(), fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), fc.boolean(), fc.double({ noNaN: true }).filter((d) => !Object.is(d, -0))),
+          fc.oneof(
+            fc.string(),
+            fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+            fc.boolean(),
+            fc.double({ noNaN: true }).filter((d) => !Object.is(d, -0)),
+          ),
         ),
       }),
       fc.record({ type: fc.constant('count' as const), n: fc.maxSafeNat() }),
-      fc.record({ type: fc.constant('valcount' as const), value: fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), count: fc.maxSafeNat() }),
+      fc.record({
+        type: fc.constant('valcount' as const),
+        value: fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+        count: fc.maxSafeNat(),
+      }),
     );
     fc.assert(
       fc.property(fc.array(result, { maxLength: 5 }), (results) => {
@@ -151,7 +190,12 @@ describe('encodeQueryResponse', () => {
 
 describe('decodeQueryRequest', () => {
   it('decodes a client request, ignoring Remote', () => {
-    const buf = encodeQueryRequest({ query: 'Count(Row(f=1))', shards: [0, 2, 2 ** 40], remote: true, excludeColumns: true });
+    const buf = encodeQueryRequest({
+      query: 'Count(Row(f=1))',
+      shards: [0, 2, 2 ** 40],
+      remote: true,
+      excludeColumns: true,
+    });
     expect(decodeQueryRequest(buf)).toEqual({
       query: 'Count(Row(f=1))',
       shards: [0, 2, 2 ** 40],
@@ -191,11 +235,13 @@ describe('decodeQueryRequest', () => {
 
 describe('translate keys, import responses, import-roaring requests', () => {
   it('translate keys: request decodes, response has packed IDs (field 3)', () => {
-    expect(decodeTranslateKeysRequest(encodeTranslateKeysRequest({ index: 'i', field: '', keys: ['a', 'b'] }))).toEqual({
-      index: 'i',
-      field: '',
-      keys: ['a', 'b'],
-    });
+    expect(decodeTranslateKeysRequest(encodeTranslateKeysRequest({ index: 'i', field: '', keys: ['a', 'b'] }))).toEqual(
+      {
+        index: 'i',
+        field: '',
+        keys: ['a', 'b'],
+      },
+    );
     const resp = encodeTranslateKeysResponse([1, 2, 300]);
     expect(hex(resp)).toBe('1a040102ac02');
     expect(decodeTranslateKeysResponse(resp)).toEqual([1, 2, 300]);
@@ -211,7 +257,13 @@ describe('translate keys, import responses, import-roaring requests', () => {
 
   it('import-roaring request: clear flag and named views with data', () => {
     const data = Uint8Array.from([0x3c, 0x30, 0, 0, 0, 0, 0, 0]);
-    const buf = encodeImportRoaringRequest({ clear: true, views: [{ name: '', data }, { name: 'YMD', data: new Uint8Array(0) }] });
+    const buf = encodeImportRoaringRequest({
+      clear: true,
+      views: [
+        { name: '', data },
+        { name: 'YMD', data: new Uint8Array(0) },
+      ],
+    });
     const d = decodeImportRoaringRequest(buf);
     expect(d.clear).toBe(true);
     expect(d.views.map((v) => v.name)).toEqual(['', 'YMD']);

@@ -88,8 +88,12 @@ describe('takeBatch (where batches are cut)', () => {
 
   it('reads the test hooks from the environment only when valid', () => {
     expect(commitQueueOptionsFromEnv({})).toEqual({});
-    expect(commitQueueOptionsFromEnv({ BITLEDGER_TEST_MAX_BATCH_RECORDS: '100', BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS: '20' })).toEqual({ maxBatchRecords: 100, pauseAfterBatchMs: 20 });
-    expect(commitQueueOptionsFromEnv({ BITLEDGER_TEST_MAX_BATCH_RECORDS: '0', BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS: 'x' })).toEqual({});
+    expect(
+      commitQueueOptionsFromEnv({ BITLEDGER_TEST_MAX_BATCH_RECORDS: '100', BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS: '20' }),
+    ).toEqual({ maxBatchRecords: 100, pauseAfterBatchMs: 20 });
+    expect(
+      commitQueueOptionsFromEnv({ BITLEDGER_TEST_MAX_BATCH_RECORDS: '0', BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS: 'x' }),
+    ).toEqual({});
   });
 });
 
@@ -104,9 +108,14 @@ describe('CommitQueue batches against the log', () => {
         return log.append(records, meta);
       },
     };
-    const q = new CommitQueue(spy, log.lastSeq, (e) => {
-      throw e;
-    }, { maxBatchRecords: 10 });
+    const q = new CommitQueue(
+      spy,
+      log.lastSeq,
+      (e) => {
+        throw e;
+      },
+      { maxBatchRecords: 10 },
+    );
     const seqs: number[] = [];
     const stageGroup = (n: number, meta?: string): void => {
       for (let i = 0; i < n; i++) seqs.push(q.stage({ type: 5, payload: Buffer.from(`g${n}-${i}`) }));
@@ -132,9 +141,14 @@ describe('CommitQueue batches against the log', () => {
   it('does not write an open group until it ends', async () => {
     dir = tempDir();
     const log = await EventLog.open(dir, { fsync: 'always', logger: silent });
-    const q = new CommitQueue(log, log.lastSeq, (e) => {
-      throw e;
-    }, { maxBatchRecords: 2 });
+    const q = new CommitQueue(
+      log,
+      log.lastSeq,
+      (e) => {
+        throw e;
+      },
+      { maxBatchRecords: 2 },
+    );
     q.stage({ type: 5, payload: Buffer.from('a') });
     q.endGroup();
     const first = q.whenDurable(1);

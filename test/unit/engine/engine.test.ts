@@ -40,7 +40,11 @@ function newDir(): string {
 }
 
 /** The composition app.ts does, reduced to storage + bootstrap + engine; `wrap` may gate the log. */
-async function openEngine(dir: string, options: EngineOptions = NO_AUTO_SNAPSHOT, wrap: (log: EventLog) => LogStore = (l) => l): Promise<Opened> {
+async function openEngine(
+  dir: string,
+  options: EngineOptions = NO_AUTO_SNAPSHOT,
+  wrap: (log: EventLog) => LogStore = (l) => l,
+): Promise<Opened> {
   const log = await EventLog.open(dir, { fsync: 'always', logger: silent });
   const snapshots = await SnapshotStore.open(dir, silent);
   const { holder } = await bootstrap(log, snapshots, silent);
@@ -68,13 +72,23 @@ async function reopen(o: Opened, dir: string): Promise<Opened> {
 
 const createIndex: Event = { type: 'IndexCreated', index: 'i', options: { keys: false, trackExistence: true } };
 const createField: Event = { type: 'FieldCreated', index: 'i', field: 'f', options: defaultFieldOptions('set') };
-const setBits = (row: number, ...cols: number[]): Event => ({ type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [row], columns: [Uint32Array.from(cols)] });
+const setBits = (row: number, ...cols: number[]): Event => ({
+  type: 'BitsSet',
+  index: 'i',
+  field: 'f',
+  view: 'standard',
+  shard: 0,
+  rows: [row],
+  columns: [Uint32Array.from(cols)],
+});
 const emitAll =
   (...events: Event[]) =>
   (_h: Holder, sink: EventSink): void => {
     for (const e of events) sink.emit(e);
   };
-const columnsOf = (h: Holder, row: number): number[] => [...(h.index('i')?.field('f')?.view('standard')?.fragment(0)?.rows.get(row) ?? [])];
+const columnsOf = (h: Holder, row: number): number[] => [
+  ...(h.index('i')?.field('f')?.view('standard')?.fragment(0)?.rows.get(row) ?? []),
+];
 
 /** A log whose appends wait for `open()`: shows who waits for durability. */
 function gatedLog(log: EventLog): { store: LogStore; open: () => void; appends: () => number } {
@@ -137,7 +151,9 @@ describe('Engine.write', () => {
     const dir = newDir();
     const o = await openEngine(dir);
     await o.engine.write(emitAll(createIndex, createField));
-    const results = await Promise.all(Array.from({ length: 50 }, (_, c) => o.engine.write((_h, sink) => (sink.emit(setBits(2, c)), c * 2))));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, c) => o.engine.write((_h, sink) => (sink.emit(setBits(2, c)), c * 2))),
+    );
     expect(results).toEqual(Array.from({ length: 50 }, (_, c) => c * 2));
     expect(o.log.lastSeq).toBe(52);
     const again = await reopen(o, dir);
@@ -199,7 +215,14 @@ describe('Engine.write', () => {
 
   it('after a failed append refuses writes (503) and reports the failure once', async () => {
     const dir = newDir();
-    const o = await openEngine(dir, NO_AUTO_SNAPSHOT, (log) => new Proxy(log, { get: (t, p) => (p === 'append' ? () => Promise.reject(new Error('disk gone')) : Reflect.get(t, p, t)) }));
+    const o = await openEngine(
+      dir,
+      NO_AUTO_SNAPSHOT,
+      (log) =>
+        new Proxy(log, {
+          get: (t, p) => (p === 'append' ? () => Promise.reject(new Error('disk gone')) : Reflect.get(t, p, t)),
+        }),
+    );
     await expect(o.engine.write(emitAll(createIndex))).rejects.toThrow('disk gone');
     expect(o.fatal.map((e) => e.message)).toEqual(['disk gone']);
     const next = await o.engine.write(emitAll(createField)).then(

@@ -23,15 +23,23 @@ async function openEngine(): Promise<Engine> {
   const log = await EventLog.open(dir, { fsync: 'always', logger: silent });
   close = () => log.close();
   const snapshots = await SnapshotStore.open(dir, silent);
-  return new Engine(new Holder(), log, snapshots, { snapshotEveryEvents: Infinity, snapshotEveryBytes: Infinity }, silent, (e) => {
-    throw e;
-  });
+  return new Engine(
+    new Holder(),
+    log,
+    snapshots,
+    { snapshotEveryEvents: Infinity, snapshotEveryBytes: Infinity },
+    silent,
+    (e) => {
+      throw e;
+    },
+  );
 }
 
 /** One write of `n` IndexCreated events (names i<start>.. so they never collide). */
 function createIndexes(engine: Engine, start: number, n: number): Promise<void> {
   return engine.write((_h, sink) => {
-    for (let i = start; i < start + n; i++) sink.emit({ type: 'IndexCreated', index: `i${i}`, options: { keys: false, trackExistence: false } });
+    for (let i = start; i < start + n; i++)
+      sink.emit({ type: 'IndexCreated', index: `i${i}`, options: { keys: false, trackExistence: false } });
   });
 }
 

@@ -15,16 +15,45 @@ import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { Holder } from '../../../src/state/holder.js';
 import { stateEvents } from '../../../src/state/snapshot.js';
 
-const range = (from: number, to: number, step = 1): number[] => Array.from({ length: Math.ceil((to - from) / step) }, (_, k) => from + k * step);
+const range = (from: number, to: number, step = 1): number[] =>
+  Array.from({ length: Math.ceil((to - from) / step) }, (_, k) => from + k * step);
 
 /** Sparse, dense and run rows, an int field, existence: also what the fixture file was written from. */
 const fixtureEvents = (): Event[] => [
   { type: 'IndexCreated', index: 'i', options: { keys: false, trackExistence: true } },
   { type: 'FieldCreated', index: 'i', field: 'f', options: defaultFieldOptions('set') },
   { type: 'FieldCreated', index: 'i', field: 'n', options: { ...defaultFieldOptions('int'), min: -1000n, max: 1000n } },
-  { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [1, 7, 2 ** 40], columns: [new RoaringBitmap32(range(0, 5000, 7)), new RoaringBitmap32(range(0, 200_000)), new RoaringBitmap32([1, 1_048_575])], exists: true },
-  { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 3, rows: [1], columns: [Uint32Array.of(3, 9, 12)] },
-  { type: 'ValuesSet', index: 'i', field: 'n', shard: 0, columns: Uint32Array.of(1, 2, 3), values: BigInt64Array.of(-5n, 0n, 999n) },
+  {
+    type: 'BitsSet',
+    index: 'i',
+    field: 'f',
+    view: 'standard',
+    shard: 0,
+    rows: [1, 7, 2 ** 40],
+    columns: [
+      new RoaringBitmap32(range(0, 5000, 7)),
+      new RoaringBitmap32(range(0, 200_000)),
+      new RoaringBitmap32([1, 1_048_575]),
+    ],
+    exists: true,
+  },
+  {
+    type: 'BitsSet',
+    index: 'i',
+    field: 'f',
+    view: 'standard',
+    shard: 3,
+    rows: [1],
+    columns: [Uint32Array.of(3, 9, 12)],
+  },
+  {
+    type: 'ValuesSet',
+    index: 'i',
+    field: 'n',
+    shard: 0,
+    columns: Uint32Array.of(1, 2, 3),
+    values: BigInt64Array.of(-5n, 0n, 999n),
+  },
 ];
 
 const holderOf = (events: Event[]): Holder => {
@@ -73,7 +102,15 @@ describe('snapshot codec', () => {
     expect(types.filter((t) => t === FRAGMENT_RECORD)).toHaveLength(5);
     const restored = load(body);
     expect(stateDigest(restored)).toBe(stateDigest(live));
-    expect(restored.index('i')?.field('f')?.view('standard')?.fragment(0)?.row(2 ** 40)?.toArray()).toEqual([1, 1_048_575]);
+    expect(
+      restored
+        .index('i')
+        ?.field('f')
+        ?.view('standard')
+        ?.fragment(0)
+        ?.row(2 ** 40)
+        ?.toArray(),
+    ).toEqual([1, 1_048_575]);
   });
 
   it('loads a snapshot of the previous format (fragments as BitsSet events)', () => {
@@ -87,7 +124,9 @@ describe('snapshot codec', () => {
 
   it('loads a snapshot body written by the build before fragment records', () => {
     // Written by the previous build's encodeSnapshot from fixtureEvents().
-    const old = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/snapshot-body-bitsset-events.bin'));
+    const old = readFileSync(
+      join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/snapshot-body-bitsset-events.bin'),
+    );
     const types: number[] = [];
     for (let p = 0; p < old.length; p += 5 + old.readUInt32LE(p + 1)) types.push(old[p]);
     expect(types).not.toContain(FRAGMENT_RECORD);
@@ -103,11 +142,43 @@ describe('snapshot codec', () => {
     const row = (h: Holder, r: number) => h.index('i')?.field('f')?.view('standard')?.fragment(0)?.row(r);
     expect(row(restored, 7)?.isFrozen).toBe(true);
     const writes: Event[] = [
-      { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [7], columns: [Uint32Array.of(300_000, 300_001)] },
-      { type: 'BitsCleared', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [1], columns: [new RoaringBitmap32([0, 7, 14])] },
-      { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [2 ** 40], columns: [new RoaringBitmap32([5, 6])], adopt: true },
+      {
+        type: 'BitsSet',
+        index: 'i',
+        field: 'f',
+        view: 'standard',
+        shard: 0,
+        rows: [7],
+        columns: [Uint32Array.of(300_000, 300_001)],
+      },
+      {
+        type: 'BitsCleared',
+        index: 'i',
+        field: 'f',
+        view: 'standard',
+        shard: 0,
+        rows: [1],
+        columns: [new RoaringBitmap32([0, 7, 14])],
+      },
+      {
+        type: 'BitsSet',
+        index: 'i',
+        field: 'f',
+        view: 'standard',
+        shard: 0,
+        rows: [2 ** 40],
+        columns: [new RoaringBitmap32([5, 6])],
+        adopt: true,
+      },
       { type: 'RowCleared', index: 'i', field: 'f', row: 1 },
-      { type: 'ValuesSet', index: 'i', field: 'n', shard: 0, columns: Uint32Array.of(2, 4), values: BigInt64Array.of(-7n, 12n) },
+      {
+        type: 'ValuesSet',
+        index: 'i',
+        field: 'n',
+        shard: 0,
+        columns: Uint32Array.of(2, 4),
+        values: BigInt64Array.of(-7n, 12n),
+      },
     ];
     for (const e of writes) {
       apply(live, e);
@@ -125,6 +196,8 @@ describe('snapshot codec', () => {
     const len = body.readUInt32LE(p + 1);
     const cut = Buffer.from(body.subarray(0, p + 5 + len));
     cut.writeUInt32LE(len - 3, p + 1);
-    expect(() => [...decodeSnapshot(Buffer.from(cut.subarray(0, p + 5 + len - 3)))]).toThrow(/fragment record|truncated/);
+    expect(() => [...decodeSnapshot(Buffer.from(cut.subarray(0, p + 5 + len - 3)))]).toThrow(
+      /fragment record|truncated/,
+    );
   });
 });

@@ -11,7 +11,8 @@ import { MemorySink, NOW, defaultOpts, run } from './harness.js';
 function manyShards(n: number): MemorySink {
   const s = new MemorySink().createIndex('i').createField('i', 'f').createField('i', 'v', 'int');
   const calls: string[] = [];
-  for (let shard = 0; shard < n; shard++) calls.push(`Set(${shard * SHARD_WIDTH + 1}, f=1) Set(${shard * SHARD_WIDTH + 2}, v=${shard})`);
+  for (let shard = 0; shard < n; shard++)
+    calls.push(`Set(${shard * SHARD_WIDTH + 1}, f=1) Set(${shard * SHARD_WIDTH + 2}, v=${shard})`);
   run(s, 'i', calls.join(' '));
   return s;
 }
@@ -32,7 +33,9 @@ describe('executeQueryAsync', () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 0);
     try {
-      const r = await executeQueryAsync(s.holder, 'i', parse('Count(Row(f=1)) Sum(field=v)'), defaultOpts, { sliceMs: 0 });
+      const r = await executeQueryAsync(s.holder, 'i', parse('Count(Row(f=1)) Sum(field=v)'), defaultOpts, {
+        sliceMs: 0,
+      });
       expect(r.results).toEqual([
         { type: 'count', n: 40 },
         { type: 'valcount', value: 780n, count: 40 },
@@ -90,13 +93,21 @@ describe('executeQueryAsync', () => {
   it('finishes synchronously after too many restarts', async () => {
     const s = manyShards(10);
     let v = 0;
-    const r = await executeQueryAsync(s.holder, 'i', parse('Count(Row(f=1))'), defaultOpts, { sliceMs: 0, version: () => v++, maxRestarts: 2 });
+    const r = await executeQueryAsync(s.holder, 'i', parse('Count(Row(f=1))'), defaultOpts, {
+      sliceMs: 0,
+      version: () => v++,
+      maxRestarts: 2,
+    });
     expect(r.results).toEqual([{ type: 'count', n: 10 }]);
   });
 
   it('rejects writes and reports validation errors', async () => {
     const s = fixture();
-    await expect(executeQueryAsync(s.holder, 'i', parse('Set(1, s=1)'), defaultOpts)).rejects.toThrow('not allowed in a read-only query');
-    await expect(executeQueryAsync(s.holder, 'i', parse('Row(zz=1)'), defaultOpts)).rejects.toThrow('executing: map reduce: field not found');
+    await expect(executeQueryAsync(s.holder, 'i', parse('Set(1, s=1)'), defaultOpts)).rejects.toThrow(
+      'not allowed in a read-only query',
+    );
+    await expect(executeQueryAsync(s.holder, 'i', parse('Row(zz=1)'), defaultOpts)).rejects.toThrow(
+      'executing: map reduce: field not found',
+    );
   });
 });

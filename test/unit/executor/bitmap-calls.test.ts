@@ -117,6 +117,8 @@ describe('combinations, Not, Shift, Count', () => {
   it('Not needs existence tracking', () => {
     const s2 = new MemorySink().createIndex('j', { trackExistence: false }).createField('j', 's');
     run(s2, 'j', 'Set(1, s=1)');
-    expect(() => run(s2, 'j', 'Not(Row(s=1))')).toThrow('executing: map reduce: index does not support existence tracking: j');
+    expect(() => run(s2, 'j', 'Not(Row(s=1))')).toThrow(
+      'executing: map reduce: index does not support existence tracking: j',
+    );
   });
 });

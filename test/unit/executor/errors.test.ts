@@ -9,12 +9,18 @@ describe('error catalogue (docs/API.md §3.5; all 400)', () => {
     ['SetBit(frame=f, row=1, col=1)', 'executing: map reduce: unknown call: SetBit'],
     ['Count()', 'executing: Count() requires an input bitmap'],
     ['Count(Row(s=1), Row(s=2))', 'executing: Count() only accepts a single bitmap input'],
-    ['Count(TopN(s))', 'executing: TopN() does not return a bitmap and cannot be the input of Count(): expected a bitmap call (Row, Range, Union, Intersect, Difference, Xor, Not or Shift)'],
+    [
+      'Count(TopN(s))',
+      'executing: TopN() does not return a bitmap and cannot be the input of Count(): expected a bitmap call (Row, Range, Union, Intersect, Difference, Xor, Not or Shift)',
+    ],
     ['Count(Row(nope=1))', 'executing: field not found: nope'],
     ['Row(nope=1)', 'executing: map reduce: field not found: nope'],
     ['Row()', 'executing: map reduce: Row() argument required: field'],
     ['Row(s=-1)', "executing: map reduce: Row() error with arg for row: value for 's' must be positive, but got -1"],
-    ['Row(s=1.5)', 'executing: map reduce: Row() error with arg for row: could not convert 1.5 of type float64 to uint64 in Call.UintArg'],
+    [
+      'Row(s=1.5)',
+      'executing: map reduce: Row() error with arg for row: could not convert 1.5 of type float64 to uint64 in Call.UintArg',
+    ],
     ['Row(n == null)', 'executing: map reduce: Row(): conditions only support integer values'],
     ['Row(n > 1.5)', 'executing: map reduce: Row(): conditions only support integer values'],
     ['Row(n > 1, s=2)', 'executing: map reduce: Row(): too many arguments'],
@@ -57,7 +63,10 @@ describe('error catalogue (docs/API.md §3.5; all 400)', () => {
     ['ClearRow(n=1)', 'executing: ClearRow() is not supported on int field types'],
     ['Store(Row(s=1), t=1)', "executing: can't Store() on a time field"],
     ['SetRowAttrs(nope, 1, a=1)', 'executing: field not found: nope'],
-    ['SetRowAttrs(s, 1, a=[1])', "executing: invalid value for attribute 'a': attribute values must be strings, integers, floats, booleans or null"],
+    [
+      'SetRowAttrs(s, 1, a=[1])',
+      "executing: invalid value for attribute 'a': attribute values must be strings, integers, floats, booleans or null",
+    ],
     // Key errors come from translating the whole query first, as in Pilosa.
     ['Row(nope=1) Row(s="x")', "executing: string 'row' value not allowed unless field 'keys' option enabled"],
   ];
@@ -65,9 +74,15 @@ describe('error catalogue (docs/API.md §3.5; all 400)', () => {
 
   it('keyed index and field', () => {
     const k = keyedFixture();
-    expect(error(k, 'k', 'Set(1, kf="x")')).toBe("executing: column value must be a string when index 'keys' option enabled");
-    expect(error(k, 'k', 'Set("a", kf=1)')).toBe("executing: row value must be a string when field 'keys' option enabled");
-    expect(error(k, 'k', 'Rows(kf, previous=1)')).toBe("executing: row value must be a string when field 'keys' option enabled");
+    expect(error(k, 'k', 'Set(1, kf="x")')).toBe(
+      "executing: column value must be a string when index 'keys' option enabled",
+    );
+    expect(error(k, 'k', 'Set("a", kf=1)')).toBe(
+      "executing: row value must be a string when field 'keys' option enabled",
+    );
+    expect(error(k, 'k', 'Rows(kf, previous=1)')).toBe(
+      "executing: row value must be a string when field 'keys' option enabled",
+    );
   });
 
   it('missing index', () => {

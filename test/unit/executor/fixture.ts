@@ -29,7 +29,10 @@ export function fixture(): MemorySink {
 
 /** An index with string keys on columns and on field `kf`, plus an unkeyed field `u`. */
 export function keyedFixture(): MemorySink {
-  const s = new MemorySink().createIndex('k', { keys: true }).createField('k', 'kf', 'set', { keys: true }).createField('k', 'u');
+  const s = new MemorySink()
+    .createIndex('k', { keys: true })
+    .createField('k', 'kf', 'set', { keys: true })
+    .createField('k', 'u');
   run(s, 'k', 'Set("a", kf="x") Set("b", kf="x") Set("a", kf="y") Set("c", u=3)');
   return s;
 }

@@ -10,7 +10,13 @@ export const NOW = Date.UTC(2020, 0, 1);
 
 export const defaultOpts: QueryOptions = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
 
-export function run(sink: MemorySink, index: string, pql: string, opts: Partial<QueryOptions> = {}, max = 0): QueryResponse {
+export function run(
+  sink: MemorySink,
+  index: string,
+  pql: string,
+  opts: Partial<QueryOptions> = {},
+  max = 0,
+): QueryResponse {
   return runQuery(sink.holder, sink, index, parse(pql), { ...defaultOpts, ...opts }, { maxWritesPerRequest: max }, NOW);
 }
 
@@ -42,14 +48,19 @@ export const num = (v: bigint): number | bigint => (v >= -(2n ** 53n) && v <= 2n
 export function toJson(r: QueryResult): unknown {
   switch (r.type) {
     case 'row':
-      if (r.keys !== undefined) return r.keys.length > 0 ? { attrs: attrs(r.attrs), columns: [], keys: r.keys } : { attrs: attrs(r.attrs), columns: [] };
+      if (r.keys !== undefined)
+        return r.keys.length > 0
+          ? { attrs: attrs(r.attrs), columns: [], keys: r.keys }
+          : { attrs: attrs(r.attrs), columns: [] };
       return { attrs: attrs(r.attrs), columns: r.columns };
     case 'count':
       return r.n;
     case 'changed':
       return r.changed;
     case 'pairs':
-      return r.pairs.map((p) => (p.key !== undefined ? { id: p.id, key: p.key, count: p.count } : { id: p.id, count: p.count }));
+      return r.pairs.map((p) =>
+        p.key !== undefined ? { id: p.id, key: p.key, count: p.count } : { id: p.id, count: p.count },
+      );
     case 'valcount':
       return { value: num(r.value), count: r.count };
     case 'null':
@@ -57,9 +68,15 @@ export function toJson(r: QueryResult): unknown {
     case 'groupcounts':
       return r.groups;
     case 'rowids':
-      return r.keys !== undefined ? (r.keys.length > 0 ? { rows: null, keys: r.keys } : { rows: null }) : { rows: r.rows };
+      return r.keys !== undefined
+        ? r.keys.length > 0
+          ? { rows: null, keys: r.keys }
+          : { rows: null }
+        : { rows: r.rows };
     case 'pair':
-      return r.pair.key !== undefined ? { id: r.pair.id, key: r.pair.key, count: r.pair.count } : { id: r.pair.id, count: r.pair.count };
+      return r.pair.key !== undefined
+        ? { id: r.pair.id, key: r.pair.key, count: r.pair.count }
+        : { id: r.pair.id, count: r.pair.count };
   }
 }
 

@@ -17,14 +17,22 @@ describe('Options', () => {
   it.each(cases)('%s', (pql, want) => expect(one(s, 'i', pql)).toEqual(want));
 
   it('columnAttrs=true turns on the response-level column attributes', () => {
-    expect(run(s, 'i', 'Options(Row(s=10), columnAttrs=true)').columnAttrs).toEqual([{ id: 1, attrs: { name: 'one' } }]);
+    expect(run(s, 'i', 'Options(Row(s=10), columnAttrs=true)').columnAttrs).toEqual([
+      { id: 1, attrs: { name: 'one' } },
+    ]);
     expect(run(s, 'i', 'Options(Row(s=10), columnAttrs=false)').columnAttrs).toBeUndefined();
   });
 
   it('wraps writes too', () => {
     const t = fixture();
-    expect(results(t, 'i', 'Options(Set(7, s=10), excludeColumns=true) Row(s=10)')).toEqual([true, { attrs: {}, columns: [1, 2, 7, 1048576] }]);
-    expect(results(t, 'i', 'Options(ClearRow(s=10), shards=[0]) Row(s=10)')).toEqual([true, { attrs: {}, columns: [1048576] }]);
+    expect(results(t, 'i', 'Options(Set(7, s=10), excludeColumns=true) Row(s=10)')).toEqual([
+      true,
+      { attrs: {}, columns: [1, 2, 7, 1048576] },
+    ]);
+    expect(results(t, 'i', 'Options(ClearRow(s=10), shards=[0]) Row(s=10)')).toEqual([
+      true,
+      { attrs: {}, columns: [1048576] },
+    ]);
   });
 
   it('keyed results honour excludeColumns', () => {

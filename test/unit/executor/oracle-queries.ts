@@ -93,7 +93,8 @@ export function renderQuery(_s: Schema, q: Query): string {
 }
 
 const asc = (a: number, b: number): number => a - b;
-const inter = (a: Set<number>, b: Set<number> | undefined): number => (b === undefined ? a.size : [...a].filter((c) => b.has(c)).length);
+const inter = (a: Set<number>, b: Set<number> | undefined): number =>
+  b === undefined ? a.size : [...a].filter((c) => b.has(c)).length;
 
 /** What the server must answer (mutating the model for Store). */
 export function expected(m: Oracle, q: Query): unknown {
@@ -103,12 +104,16 @@ export function expected(m: Oracle, q: Query): unknown {
     case 'bitmap': {
       const cols = [...m.eval(q.e)].sort(asc);
       if (!m.schema.keys) return { attrs: {}, columns: cols };
-      return cols.length > 0 ? { attrs: {}, columns: [], keys: cols.map((c) => m.colKey(c)) } : { attrs: {}, columns: [] };
+      return cols.length > 0
+        ? { attrs: {}, columns: [], keys: cols.map((c) => m.colKey(c)) }
+        : { attrs: {}, columns: [] };
     }
     case 'count':
       return m.eval(q.e).size;
     case 'valCount': {
-      const vals = [...(m.values.get('n') ?? [])].filter(([c]) => filter === undefined || filter.has(c)).map(([, v]) => v);
+      const vals = [...(m.values.get('n') ?? [])]
+        .filter(([c]) => filter === undefined || filter.has(c))
+        .map(([, v]) => v);
       if (vals.length === 0) return { value: 0, count: 0 };
       if (q.op === 'Sum') return { value: num(vals.reduce((a, b) => a + b, 0n)), count: vals.length };
       const best = vals.reduce((a, b) => ((q.op === 'Min' ? b < a : b > a) ? b : a));
@@ -119,7 +124,9 @@ export function expected(m: Oracle, q: Query): unknown {
       let pairs: { id: number; count: number }[] = [];
       for (const r of m.rowsWithBits(q.f)) {
         const perShard = new Map<number, number>();
-        for (const c of m.stdRow(q.f, r)) if (filter === undefined || filter.has(c)) perShard.set(shardOfCol(c), (perShard.get(shardOfCol(c)) ?? 0) + 1);
+        for (const c of m.stdRow(q.f, r))
+          if (filter === undefined || filter.has(c))
+            perShard.set(shardOfCol(c), (perShard.get(shardOfCol(c)) ?? 0) + 1);
         const count = [...perShard.values()].filter((n) => n >= thr).reduce((a, b) => a + b, 0);
         if (count > 0) pairs.push({ id: r, count });
       }
@@ -144,7 +151,9 @@ export function expected(m: Oracle, q: Query): unknown {
       const visit = (i: number, ids: number[], cols: Set<number> | undefined): void => {
         if (i === q.fs.length) {
           if (cols !== undefined && cols.size > 0) {
-            const group = ids.map((id, j) => (keyed(q.fs[j]) ? { field: q.fs[j], rowKey: m.rowKey(q.fs[j], id) } : { field: q.fs[j], rowID: id }));
+            const group = ids.map((id, j) =>
+              keyed(q.fs[j]) ? { field: q.fs[j], rowKey: m.rowKey(q.fs[j], id) } : { field: q.fs[j], rowID: id },
+            );
             groups.push({ group, count: cols.size });
           }
           return;

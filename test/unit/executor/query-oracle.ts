@@ -3,7 +3,14 @@
 // shards, bitmaps or BSI; it shares only the time-view naming and range rules with the server
 // (those are tested against Pilosa's own examples in test/unit/domain).
 import { SHARD_WIDTH } from '../../../src/domain/shard.js';
-import { type TimeWindow, ZERO_TIME, addDays, viewPeriod, viewsByTimeRange, viewsForTimestamp } from '../../../src/domain/time-quantum.js';
+import {
+  type TimeWindow,
+  ZERO_TIME,
+  addDays,
+  viewPeriod,
+  viewsByTimeRange,
+  viewsForTimestamp,
+} from '../../../src/domain/time-quantum.js';
 
 export type FieldType = 'set' | 'mutex' | 'bool' | 'time' | 'int';
 

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { fixture, keyedFixture } from './fixture.js';
 import { MemorySink, one, run } from './harness.js';
 
-const g = (s: number, b: number, count: number): unknown => ({ group: [{ field: 's', rowID: s }, { field: 'b', rowID: b }], count });
+const g = (s: number, b: number, count: number): unknown => ({
+  group: [
+    { field: 's', rowID: s },
+    { field: 'b', rowID: b },
+  ],
+  count,
+});
 
 describe('Rows', () => {
   const s = fixture();
@@ -26,7 +32,9 @@ describe('Rows', () => {
   it.each(cases)('%s', (pql, want) => expect(one(s, 'i', pql)).toEqual(want));
 
   it('time fields without a standard view read their time views', () => {
-    const t = new MemorySink().createIndex('i').createField('i', 'q', 'time', { timeQuantum: 'YM', noStandardView: true });
+    const t = new MemorySink()
+      .createIndex('i')
+      .createField('i', 'q', 'time', { timeQuantum: 'YM', noStandardView: true });
     run(t, 'i', 'Set(1, q=3, 2019-05-01T00:00) Set(2, q=4, 2020-01-01T00:00) Set(3, q=5)');
     expect(one(t, 'i', 'Rows(q)')).toEqual({ rows: [3, 4] });
     expect(one(t, 'i', 'Row(q=5)')).toEqual({ attrs: {}, columns: [] });
@@ -60,16 +68,46 @@ describe('GroupBy', () => {
     ['GroupBy(Rows(s, limit=1), Rows(b))', [g(10, 0, 1), g(10, 1, 1)]],
     ['GroupBy(Rows(s, column=3), Rows(b))', [g(12, 0, 1)]],
     ['GroupBy(Rows(s, column=99), Rows(b))', []],
-    ['GroupBy(Rows(s))', [{ group: [{ field: 's', rowID: 10 }], count: 3 }, { group: [{ field: 's', rowID: 11 }], count: 1 }, { group: [{ field: 's', rowID: 12 }], count: 1 }]],
+    [
+      'GroupBy(Rows(s))',
+      [
+        { group: [{ field: 's', rowID: 10 }], count: 3 },
+        { group: [{ field: 's', rowID: 11 }], count: 1 },
+        { group: [{ field: 's', rowID: 12 }], count: 1 },
+      ],
+    ],
   ];
   it.each(cases)('%s', (pql, want) => expect(one(s, 'i', pql)).toEqual(want));
 
   it('merges counts across shards and uses row keys on keyed fields', () => {
     const k = keyedFixture();
     run(k, 'k', 'Set("d", u=3) Set("a", u=3)');
-    expect(one(k, 'k', 'GroupBy(Rows(kf), Rows(u))')).toEqual([{ group: [{ field: 'kf', rowKey: 'x' }, { field: 'u', rowID: 3 }], count: 1 }, { group: [{ field: 'kf', rowKey: 'y' }, { field: 'u', rowID: 3 }], count: 1 }]);
+    expect(one(k, 'k', 'GroupBy(Rows(kf), Rows(u))')).toEqual([
+      {
+        group: [
+          { field: 'kf', rowKey: 'x' },
+          { field: 'u', rowID: 3 },
+        ],
+        count: 1,
+      },
+      {
+        group: [
+          { field: 'kf', rowKey: 'y' },
+          { field: 'u', rowID: 3 },
+        ],
+        count: 1,
+      },
+    ]);
     const t = new MemorySink().createIndex('i').createField('i', 'a').createField('i', 'c');
     run(t, 'i', 'Set(1, a=1) Set(1, c=2) Set(1048577, a=1) Set(1048577, c=2)');
-    expect(one(t, 'i', 'GroupBy(Rows(a), Rows(c))')).toEqual([{ group: [{ field: 'a', rowID: 1 }, { field: 'c', rowID: 2 }], count: 2 }]);
+    expect(one(t, 'i', 'GroupBy(Rows(a), Rows(c))')).toEqual([
+      {
+        group: [
+          { field: 'a', rowID: 1 },
+          { field: 'c', rowID: 2 },
+        ],
+        count: 2,
+      },
+    ]);
   });
 });

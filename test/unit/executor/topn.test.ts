@@ -8,22 +8,72 @@ describe('TopN', () => {
   run(s, 'i', 'SetRowAttrs(s, 11, cat="x") SetRowAttrs(s, 12, cat="y", w=2)');
   recalculateCaches(s.holder);
   const cases: [string, unknown][] = [
-    ['TopN(s)', [{ id: 10, count: 3 }, { id: 11, count: 1 }, { id: 12, count: 1 }]],
+    [
+      'TopN(s)',
+      [
+        { id: 10, count: 3 },
+        { id: 11, count: 1 },
+        { id: 12, count: 1 },
+      ],
+    ],
     ['TopN(s, n=1)', [{ id: 10, count: 3 }]],
-    ['TopN(s, n=2)', [{ id: 10, count: 3 }, { id: 11, count: 1 }]],
-    ['TopN(s, Row(b=false))', [{ id: 10, count: 1 }, { id: 11, count: 1 }, { id: 12, count: 1 }]],
+    [
+      'TopN(s, n=2)',
+      [
+        { id: 10, count: 3 },
+        { id: 11, count: 1 },
+      ],
+    ],
+    [
+      'TopN(s, Row(b=false))',
+      [
+        { id: 10, count: 1 },
+        { id: 11, count: 1 },
+        { id: 12, count: 1 },
+      ],
+    ],
     ['TopN(s, Row(m=1), n=5)', [{ id: 10, count: 1 }]],
-    ['TopN(s, ids=[12, 11])', [{ id: 11, count: 1 }, { id: 12, count: 1 }]],
-    ['TopN(s, ids=[12, 10], n=1)', [{ id: 10, count: 3 }, { id: 12, count: 1 }]],
+    [
+      'TopN(s, ids=[12, 11])',
+      [
+        { id: 11, count: 1 },
+        { id: 12, count: 1 },
+      ],
+    ],
+    [
+      'TopN(s, ids=[12, 10], n=1)',
+      [
+        { id: 10, count: 3 },
+        { id: 12, count: 1 },
+      ],
+    ],
     // The threshold applies per shard (Pilosa): row 10 has 2 bits in shard 0, 1 in shard 1.
     ['TopN(s, threshold=2)', [{ id: 10, count: 2 }]],
     ['TopN(s, Row(s=10), tanimotoThreshold=50)', [{ id: 10, count: 3 }]],
-    ['TopN(s, Row(s=10), tanimotoThreshold=30)', [{ id: 10, count: 3 }, { id: 11, count: 1 }]],
+    [
+      'TopN(s, Row(s=10), tanimotoThreshold=30)',
+      [
+        { id: 10, count: 3 },
+        { id: 11, count: 1 },
+      ],
+    ],
     ['TopN(s, attrName=cat, attrValues=["x"])', [{ id: 11, count: 1 }]],
-    ['TopN(s, attrName=cat, attrValues=["x", "y"])', [{ id: 11, count: 1 }, { id: 12, count: 1 }]],
+    [
+      'TopN(s, attrName=cat, attrValues=["x", "y"])',
+      [
+        { id: 11, count: 1 },
+        { id: 12, count: 1 },
+      ],
+    ],
     ['TopN(s, attrName=w, attrValues=[2])', [{ id: 12, count: 1 }]],
     ['TopN(s, Row(s=99))', []],
-    ['TopN(m)', [{ id: 1, count: 1 }, { id: 2, count: 1 }]],
+    [
+      'TopN(m)',
+      [
+        { id: 1, count: 1 },
+        { id: 2, count: 1 },
+      ],
+    ],
   ];
   it.each(cases)('%s', (pql, want) => expect(one(s, 'i', pql)).toEqual(want));
 
@@ -38,13 +88,22 @@ describe('TopN', () => {
   it('sees new rows after recalculateCaches', () => {
     const t = new MemorySink().createIndex('i').createField('i', 'f', 'set', { cacheSize: 2 });
     run(t, 'i', 'Set(1, f=1) Set(2, f=1) Set(3, f=2)');
-    expect(one(t, 'i', 'TopN(f)')).toEqual([{ id: 1, count: 2 }, { id: 2, count: 1 }]);
+    expect(one(t, 'i', 'TopN(f)')).toEqual([
+      { id: 1, count: 2 },
+      { id: 2, count: 1 },
+    ]);
     run(t, 'i', 'Set(4, f=3) Set(5, f=3) Set(6, f=3)');
     // The ranked cache of shard 0 was computed by the first TopN: row 3 is not in it yet.
-    expect(one(t, 'i', 'TopN(f)')).toEqual([{ id: 1, count: 2 }, { id: 2, count: 1 }]);
+    expect(one(t, 'i', 'TopN(f)')).toEqual([
+      { id: 1, count: 2 },
+      { id: 2, count: 1 },
+    ]);
     recalculateCaches(t.holder);
     // cacheSize 2: the two largest rows.
-    expect(one(t, 'i', 'TopN(f)')).toEqual([{ id: 3, count: 3 }, { id: 1, count: 2 }]);
+    expect(one(t, 'i', 'TopN(f)')).toEqual([
+      { id: 3, count: 3 },
+      { id: 1, count: 2 },
+    ]);
   });
 
   it('lru caches keep the most recently written rows', () => {
@@ -53,11 +112,17 @@ describe('TopN', () => {
     recalculateCaches(t.holder);
     run(t, 'i', 'Set(4, f=3)');
     recalculateCaches(t.holder);
-    expect(one(t, 'i', 'TopN(f)')).toEqual([{ id: 1, count: 2 }, { id: 3, count: 1 }]);
+    expect(one(t, 'i', 'TopN(f)')).toEqual([
+      { id: 1, count: 2 },
+      { id: 3, count: 1 },
+    ]);
   });
 
   it('returns keys on keyed fields (with Pilosa id 0)', () => {
     const k = keyedFixture();
-    expect(one(k, 'k', 'TopN(kf)')).toEqual([{ id: 0, key: 'x', count: 2 }, { id: 0, key: 'y', count: 1 }]);
+    expect(one(k, 'k', 'TopN(kf)')).toEqual([
+      { id: 0, key: 'x', count: 2 },
+      { id: 0, key: 'y', count: 1 },
+    ]);
   });
 });

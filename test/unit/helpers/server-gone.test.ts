@@ -29,13 +29,21 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 describe('isServerGone', () => {
   it('is true for a refused connection', async () => {
     const port = await freePort();
-    const err = await fetch(`http://127.0.0.1:${port}/`).then(() => undefined, (e: unknown) => e);
+    const err = await fetch(`http://127.0.0.1:${port}/`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isServerGone(err)).toBe(true);
     expect(await unlessServerGone(async () => void (await fetch(`http://127.0.0.1:${port}/`)))).toBe(false);
   });
 
   it('is true for a body cut off by the peer', async () => {
-    const err = await fetch(`${url}/cut`).then((r) => r.text()).then(() => undefined, (e: unknown) => e);
+    const err = await fetch(`${url}/cut`)
+      .then((r) => r.text())
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(isServerGone(err)).toBe(true);
   });
 

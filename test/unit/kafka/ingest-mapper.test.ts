@@ -17,8 +17,16 @@ const FIELDS = [
   { name: 'age', field: 'age', mapping: 'int' },
 ];
 
-function builder(index: 'i' | 'k' = 'i', fields: Record<string, unknown>[] = FIELDS): { b: ImportBuilder; spec: IngestSpec; targets: Targets } {
-  const spec = parseIngestSpec('ing', { topic: 't', index, column: index === 'i' ? { field: 'id' } : { key: 'user' }, fields });
+function builder(
+  index: 'i' | 'k' = 'i',
+  fields: Record<string, unknown>[] = FIELDS,
+): { b: ImportBuilder; spec: IngestSpec; targets: Targets } {
+  const spec = parseIngestSpec('ing', {
+    topic: 't',
+    index,
+    column: index === 'i' ? { field: 'id' } : { key: 'user' },
+    fields,
+  });
   const targets = resolveTargets(spec, ingestSchema());
   if (typeof targets === 'string') throw new Error(targets);
   return { b: new ImportBuilder(spec, targets), spec, targets };
@@ -31,7 +39,9 @@ interface Rejected {
 
 function add(b: ImportBuilder, value: unknown, raw?: string): { added: number; rejected: Rejected[] } {
   const rejected: Rejected[] = [];
-  const added = b.add(raw !== undefined ? Buffer.from(raw) : Buffer.from(JSON.stringify(value)), (reason, index) => rejected.push({ reason, index }));
+  const added = b.add(raw !== undefined ? Buffer.from(raw) : Buffer.from(JSON.stringify(value)), (reason, index) =>
+    rejected.push({ reason, index }),
+  );
   return { added, rejected };
 }
 
@@ -49,7 +59,16 @@ const NS_PER_MS = 1_000_000n;
 describe('ImportBuilder: mappings', () => {
   it('maps each kind into the import request of its field', () => {
     const { b } = builder();
-    const r = add(b, { id: 10.9, color: [3, 4], tag: 'vip', grp: 'blue', active: true, cat: 5, when: '2021-03-04T05:06', age: 42 });
+    const r = add(b, {
+      id: 10.9,
+      color: [3, 4],
+      tag: 'vip',
+      grp: 'blue',
+      active: true,
+      cat: 5,
+      when: '2021-03-04T05:06',
+      age: 42,
+    });
     expect(r).toEqual({ added: 1, rejected: [] });
     expect(bitsOf(b, 'color')).toEqual([
       [3, 10, 0n],
@@ -98,7 +117,12 @@ describe('ImportBuilder: mappings', () => {
 
   it('takes an array of records in one message, and int values beyond 2^53 as decimal strings', () => {
     const { b: withBig } = builder('i', [{ name: 'n', field: 'big', mapping: 'int' }]);
-    expect(add(withBig, [{ id: 1, n: '9007199254740993' }, { id: 2, n: -5 }]).added).toBe(2);
+    expect(
+      add(withBig, [
+        { id: 1, n: '9007199254740993' },
+        { id: 2, n: -5 },
+      ]).added,
+    ).toBe(2);
     expect([...withBig.build().values[0].values]).toEqual([9007199254740993n, -5n]);
   });
 });
@@ -111,10 +135,18 @@ describe('ImportBuilder: dead-letter reasons', () => {
     ['a missing column', '{"color":1}', /^column id must be a non-negative number$/],
     ['a negative column', '{"id":-1,"color":1}', /^column id must be a non-negative number$/],
     ['a string column on an integer index', '{"id":"7","color":1}', /^column id must be a non-negative number$/],
-    ['an unknown property', '{"id":1,"shape":"round"}', /^field not found: shape \(no field maps this property; set "unmappedProperties": "ignore"/],
+    [
+      'an unknown property',
+      '{"id":1,"shape":"round"}',
+      /^field not found: shape \(no field maps this property; set "unmappedProperties": "ignore"/,
+    ],
     ['a value not in valueMap', '{"id":1,"grp":"green"}', /^grp: value "green" is not in valueMap$/],
     ['an inherited valueMap key', '{"id":1,"grp":"constructor"}', /is not in valueMap/],
-    ['a non-boolean for single-row-boolean', '{"id":1,"active":"yes"}', /^active: single-row-boolean needs true or false/],
+    [
+      'a non-boolean for single-row-boolean',
+      '{"id":1,"active":"yes"}',
+      /^active: single-row-boolean needs true or false/,
+    ],
     ['a negative row ID', '{"id":1,"color":-2}', /^color: row ID must be a non-negative integer/],
     ['a fractional row ID', '{"id":1,"color":1.5}', /^color: row ID must be a non-negative integer/],
     ['a number for a keyed field', '{"id":1,"tag":5}', /^tag: row key must be a non-empty string$/],
@@ -164,7 +196,21 @@ describe('resolveTargets', () => {
     const h = ingestSchema();
     apply(h, { type: 'FieldDeleted', index: 'i', field: 'age' });
     expect(resolveTargets(spec, h)).toBe('field i/age no longer exists');
-    apply(h, { type: 'FieldCreated', index: 'i', field: 'age', options: { type: 'set', cacheType: 'none', cacheSize: 0, keys: false, min: 0n, max: 0n, timeQuantum: '', noStandardView: false } });
+    apply(h, {
+      type: 'FieldCreated',
+      index: 'i',
+      field: 'age',
+      options: {
+        type: 'set',
+        cacheType: 'none',
+        cacheSize: 0,
+        keys: false,
+        min: 0n,
+        max: 0n,
+        timeQuantum: '',
+        noStandardView: false,
+      },
+    });
     expect(resolveTargets(spec, h)).toBe('field age changed type to set');
     apply(h, { type: 'IndexDeleted', index: 'i' });
     expect(resolveTargets(spec, h)).toBe('index i no longer exists');

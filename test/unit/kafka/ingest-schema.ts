@@ -31,4 +31,3 @@ export function ingestSchema(): Holder {
   for (const e of events) apply(h, e);
   return h;
 }
-

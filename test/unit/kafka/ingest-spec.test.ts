@@ -6,7 +6,12 @@ import { parseIngestSpec, validateAgainstSchema, type IngestSpec } from '../../.
 import { expectBadRequest } from '../../helpers/errors.js';
 import { ingestSchema } from './ingest-schema.js';
 
-const base = { topic: 'events', index: 'i', column: { field: 'id' }, fields: [{ name: 'color', field: 'color', mapping: 'value-to-row' }] };
+const base = {
+  topic: 'events',
+  index: 'i',
+  column: { field: 'id' },
+  fields: [{ name: 'color', field: 'color', mapping: 'value-to-row' }],
+};
 
 const spec = (over: Record<string, unknown> = {}): IngestSpec => parseIngestSpec('ing', { ...base, ...over });
 
@@ -46,10 +51,26 @@ describe('parseIngestSpec', () => {
     ['no fields', { fields: [] }, /fields must be a non-empty array/],
     ['an unknown mapping', { fields: [{ name: 'a', field: 'a', mapping: 'guess' }] }, /invalid mapping: guess/],
     ['mapping without valueMap', { fields: [{ name: 'a', field: 'a', mapping: 'mapping' }] }, /valueMap required/],
-    ['valueMap on another mapping', { fields: [{ name: 'a', field: 'a', mapping: 'int', valueMap: {} }] }, /valueMap is only for mapping/],
-    ['a negative valueMap row', { fields: [{ name: 'a', field: 'a', mapping: 'mapping', valueMap: { x: -1 } }] }, /valueMap.x must be a non-negative integer/],
-    ['single-row-boolean without rowID', { fields: [{ name: 'a', field: 'a', mapping: 'single-row-boolean' }] }, /rowID required/],
-    ['rowID on another mapping', { fields: [{ name: 'a', field: 'a', mapping: 'value-to-row', rowID: 1 }] }, /rowID is only for single-row-boolean/],
+    [
+      'valueMap on another mapping',
+      { fields: [{ name: 'a', field: 'a', mapping: 'int', valueMap: {} }] },
+      /valueMap is only for mapping/,
+    ],
+    [
+      'a negative valueMap row',
+      { fields: [{ name: 'a', field: 'a', mapping: 'mapping', valueMap: { x: -1 } }] },
+      /valueMap.x must be a non-negative integer/,
+    ],
+    [
+      'single-row-boolean without rowID',
+      { fields: [{ name: 'a', field: 'a', mapping: 'single-row-boolean' }] },
+      /rowID required/,
+    ],
+    [
+      'rowID on another mapping',
+      { fields: [{ name: 'a', field: 'a', mapping: 'value-to-row', rowID: 1 }] },
+      /rowID is only for single-row-boolean/,
+    ],
     ['the column property as a field', { fields: [{ name: 'id', field: 'a', mapping: 'int' }] }, /is the column/],
     [
       'two booleans on one row',
@@ -63,7 +84,11 @@ describe('parseIngestSpec', () => {
     ],
     ['a dead-letter topic equal to the topic', { deadLetterTopic: 'events' }, /must differ from topic/],
     ['batchMessages out of range', { batchMessages: 0 }, /batchMessages must be between 1 and/],
-    ['an unknown field key', { fields: [{ name: 'a', field: 'a', mapping: 'int', weight: 1 }] }, /unknown key in fields\[0\]: weight/],
+    [
+      'an unknown field key',
+      { fields: [{ name: 'a', field: 'a', mapping: 'int', weight: 1 }] },
+      /unknown key in fields\[0\]: weight/,
+    ],
   ])('refuses %s', (_what, over, message) => {
     expectBadRequest(() => spec(over), message);
   });
@@ -94,17 +119,48 @@ describe('validateAgainstSchema', () => {
   });
 
   it.each<[string, Record<string, unknown>, RegExp]>([
-    ['int on a set field', fields({ name: 'a', field: 'color', mapping: 'int' }), /mapping int needs an int field; color is set/],
-    ['another mapping on an int field', fields({ name: 'a', field: 'age', mapping: 'value-to-row' }), /int field age takes mapping int/],
-    ['timestamp on a non-time field', fields({ name: 'w', field: 'color', mapping: 'timestamp' }, { name: 'c', field: 'color', mapping: 'value-to-row' }), /mapping timestamp needs a time field/],
-    ['a timestamp with nothing to stamp', fields({ name: 'w', field: 'cat', mapping: 'timestamp' }), /no property sets bits in cat/],
+    [
+      'int on a set field',
+      fields({ name: 'a', field: 'color', mapping: 'int' }),
+      /mapping int needs an int field; color is set/,
+    ],
+    [
+      'another mapping on an int field',
+      fields({ name: 'a', field: 'age', mapping: 'value-to-row' }),
+      /int field age takes mapping int/,
+    ],
+    [
+      'timestamp on a non-time field',
+      fields(
+        { name: 'w', field: 'color', mapping: 'timestamp' },
+        { name: 'c', field: 'color', mapping: 'value-to-row' },
+      ),
+      /mapping timestamp needs a time field/,
+    ],
+    [
+      'a timestamp with nothing to stamp',
+      fields({ name: 'w', field: 'cat', mapping: 'timestamp' }),
+      /no property sets bits in cat/,
+    ],
     [
       'two timestamps for one field',
-      fields({ name: 'w', field: 'cat', mapping: 'timestamp' }, { name: 'v', field: 'cat', mapping: 'timestamp' }, { name: 'c', field: 'cat', mapping: 'value-to-row' }),
+      fields(
+        { name: 'w', field: 'cat', mapping: 'timestamp' },
+        { name: 'v', field: 'cat', mapping: 'timestamp' },
+        { name: 'c', field: 'cat', mapping: 'value-to-row' },
+      ),
       /more than one timestamp property for field cat/,
     ],
-    ['mapping on a keyed field', fields({ name: 'a', field: 'tag', mapping: 'mapping', valueMap: { x: 1 } }), /string row keys/],
-    ['row 2 of a bool field', fields({ name: 'a', field: 'flag', mapping: 'single-row-boolean', rowID: 2 }), /bool field flag takes rows 0 and 1/],
+    [
+      'mapping on a keyed field',
+      fields({ name: 'a', field: 'tag', mapping: 'mapping', valueMap: { x: 1 } }),
+      /string row keys/,
+    ],
+    [
+      'row 2 of a bool field',
+      fields({ name: 'a', field: 'flag', mapping: 'single-row-boolean', rowID: 2 }),
+      /bool field flag takes rows 0 and 1/,
+    ],
     ['column.key on an integer-column index', { column: { key: 'user' } }, /column.key needs an index with keys/],
     ['column.field on a keyed index', { index: 'k' }, /has string keys: use column.key/],
   ])('refuses %s', (_what, over, message) => {
@@ -112,7 +168,11 @@ describe('validateAgainstSchema', () => {
   });
 
   it('answers 404 for a missing index or field, and for hidden fields', () => {
-    for (const over of [{ index: 'nope' }, fields({ name: 'a', field: 'nope', mapping: 'int' }), fields({ name: 'a', field: '_exists', mapping: 'value-to-row' })]) {
+    for (const over of [
+      { index: 'nope' },
+      fields({ name: 'a', field: 'nope', mapping: 'int' }),
+      fields({ name: 'a', field: '_exists', mapping: 'value-to-row' }),
+    ]) {
       const err = (() => {
         try {
           validateAgainstSchema(spec(over), h);

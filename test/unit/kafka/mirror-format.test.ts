@@ -4,9 +4,20 @@
 import type { IHeaders } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { LOG_FORMAT_VERSION } from '../../../src/events/codec.js';
-import { H_SEQ, H_TYPE, H_VERSION, MIRROR_CHUNK_BYTES, MirrorAssembler, MirrorFormatError, recordMessages } from '../../../src/kafka/mirror-format.js';
+import {
+  H_SEQ,
+  H_TYPE,
+  H_VERSION,
+  MIRROR_CHUNK_BYTES,
+  MirrorAssembler,
+  MirrorFormatError,
+  recordMessages,
+} from '../../../src/kafka/mirror-format.js';
 
-const asRead = (m: { value: Buffer | string | null; headers?: IHeaders }, offset: number): { offset: string; headers?: IHeaders; value: Buffer | null } => ({
+const asRead = (
+  m: { value: Buffer | string | null; headers?: IHeaders },
+  offset: number,
+): { offset: string; headers?: IHeaders; value: Buffer | null } => ({
   offset: String(offset),
   headers: m.headers,
   value: m.value === null ? null : Buffer.from(m.value),
@@ -26,13 +37,21 @@ describe('mirror message format', () => {
   });
 
   it('reads format-1 messages, which carry no version header', () => {
-    const r = new MirrorAssembler().push({ offset: '0', headers: { [H_SEQ]: '3', [H_TYPE]: '5' }, value: Buffer.from([1, 2]) });
+    const r = new MirrorAssembler().push({
+      offset: '0',
+      headers: { [H_SEQ]: '3', [H_TYPE]: '5' },
+      value: Buffer.from([1, 2]),
+    });
     expect(r).toMatchObject({ seq: 3, type: 5 });
   });
 
   it('refuses a newer log format instead of misreading it', () => {
     const headers = { [H_SEQ]: '3', [H_TYPE]: '5', [H_VERSION]: String(LOG_FORMAT_VERSION + 1) };
-    expect(() => new MirrorAssembler().push({ offset: '4', headers, value: Buffer.from([1]) })).toThrow(MirrorFormatError);
-    expect(() => new MirrorAssembler().push({ offset: '4', headers, value: Buffer.from([1]) })).toThrow(`log format version ${LOG_FORMAT_VERSION + 1}, this build reads up to ${LOG_FORMAT_VERSION}`);
+    expect(() => new MirrorAssembler().push({ offset: '4', headers, value: Buffer.from([1]) })).toThrow(
+      MirrorFormatError,
+    );
+    expect(() => new MirrorAssembler().push({ offset: '4', headers, value: Buffer.from([1]) })).toThrow(
+      `log format version ${LOG_FORMAT_VERSION + 1}, this build reads up to ${LOG_FORMAT_VERSION}`,
+    );
   });
 });

@@ -14,7 +14,17 @@ interface ArgGen extends Gen<PlainValue> {
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
 const RESERVED = ['_row', '_col', '_start', '_end', '_timestamp', '_field'] as const;
-const SPECIAL = ['Set', 'Clear', 'SetColumnAttrs', 'SetRowAttrs', 'ClearRow', 'Store', 'TopN', 'Rows', 'Range'] as const;
+const SPECIAL = [
+  'Set',
+  'Clear',
+  'SetColumnAttrs',
+  'SetRowAttrs',
+  'ClearRow',
+  'Store',
+  'TopN',
+  'Rows',
+  'Range',
+] as const;
 
 /** Whitespace that may separate any two tokens (CRLF included). */
 export const gapArb = fc.array(fc.constantFrom('', '', ' ', '\t', '\n', '\r\n', ' \r\n\t '), { maxLength: 8 });
@@ -75,7 +85,11 @@ const tsArb = tsText.map((s) => one(s, s));
 const tsPositional = fc
   .tuple(tsText, fc.constantFrom('', "'", '"'))
   .map(([s, q]) => ({ token: `${q}${s}${q}`, value: s }));
-const idArb = fc.oneof(fc.bigInt({ min: 0n, max: INT64_MAX }).map((v) => one(v.toString(), v)), dqArb, sqArb);
+const idArb = fc.oneof(
+  fc.bigInt({ min: 0n, max: INT64_MAX }).map((v) => one(v.toString(), v)),
+  dqArb,
+  sqArb,
+);
 
 const fieldKey = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_-]{0,6}$/);
 const anyKey = fc.oneof({ arbitrary: fieldKey, weight: 4 }, { arbitrary: fc.constantFrom(...RESERVED), weight: 1 });
@@ -96,26 +110,45 @@ export function level(depth: number): Level {
   }
   const item = fc.oneof(...items);
   const list = fc.array(item, { maxLength: 4 }).map((xs) => ({
-    tokens: ['[', ...joinTokens(xs.map((x) => x.tokens), ','), ']'],
+    tokens: [
+      '[',
+      ...joinTokens(
+        xs.map((x) => x.tokens),
+        ',',
+      ),
+      ']',
+    ],
     expected: xs.map((x) => x.expected),
   }));
   const value = fc.oneof({ arbitrary: item, weight: 3 }, { arbitrary: list, weight: 1 });
 
-  const eqArg = fc.tuple(anyKey, value).map(([key, v]): ArgGen => ({ key, tokens: [key, '=', ...v.tokens], expected: v.expected }));
+  const eqArg = fc
+    .tuple(anyKey, value)
+    .map(([key, v]): ArgGen => ({ key, tokens: [key, '=', ...v.tokens], expected: v.expected }));
   const condArg = fc
     .tuple(anyKey, fc.constantFrom('==', '!=', '<', '<=', '>', '>='), value)
     .map(([key, op, v]): ArgGen => ({ key, tokens: [key, op, ...v.tokens], expected: { op, value: v.expected } }));
   const btwnArg = fc
     .tuple(anyKey, list)
-    .map(([key, v]): ArgGen => ({ key, tokens: [key, '><', ...v.tokens], expected: { op: 'between', value: v.expected } }));
+    .map(
+      ([key, v]): ArgGen => ({ key, tokens: [key, '><', ...v.tokens], expected: { op: 'between', value: v.expected } }),
+    );
   const rangeArg = fc
-    .tuple(fieldKey, fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), fc.boolean(), fc.boolean())
+    .tuple(
+      fieldKey,
+      fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+      fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+      fc.boolean(),
+      fc.boolean(),
+    )
     .filter(([, lo, hi, sLo, sHi]) => !(sLo && lo === INT64_MAX) && !(sHi && hi === INT64_MIN))
-    .map(([key, lo, hi, sLo, sHi]): ArgGen => ({
-      key,
-      tokens: [lo.toString(), sLo ? '<' : '<=', key, sHi ? '<' : '<=', hi.toString()],
-      expected: { op: 'between', value: [sLo ? lo + 1n : lo, sHi ? hi - 1n : hi] },
-    }));
+    .map(
+      ([key, lo, hi, sLo, sHi]): ArgGen => ({
+        key,
+        tokens: [lo.toString(), sLo ? '<' : '<=', key, sHi ? '<' : '<=', hi.toString()],
+        expected: { op: 'between', value: [sLo ? lo + 1n : lo, sHi ? hi - 1n : hi] },
+      }),
+    );
   const arg = fc.oneof(
     { arbitrary: eqArg, weight: 5 },
     { arbitrary: condArg, weight: 2 },
@@ -142,10 +175,19 @@ export function level(depth: number): Level {
       ...(trailing ? [','] : []),
       ')',
     ],
-    expected: call(n, argObject(as), cs.map((c) => c.expected)),
+    expected: call(
+      n,
+      argObject(as),
+      cs.map((c) => c.expected),
+    ),
   }));
   const setLike = fc
-    .tuple(fc.constantFrom('Set', 'Clear', 'SetColumnAttrs'), idArb, args(['_col', '_timestamp'], 1), fc.option(tsPositional))
+    .tuple(
+      fc.constantFrom('Set', 'Clear', 'SetColumnAttrs'),
+      idArb,
+      args(['_col', '_timestamp'], 1),
+      fc.option(tsPositional),
+    )
     .map(([n, id, as, ts]) => {
       const withTs = n === 'Set' && ts !== null;
       return {
@@ -153,7 +195,10 @@ export function level(depth: number): Level {
           `${n}(`,
           ...id.tokens,
           ',',
-          ...joinTokens(as.map((a) => a.tokens), ','),
+          ...joinTokens(
+            as.map((a) => a.tokens),
+            ',',
+          ),
           ...(withTs ? [',', ts.token] : []),
           ')',
         ],
@@ -161,7 +206,18 @@ export function level(depth: number): Level {
       };
     });
   const setRowAttrs = fc.tuple(fieldKey, idArb, args(['_field', '_row'], 1)).map(([field, id, as]) => ({
-    tokens: ['SetRowAttrs(', field, ',', ...id.tokens, ',', ...joinTokens(as.map((a) => a.tokens), ','), ')'],
+    tokens: [
+      'SetRowAttrs(',
+      field,
+      ',',
+      ...id.tokens,
+      ',',
+      ...joinTokens(
+        as.map((a) => a.tokens),
+        ',',
+      ),
+      ')',
+    ],
     expected: call('SetRowAttrs', { _field: field, _row: id.expected, ...argObject(as) }),
   }));
   const topNRows = fc
@@ -173,10 +229,21 @@ export function level(depth: number): Level {
         ...(trailing ? [','] : []),
         ')',
       ],
-      expected: call(n, { _field: field, ...argObject(as) }, cs.map((c) => c.expected)),
+      expected: call(
+        n,
+        { _field: field, ...argObject(as) },
+        cs.map((c) => c.expected),
+      ),
     }));
   const legacyRange = fc
-    .tuple(anyKey.filter((k) => k !== 'from' && k !== 'to'), value, tsPositional, tsPositional, fc.boolean(), fc.boolean())
+    .tuple(
+      anyKey.filter((k) => k !== 'from' && k !== 'to'),
+      value,
+      tsPositional,
+      tsPositional,
+      fc.boolean(),
+      fc.boolean(),
+    )
     .map(([key, v, from, to, fromKey, toKey]) => ({
       tokens: [
         'Range(',

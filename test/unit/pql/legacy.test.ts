@@ -50,22 +50,44 @@ const cases: [string, PlainCall[]][] = [
   // TopN
   ['TopN(frame=f, n=5)', [call('TopN', { _field: 'f', n: 5n })]],
   ['TopN(Bitmap(frame=g, row=1), frame=f, n=2)', [call('TopN', { _field: 'f', n: 2n }, [call('Row', { g: 1n })])]],
-  ['TopN(frame=f, n=3, field=cat, filters=["a", "b"])', [call('TopN', { _field: 'f', n: 3n, attrName: 'cat', attrValues: ['a', 'b'] })]],
-  ['TopN(frame=f, ids=[1, 2], threshold=2, inverse=false)', [call('TopN', { _field: 'f', ids: [1n, 2n], threshold: 2n })]],
+  [
+    'TopN(frame=f, n=3, field=cat, filters=["a", "b"])',
+    [call('TopN', { _field: 'f', n: 3n, attrName: 'cat', attrValues: ['a', 'b'] })],
+  ],
+  [
+    'TopN(frame=f, ids=[1, 2], threshold=2, inverse=false)',
+    [call('TopN', { _field: 'f', ids: [1n, 2n], threshold: 2n })],
+  ],
   ['TopN(n=4)', [call('TopN', { _field: 'general', n: 4n })]],
   // Attributes
-  ['SetRowAttrs(frame=f, row=1, color="red", big=true)', [call('SetRowAttrs', { _field: 'f', _row: 1n, color: 'red', big: true })]],
+  [
+    'SetRowAttrs(frame=f, row=1, color="red", big=true)',
+    [call('SetRowAttrs', { _field: 'f', _row: 1n, color: 'red', big: true })],
+  ],
   ['SetRowAttrs(frame=labelled, user=3, x=1)', [call('SetRowAttrs', { _field: 'labelled', _row: 3n, x: 1n })]],
   ['SetColumnAttrs(col=2, name="b")', [call('SetColumnAttrs', { _col: 2n, name: 'b' })]],
   ['SetColumnAttrs(frame=f, columnID=2, n=1)', [call('SetColumnAttrs', { _col: 2n, n: 1n })]],
   // Nesting: children of current calls are rewritten too.
   [
     'Count(Intersect(Bitmap(frame=a, row=1), Union(Bitmap(frame=b, row=2), Row(c=3))))',
-    [call('Count', {}, [call('Intersect', {}, [call('Row', { a: 1n }), call('Union', {}, [call('Row', { b: 2n }), call('Row', { c: 3n })])])])],
+    [
+      call('Count', {}, [
+        call('Intersect', {}, [
+          call('Row', { a: 1n }),
+          call('Union', {}, [call('Row', { b: 2n }), call('Row', { c: 3n })]),
+        ]),
+      ]),
+    ],
   ],
-  ['Difference(Bitmap(frame=a, row=1), Bitmap(frame=a, row=2))', [call('Difference', {}, [call('Row', { a: 1n }), call('Row', { a: 2n })])]],
+  [
+    'Difference(Bitmap(frame=a, row=1), Bitmap(frame=a, row=2))',
+    [call('Difference', {}, [call('Row', { a: 1n }), call('Row', { a: 2n })])],
+  ],
   // Several top-level calls, legacy and current mixed.
-  ['SetBit(frame=f, row=1, col=2) Bitmap(frame=f, row=1) Row(g=1)', [call('Set', { _col: 2n, f: 1n }), call('Row', { f: 1n }), call('Row', { g: 1n })]],
+  [
+    'SetBit(frame=f, row=1, col=2) Bitmap(frame=f, row=1) Row(g=1)',
+    [call('Set', { _col: 2n, f: 1n }), call('Row', { f: 1n }), call('Row', { g: 1n })],
+  ],
 ];
 
 describe('legacy PQL rewrite', () => {

@@ -54,9 +54,24 @@ const syntaxCases: SyntaxRow[] = [
   ['Row(f="\\x4")', 1, 8, 'invalid \\x escape (want \\xHH)'],
   ['Row(f="\\400")', 1, 8, 'invalid octal escape (want \\000 to \\377)'],
   // conditions
-  ['Row(f=1, 2)', 1, 10, "expected an argument but found '2' (only a range condition like 'a < field < b' starts with a number)"],
-  ['Row(1=1)', 1, 5, "expected an argument but found '1' (only a range condition like 'a < field < b' starts with a number)"],
-  ['Row(01 < f < 3)', 1, 5, "expected an argument but found '0' (only a range condition like 'a < field < b' starts with a number)"],
+  [
+    'Row(f=1, 2)',
+    1,
+    10,
+    "expected an argument but found '2' (only a range condition like 'a < field < b' starts with a number)",
+  ],
+  [
+    'Row(1=1)',
+    1,
+    5,
+    "expected an argument but found '1' (only a range condition like 'a < field < b' starts with a number)",
+  ],
+  [
+    'Row(01 < f < 3)',
+    1,
+    5,
+    "expected an argument but found '0' (only a range condition like 'a < field < b' starts with a number)",
+  ],
   ['Row(-0 < f < 5)', 1, 6, "expected a digit 1-9 after '-' but found '0'"],
   ['Row(1 < f)', 1, 10, "expected '<' or '<=' but found ')'"],
   ['Row(1 < f > 3)', 1, 11, "expected '<' or '<=' but found '>'"],
@@ -66,7 +81,12 @@ const syntaxCases: SyntaxRow[] = [
   ['Set(1,)', 1, 7, "expected an argument but found ')'"],
   ['Set(1, f=1,)', 1, 12, "expected an argument but found ')'"],
   ['Set(01, f=1)', 1, 6, "expected ',' but found '1'"],
-  ['Set(-1, f=1)', 1, 5, "expected an argument but found '-' (only a range condition like 'a < field < b' starts with a number)"],
+  [
+    'Set(-1, f=1)',
+    1,
+    5,
+    "expected an argument but found '-' (only a range condition like 'a < field < b' starts with a number)",
+  ],
   ['Set(1, f=1, 2017-01-01T00:00, g=1)', 1, 29, "expected ')' but found ','"],
   ['Set(1, f=1, 2017-01-01T00:00 x)', 1, 30, "expected ')' but found 'x'"],
   ['Set("a)', 1, 5, 'unterminated quoted string'],
@@ -75,8 +95,18 @@ const syntaxCases: SyntaxRow[] = [
   ['SetColumnAttrs(1)', 1, 17, "expected ',' but found ')'"],
   ['Clear(1, Row(f=1))', 1, 13, "expected '=' or a comparison operator after 'Row' but found '('"],
   // positional forms are for the exact, case-sensitive names only
-  ['set(1, f=1)', 1, 5, "expected an argument but found '1' (only a range condition like 'a < field < b' starts with a number)"],
-  ['SetBit(1, f=1)', 1, 8, "expected an argument but found '1' (only a range condition like 'a < field < b' starts with a number)"],
+  [
+    'set(1, f=1)',
+    1,
+    5,
+    "expected an argument but found '1' (only a range condition like 'a < field < b' starts with a number)",
+  ],
+  [
+    'SetBit(1, f=1)',
+    1,
+    8,
+    "expected an argument but found '1' (only a range condition like 'a < field < b' starts with a number)",
+  ],
   ['topn(f)', 1, 7, "expected '=' or a comparison operator after 'f' but found ')'"],
   ['TopN(f, , n=1)', 1, 9, "expected an argument but found ','"],
   ['Rows(f g)', 1, 8, "expected '=' or a comparison operator after 'f' but found 'g'"],
@@ -160,7 +190,9 @@ describe('parse: nesting depth is capped', () => {
   it(`rejects ${MAX_DEPTH + 1} levels at the offending call`, () => {
     const err = parseError(nested(MAX_DEPTH + 1));
     expect(err.pos).toBe(6 * MAX_DEPTH);
-    expect(err.message).toBe(`parse error at line 1, column ${6 * MAX_DEPTH + 1}: calls are nested more than ${MAX_DEPTH} deep`);
+    expect(err.message).toBe(
+      `parse error at line 1, column ${6 * MAX_DEPTH + 1}: calls are nested more than ${MAX_DEPTH} deep`,
+    );
   });
 
   it('counts calls used as values and list items too', () => {

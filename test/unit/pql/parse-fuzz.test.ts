@@ -24,10 +24,61 @@ function parseOrError(text: string): void {
 }
 
 const ALPHABET = [
-  'Row', 'Set', 'Clear', 'SetRowAttrs', 'SetColumnAttrs', 'TopN', 'Rows', 'Range', 'Store', 'Count', 'f', '_row', '_x',
-  '(', ')', ',', '=', '==', '!=', '<', '<=', '>', '>=', '><', '[', ']', '"', "'", '\\', '\\u', '\\x', '\\U0010FFFF',
-  '0', '1', '-', '.', '9223372036854775808', '-9223372036854775808', 'true', 'false', 'null', '2017-01-01T00:00',
-  'from=', 'to=', ' ', '\t', '\n', '\r', '\r\n', ':', '_', 'é', '😀', '\u0000', '\ud800',
+  'Row',
+  'Set',
+  'Clear',
+  'SetRowAttrs',
+  'SetColumnAttrs',
+  'TopN',
+  'Rows',
+  'Range',
+  'Store',
+  'Count',
+  'f',
+  '_row',
+  '_x',
+  '(',
+  ')',
+  ',',
+  '=',
+  '==',
+  '!=',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  '><',
+  '[',
+  ']',
+  '"',
+  "'",
+  '\\',
+  '\\u',
+  '\\x',
+  '\\U0010FFFF',
+  '0',
+  '1',
+  '-',
+  '.',
+  '9223372036854775808',
+  '-9223372036854775808',
+  'true',
+  'false',
+  'null',
+  '2017-01-01T00:00',
+  'from=',
+  'to=',
+  ' ',
+  '\t',
+  '\n',
+  '\r',
+  '\r\n',
+  ':',
+  '_',
+  'é',
+  '😀',
+  '\u0000',
+  '\ud800',
 ];
 
 type Mutation = readonly [at: number, kind: 'delete' | 'insert' | 'replace' | 'dup' | 'cut', piece: string];
@@ -88,9 +139,12 @@ describe('parse: properties', () => {
       { numRuns: 2000 },
     );
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(...'Rw(),=<>![]"\'\\-.019_ \n\r:T'.split('')), maxLength: 120 }), (text) => {
-        parseOrError(text);
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom(...'Rw(),=<>![]"\'\\-.019_ \n\r:T'.split('')), maxLength: 120 }),
+        (text) => {
+          parseOrError(text);
+        },
+      ),
       { numRuns: 5000 },
     );
   });

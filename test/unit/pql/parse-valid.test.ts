@@ -17,7 +17,10 @@ const cases: Record<string, Row[]> = {
     ['', []],
     [' \t\n\r\n ', []],
     ['Row(f=1)', row1({ f: 1n })],
-    ['Set(1,f=1)Set(2,f=1)Row(f=1)', [call('Set', { _col: 1n, f: 1n }), call('Set', { _col: 2n, f: 1n }), call('Row', { f: 1n })]],
+    [
+      'Set(1,f=1)Set(2,f=1)Row(f=1)',
+      [call('Set', { _col: 1n, f: 1n }), call('Set', { _col: 2n, f: 1n }), call('Row', { f: 1n })],
+    ],
     ['  Row(f=1)  Row(f=2)\n', [call('Row', { f: 1n }), call('Row', { f: 2n })]],
     ['Row()', [call('Row')]],
     ['Row( )', [call('Row')]],
@@ -83,7 +86,11 @@ const cases: Record<string, Row[]> = {
     ['TopN(f,)', [call('TopN', { _field: 'f' })]],
     [
       'TopN(f, Row(g=1), n=5, ids=[1,2,3], threshold=2, tanimotoThreshold=70)',
-      [call('TopN', { _field: 'f', n: 5n, ids: [1n, 2n, 3n], threshold: 2n, tanimotoThreshold: 70n }, [call('Row', { g: 1n })])],
+      [
+        call('TopN', { _field: 'f', n: 5n, ids: [1n, 2n, 3n], threshold: 2n, tanimotoThreshold: 70n }, [
+          call('Row', { g: 1n }),
+        ]),
+      ],
     ],
     [
       'TopN(f, attrName="category", attrValues=["x", 1, true])',
@@ -142,7 +149,10 @@ const cases: Record<string, Row[]> = {
       `Range(frame=f, rowID=1, start="${TS1}", end="${TS2}")`,
       [call('Range', { frame: 'f', rowID: 1n, start: TS1, end: TS2 })],
     ],
-    ['SetFieldValue(frame=f, columnID=1, fieldName=10)', [call('SetFieldValue', { frame: 'f', columnID: 1n, fieldName: 10n })]],
+    [
+      'SetFieldValue(frame=f, columnID=1, fieldName=10)',
+      [call('SetFieldValue', { frame: 'f', columnID: 1n, fieldName: 10n })],
+    ],
     ['Range(frame=f, fieldName > 10)', [call('Range', { frame: 'f', fieldName: cond('>', 10n) })]],
     ['Range(frame=f, fieldName >< [10,20])', [call('Range', { frame: 'f', fieldName: cond('between', [10n, 20n]) })]],
     [
@@ -219,7 +229,7 @@ const cases: Record<string, Row[]> = {
     ['Row(f="line1\nline2")', row1({ f: 'line1\nline2' })],
     ["Row(f='a\\nb')", row1({ f: 'a\\nb' })],
     ["Row(f='it\\'s')", row1({ f: "it\\'s" })],
-    ["Row(f='say \"hi\"')", row1({ f: 'say "hi"' })],
+    ['Row(f=\'say "hi"\')', row1({ f: 'say "hi"' })],
     ['Row(f="it\'s")', row1({ f: "it's" })],
   ],
   lists: [
@@ -249,7 +259,10 @@ const cases: Record<string, Row[]> = {
   ],
   'reserved argument names': [
     ['Row(_row=1, _col=2)', row1({ _row: 1n, _col: 2n })],
-    ['Foo(_start=1, _end=2, _timestamp=3, _field=x)', [call('Foo', { _start: 1n, _end: 2n, _timestamp: 3n, _field: 'x' })]],
+    [
+      'Foo(_start=1, _end=2, _timestamp=3, _field=x)',
+      [call('Foo', { _start: 1n, _end: 2n, _timestamp: 3n, _field: 'x' })],
+    ],
   ],
 };
 

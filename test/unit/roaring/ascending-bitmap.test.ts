@@ -11,18 +11,25 @@ describe('bitmapFromAscending', () => {
   it('equals the constructed bitmap, including dense (bitset) containers and a sub-range', () => {
     const density = fc.constantFrom(0.0005, 0.01, 0.06, 0.5);
     fc.assert(
-      fc.property(density, fc.nat(3), fc.nat(5), fc.boolean(), fc.integer({ min: 1, max: 1 << 18 }), (d, shard, skip, wide, span) => {
-        const base = shard * SHARD;
-        const offsets: number[] = [];
-        for (let o = 0; o < span; o++) if (Math.random() < d) offsets.push(o * 3);
-        const values = offsets.map((o) => o + base);
-        const arr = wide ? Float64Array.from(values) : Uint32Array.from(values);
-        const start = Math.min(skip, arr.length);
-        const got = bitmapFromAscending(arr, start, arr.length, base);
-        const want = new RoaringBitmap32(offsets.slice(start));
-        expect(got?.isEqual(want)).toBe(true);
-        expect(got?.size).toBe(want.size);
-      }),
+      fc.property(
+        density,
+        fc.nat(3),
+        fc.nat(5),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 1 << 18 }),
+        (d, shard, skip, wide, span) => {
+          const base = shard * SHARD;
+          const offsets: number[] = [];
+          for (let o = 0; o < span; o++) if (Math.random() < d) offsets.push(o * 3);
+          const values = offsets.map((o) => o + base);
+          const arr = wide ? Float64Array.from(values) : Uint32Array.from(values);
+          const start = Math.min(skip, arr.length);
+          const got = bitmapFromAscending(arr, start, arr.length, base);
+          const want = new RoaringBitmap32(offsets.slice(start));
+          expect(got?.isEqual(want)).toBe(true);
+          expect(got?.size).toBe(want.size);
+        },
+      ),
       { numRuns: 60 },
     );
   });

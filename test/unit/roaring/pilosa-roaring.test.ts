@@ -2,7 +2,11 @@ import fc from 'fast-check';
 import roaring from 'roaring';
 import { describe, expect, it } from 'vitest';
 import type { Bitmap } from '../../../src/roaring/bitmap.js';
-import { decodeRoaringPositions, encodePilosaRoaring, RoaringFormatError } from '../../../src/roaring/pilosa-roaring.js';
+import {
+  decodeRoaringPositions,
+  encodePilosaRoaring,
+  RoaringFormatError,
+} from '../../../src/roaring/pilosa-roaring.js';
 
 const { RoaringBitmap32 } = roaring;
 const SHARD_WIDTH = 2 ** 20;
@@ -158,10 +162,19 @@ describe('decodeRoaringPositions: Pilosa format', () => {
       /container key 281474976710656 out of range/,
     );
     expectRoaringError(
-      () => decodeRoaringPositions(pilosaFile([{ key: 5, type: 1, values: [1] }, { key: 5, type: 1, values: [2] }])),
+      () =>
+        decodeRoaringPositions(
+          pilosaFile([
+            { key: 5, type: 1, values: [1] },
+            { key: 5, type: 1, values: [2] },
+          ]),
+        ),
       /not strictly increasing/,
     );
-    expectRoaringError(() => decodeRoaringPositions(pilosaFile([{ key: 0, type: 1, values: [3, 2] }])), /array container 0/);
+    expectRoaringError(
+      () => decodeRoaringPositions(pilosaFile([{ key: 0, type: 1, values: [3, 2] }])),
+      /array container 0/,
+    );
     expectRoaringError(
       () => decodeRoaringPositions(pilosaFile([{ key: 0, type: 2, values: [1, 2], card: 3 }])),
       /holds 2 values but its header says 3/,
@@ -170,7 +183,10 @@ describe('decodeRoaringPositions: Pilosa format', () => {
       () => decodeRoaringPositions(pilosaFile([{ key: 0, type: 3, values: [0, 5, 5, 6] }])),
       /overlapping run \[5, 6\]/,
     );
-    expectRoaringError(() => decodeRoaringPositions(pilosaFile([{ key: 0, type: 3, values: [5, 4] }])), /bad or overlapping/);
+    expectRoaringError(
+      () => decodeRoaringPositions(pilosaFile([{ key: 0, type: 3, values: [5, 4] }])),
+      /bad or overlapping/,
+    );
     expectRoaringError(
       () => decodeRoaringPositions(pilosaFile([{ key: 0, type: 3, values: [0, 5], card: 2 }])),
       /holds 6 values but its header says 2/,
@@ -181,13 +197,17 @@ describe('decodeRoaringPositions: Pilosa format', () => {
 describe('encodePilosaRoaring', () => {
   it('writes array containers with exact bytes', () => {
     const bytes = encodePilosaRoaring(rowsOf([[10, [1, 2]]]));
-    expect(hex(bytes)).toBe('3c300000' + '01000000' + 'a000000000000000' + '0100' + '0100' + '18000000' + '0100' + '0200');
+    expect(hex(bytes)).toBe(
+      '3c300000' + '01000000' + 'a000000000000000' + '0100' + '0100' + '18000000' + '0100' + '0200',
+    );
   });
 
   it('writes the observed run container when runs are enabled and smaller', () => {
     const rows = rowsOf([[10, range(1, 100)]]);
     const bytes = encodePilosaRoaring(rows, { runs: true });
-    expect(hex(bytes)).toBe('3c300000' + '01000000' + 'a000000000000000' + '0300' + '6200' + '18000000' + '0100' + '0100' + '6300');
+    expect(hex(bytes)).toBe(
+      '3c300000' + '01000000' + 'a000000000000000' + '0300' + '6200' + '18000000' + '0100' + '0100' + '6300',
+    );
     expect(plain(decodeRoaringPositions(bytes))).toEqual(plain(rows));
   });
 
@@ -214,10 +234,14 @@ describe('encodePilosaRoaring', () => {
     );
     const row = fc.oneof(fc.nat(100), fc.integer({ min: 0, max: 2 ** 44 - 1 }));
     fc.assert(
-      fc.property(fc.uniqueArray(fc.tuple(row, offsets), { selector: (e) => e[0], maxLength: 6 }), fc.boolean(), (entries, runs) => {
-        const rows = rowsOf(entries);
-        expectSameRows(decodeRoaringPositions(encodePilosaRoaring(rows, { runs })), rows);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.tuple(row, offsets), { selector: (e) => e[0], maxLength: 6 }),
+        fc.boolean(),
+        (entries, runs) => {
+          const rows = rowsOf(entries);
+          expectSameRows(decodeRoaringPositions(encodePilosaRoaring(rows, { runs })), rows);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -237,7 +261,14 @@ describe('decodeRoaringPositions: official portable format', () => {
   }
 
   it('decodes cookie 12346 (no runs) and 12347 (runs, with and without offsets)', () => {
-    const positions = [1, 2, 3, 10 * SHARD_WIDTH + 5, 10 * SHARD_WIDTH + 70000, ...range(3 * SHARD_WIDTH, 3 * SHARD_WIDTH + 9000)];
+    const positions = [
+      1,
+      2,
+      3,
+      10 * SHARD_WIDTH + 5,
+      10 * SHARD_WIDTH + 70000,
+      ...range(3 * SHARD_WIDTH, 3 * SHARD_WIDTH + 9000),
+    ];
     const plainBitmap = new RoaringBitmap32(positions);
     const noRuns = plainBitmap.serialize('portable');
     expect(new DataView(noRuns.buffer, noRuns.byteOffset).getUint32(0, true)).toBe(12346);
@@ -261,7 +292,9 @@ describe('decodeRoaringPositions: official portable format', () => {
     const positions = fc.oneof(
       fc.array(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { maxLength: 200 }),
       fc.array(fc.integer({ min: 0, max: 4 * SHARD_WIDTH }), { maxLength: 3000 }),
-      fc.tuple(fc.integer({ min: 0, max: 2 ** 32 - 200000 }), fc.integer({ min: 1, max: 150000 })).map(([s, n]) => range(s, s + n)),
+      fc
+        .tuple(fc.integer({ min: 0, max: 2 ** 32 - 200000 }), fc.integer({ min: 1, max: 150000 }))
+        .map(([s, n]) => range(s, s + n)),
     );
     fc.assert(
       fc.property(positions, fc.boolean(), (ps, optimize) => {

@@ -12,26 +12,31 @@ function naive(rows: number[], cols: number[], shard: number, idx?: number[]): M
   return new Map([...m].sort((a, b) => a[0] - b[0]).map(([r, s]) => [r, [...s].sort((a, b) => a - b)]));
 }
 
-const asMap = (b: ReturnType<typeof bucketByRow>): Map<number, number[]> => new Map(b.rows.map((r, i) => [r, b.columns[i].toArray()]));
+const asMap = (b: ReturnType<typeof bucketByRow>): Map<number, number[]> =>
+  new Map(b.rows.map((r, i) => [r, b.columns[i].toArray()]));
 
 describe('bucketByRow', () => {
   it('matches the naive model (grouped, interleaved, huge rows, selections)', () => {
     const row = fc.oneof(fc.nat(20), fc.nat(5000), fc.constantFrom(2 ** 40, 2 ** 52, 7 * 2 ** 30));
     fc.assert(
-      fc.property(fc.array(fc.tuple(row, fc.nat(3 * 1048576 - 1)), { maxLength: 300 }), fc.boolean(), (pairs, group) => {
-        if (group) pairs.sort((a, b) => a[0] - b[0]);
-        const rows = pairs.map((p) => p[0]);
-        const cols = pairs.map((p) => p[1]);
-        for (const [shard, idx] of splitByShard(Float64Array.from(cols))) {
-          const got = asMap(bucketByRow(Float64Array.from(rows), Float64Array.from(cols), shard, idx));
-          expect(got).toEqual(naive(rows, cols, shard, idx === undefined ? undefined : [...idx]));
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(row, fc.nat(3 * 1048576 - 1)), { maxLength: 300 }),
+        fc.boolean(),
+        (pairs, group) => {
+          if (group) pairs.sort((a, b) => a[0] - b[0]);
+          const rows = pairs.map((p) => p[0]);
+          const cols = pairs.map((p) => p[1]);
+          for (const [shard, idx] of splitByShard(Float64Array.from(cols))) {
+            const got = asMap(bucketByRow(Float64Array.from(rows), Float64Array.from(cols), shard, idx));
+            expect(got).toEqual(naive(rows, cols, shard, idx === undefined ? undefined : [...idx]));
+          }
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
-  it('matches the model for sorted and nearly sorted Uint32Array input (the decoder\'s type)', () => {
+  it("matches the model for sorted and nearly sorted Uint32Array input (the decoder's type)", () => {
     const row = fc.oneof(fc.nat(20), fc.nat(5000));
     const shape = fc.constantFrom('sorted', 'repeated-bits', 'row-twice', 'many-runs');
     fc.assert(
@@ -53,7 +58,7 @@ describe('bucketByRow', () => {
   it('builds a sorted request of long rows (bitset containers) exactly', () => {
     const rows: number[] = [];
     const cols: number[] = [];
-    for (const r of [3, 9, 400]) for (let c = r; c < 300_000; c += r % 7 === 2 ? 2 : 5) (rows.push(r), cols.push(c));
+    for (const r of [3, 9, 400]) for (let c = r; c < 300_000; c += r % 7 === 2 ? 2 : 5) rows.push(r), cols.push(c);
     const got = asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 0));
     expect(got).toEqual(naive(rows, cols, 0));
   });
@@ -61,7 +66,7 @@ describe('bucketByRow', () => {
   it('handles sorted requests with more runs than the first run table holds', () => {
     const rows: number[] = [];
     const cols: number[] = [];
-    for (let r = 0; r < 1500; r++) for (let k = 0; k < 10; k++) (rows.push(r * 3), cols.push(r + k * 1000));
+    for (let r = 0; r < 1500; r++) for (let k = 0; k < 10; k++) rows.push(r * 3), cols.push(r + k * 1000);
     const got = asMap(bucketByRow(Uint32Array.from(rows), Uint32Array.from(cols), 0));
     expect(got.size).toBe(1500);
     expect(got).toEqual(naive(rows, cols, 0));
@@ -69,7 +74,8 @@ describe('bucketByRow', () => {
 
   it('buckets a shuffled request with long rows and repeated pairs (sorted per row)', () => {
     const pairs: [number, number][] = [];
-    for (let r = 0; r < 30; r++) for (let k = 0; k < 2000; k++) pairs.push([r * 5, 3 * 1048576 + ((k * 7919 + r) % 1048576)]);
+    for (let r = 0; r < 30; r++)
+      for (let k = 0; k < 2000; k++) pairs.push([r * 5, 3 * 1048576 + ((k * 7919 + r) % 1048576)]);
     pairs.push(pairs[10], pairs[4000]);
     for (let i = pairs.length - 1; i > 0; i--) {
       const j = (i * 2654435761) % (i + 1);

@@ -60,7 +60,10 @@ function naive(values: Map<number, bigint>, pred: BsiPredicate): number[] {
         return v >= pred.value;
     }
   };
-  return [...values].filter(([, v]) => test(v)).map(([o]) => o).sort((a, b) => a - b);
+  return [...values]
+    .filter(([, v]) => test(v))
+    .map(([o]) => o)
+    .sort((a, b) => a - b);
 }
 
 const extremes = [INT64_MIN, INT64_MIN + 1n, -2n, -1n, 0n, 1n, 2n, INT64_MAX - 1n, INT64_MAX];
@@ -69,11 +72,10 @@ const int64 = fc.oneof(
   fc.constantFrom(...extremes),
   fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
 );
-const bounds = fc
-  .oneof(
-    fc.constant<[bigint, bigint]>([INT64_MIN, INT64_MAX]),
-    fc.tuple(int64, int64).map(([a, b]): [bigint, bigint] => (a <= b ? [a, b] : [b, a])),
-  );
+const bounds = fc.oneof(
+  fc.constant<[bigint, bigint]>([INT64_MIN, INT64_MAX]),
+  fc.tuple(int64, int64).map(([a, b]): [bigint, bigint] => (a <= b ? [a, b] : [b, a])),
+);
 const offset = fc.integer({ min: 0, max: 40 });
 const op = fc.constantFrom('==', '!=', '<', '<=', '>', '>=' as const);
 
@@ -87,7 +89,14 @@ describe('bsi storage', () => {
   });
 
   it('stores and reads back values, last write per column wins', () => {
-    const m = build(0n, [[[3, 5n], [3, -7n], [9, INT64_MIN]], [[9, 2n]]]);
+    const m = build(0n, [
+      [
+        [3, 5n],
+        [3, -7n],
+        [9, INT64_MIN],
+      ],
+      [[9, 2n]],
+    ]);
     expect(bsiValue(m.frag, 3, 0n, m.depth)).toBe(-7n);
     expect(bsiValue(m.frag, 9, 0n, m.depth)).toBe(2n);
     expect(bsiValue(m.frag, 4, 0n, m.depth)).toBeUndefined();
@@ -100,12 +109,17 @@ describe('bsi storage', () => {
       fc.property(
         bounds,
         fc.array(fc.array(fc.tuple(offset, int64), { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }),
-        fc.array(fc.oneof(fc.tuple(op, int64), fc.tuple(fc.constant('between' as const), int64, int64)), { maxLength: 8 }),
+        fc.array(fc.oneof(fc.tuple(op, int64), fc.tuple(fc.constant('between' as const), int64, int64)), {
+          maxLength: 8,
+        }),
         fc.option(fc.array(offset, { maxLength: 20 })),
         ([min, max], batches, preds, filterList) => {
           const base = baseOf(min, max);
           const clamp = (v: bigint): bigint => (v < min ? min : v > max ? max : v);
-          const m = build(base, batches.map((b) => b.map(([o, v]): [number, bigint] => [o, clamp(v)])));
+          const m = build(
+            base,
+            batches.map((b) => b.map(([o, v]): [number, bigint] => [o, clamp(v)])),
+          );
           for (const [o, v] of m.values) expect(bsiValue(m.frag, o, base, m.depth)).toBe(v);
 
           const filter = filterList === null ? undefined : RoaringBitmap32.from(filterList);
@@ -114,8 +128,12 @@ describe('bsi storage', () => {
           expect(sum).toEqual({ value: vals.reduce((a, b) => a + b, 0n), count: vals.length });
           const lo = vals.length === 0 ? undefined : vals.reduce((a, b) => (b < a ? b : a));
           const hi = vals.length === 0 ? undefined : vals.reduce((a, b) => (b > a ? b : a));
-          expect(bsiMin(m.frag, filter, base, m.depth)).toEqual(lo === undefined ? undefined : { value: lo, count: vals.filter((v) => v === lo).length });
-          expect(bsiMax(m.frag, filter, base, m.depth)).toEqual(hi === undefined ? undefined : { value: hi, count: vals.filter((v) => v === hi).length });
+          expect(bsiMin(m.frag, filter, base, m.depth)).toEqual(
+            lo === undefined ? undefined : { value: lo, count: vals.filter((v) => v === lo).length },
+          );
+          expect(bsiMax(m.frag, filter, base, m.depth)).toEqual(
+            hi === undefined ? undefined : { value: hi, count: vals.filter((v) => v === hi).length },
+          );
 
           const all: BsiPredicate[] = [{ op: 'notNull' }];
           for (const p of preds) {
@@ -142,7 +160,15 @@ describe('bsi storage', () => {
   });
 
   it('strict comparisons near zero are exact (Pilosa 1.4 gets these wrong)', () => {
-    const m = build(0n, [[[1, -2n], [2, -1n], [3, 0n], [4, 1n], [5, 2n]]]);
+    const m = build(0n, [
+      [
+        [1, -2n],
+        [2, -1n],
+        [3, 0n],
+        [4, 1n],
+        [5, 2n],
+      ],
+    ]);
     const q = (p: BsiPredicate): number[] => bsiRange(m.frag, p, 0n, m.depth).toArray();
     expect(q({ op: '<', value: 0n })).toEqual([1, 2]);
     expect(q({ op: '<', value: -1n })).toEqual([1]);
@@ -151,7 +177,12 @@ describe('bsi storage', () => {
   });
 
   it('a filtered sum only counts the filtered negatives (Pilosa 1.4 defect)', () => {
-    const m = build(0n, [[[20, -50n], [22, 999n]]]);
+    const m = build(0n, [
+      [
+        [20, -50n],
+        [22, 999n],
+      ],
+    ]);
     expect(bsiSum(m.frag, RoaringBitmap32.from([22]), 0n, m.depth)).toEqual({ value: 999n, count: 1 });
   });
 

@@ -58,8 +58,13 @@ describe('Fragment rows adopted from imports and snapshots', () => {
       expect(adopted.row(1)).toBe(given); // kept, not copied
       expect(adopted.row(1)?.toArray()).toEqual(copied.row(1)?.toArray());
       // Compacted: runs where smaller, so never more serialized bytes than the copy.
-      expect(adopted.row(1)!.getSerializationSizeInBytes('portable')).toBeLessThanOrEqual(copied.row(1)!.getSerializationSizeInBytes('portable'));
-      if (shape === 'runs') expect(adopted.row(1)!.getSerializationSizeInBytes('portable')).toBeLessThan(copied.row(1)!.getSerializationSizeInBytes('portable') / 10);
+      expect(adopted.row(1)!.getSerializationSizeInBytes('portable')).toBeLessThanOrEqual(
+        copied.row(1)!.getSerializationSizeInBytes('portable'),
+      );
+      if (shape === 'runs')
+        expect(adopted.row(1)!.getSerializationSizeInBytes('portable')).toBeLessThan(
+          copied.row(1)!.getSerializationSizeInBytes('portable') / 10,
+        );
       // Later writes and reads behave the same on both.
       for (const f of [adopted, copied]) {
         f.addBits(1, Uint32Array.of(3, 4_999, 5_000, 69_999, 1_048_575));

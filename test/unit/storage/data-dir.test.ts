@@ -34,7 +34,9 @@ describe('data directory', () => {
     const err = await openLevelDb(dir).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DataDirInUseError);
     expect((err as Error).message).toBe(`data directory ${dir} is in use by another process`);
-    await expect(EventLog.open(dir, { fsync: 'always', logger: captureLogger().logger })).rejects.toThrow(DataDirInUseError);
+    await expect(EventLog.open(dir, { fsync: 'always', logger: captureLogger().logger })).rejects.toThrow(
+      DataDirInUseError,
+    );
     await log.close();
     const db = await openLevelDb(dir); // free again once closed
     await db.close();

@@ -19,7 +19,9 @@ describe('DiskSpace', () => {
     expect((await DiskSpace.open(dir, MIB)).shortfall()).toBeUndefined();
     expect((await DiskSpace.open(dir, 0)).shortfall(10 * free)).toBeUndefined(); // 0 turns the guard off
     // A snapshot written since the start, larger than the free space: no room for the next one.
-    expect((await DiskSpace.open(dir, MIB)).shortfall(2 * free)).toMatch(/^disk full: [\d.]+ MiB free for .*, below the [\d.]+ MiB kept .*reads go on$/);
+    expect((await DiskSpace.open(dir, MIB)).shortfall(2 * free)).toMatch(
+      /^disk full: [\d.]+ MiB free for .*, below the [\d.]+ MiB kept .*reads go on$/,
+    );
     // The same for a snapshot already on disk at the start (a sparse file: its size, not its blocks).
     mkdirSync(join(dir, 'snapshots'));
     writeFileSync(join(dir, 'snapshots', 'snap-0000000000000007.snap'), '');

@@ -29,7 +29,12 @@ describe('EventLog append/read', () => {
     expect(b).toMatchObject({ firstSeq: 4, lastSeq: 4 });
 
     const all = await collect(log.read(1));
-    expect(all.map((r) => [r.seq, r.type])).toEqual([[1, 1], [2, 2], [3, 255], [4, 3]]);
+    expect(all.map((r) => [r.seq, r.type])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 255],
+      [4, 3],
+    ]);
     expect(text(all[0].payload)).toBe('one');
     expect(all[1].payload.length).toBe(0);
     expect(all[2].payload.every((x) => x === 7)).toBe(true);
@@ -67,7 +72,13 @@ describe('EventLog append/read', () => {
     expect(text((await log.getMeta('kafka/t/0'))!)).toBe('41');
     // A batch that fails to encode writes neither its records nor its meta.
     await expect(
-      log.append([{ type: 1, payload: bytes('b') }, { type: 256, payload: bytes('c') }], [{ key: 'kafka/t/0', value: bytes('99') }]),
+      log.append(
+        [
+          { type: 1, payload: bytes('b') },
+          { type: 256, payload: bytes('c') },
+        ],
+        [{ key: 'kafka/t/0', value: bytes('99') }],
+      ),
     ).rejects.toThrow(AssertionError);
     expect(log.lastSeq).toBe(1);
     expect(text((await log.getMeta('kafka/t/0'))!)).toBe('41');
@@ -121,7 +132,10 @@ describe('EventLog retention', () => {
 
   it('keeps the sequence after everything is released', async () => {
     let log = await EventLog.open(dir, opts());
-    await log.append([{ type: 1, payload: bytes('a') }, { type: 1, payload: bytes('b') }]);
+    await log.append([
+      { type: 1, payload: bytes('a') },
+      { type: 1, payload: bytes('b') },
+    ]);
     await log.releaseUpTo(2);
     await log.close();
     log = await EventLog.open(dir, opts());
@@ -174,11 +188,30 @@ describe('EventLog commit times', () => {
   it('stores one time per batch, maps times to sequences, keeps them across release, truncate and reopen', async () => {
     let log = await EventLog.open(dir, opts());
     await log.append([{ type: 1, payload: bytes('a') }], [], null); // seq 1: time unknown (an old-format record)
-    await log.append([{ type: 1, payload: bytes('b') }, { type: 1, payload: bytes('c') }], [], 1000); // 2..3
+    await log.append(
+      [
+        { type: 1, payload: bytes('b') },
+        { type: 1, payload: bytes('c') },
+      ],
+      [],
+      1000,
+    ); // 2..3
     await log.append([{ type: 1, payload: bytes('d') }], [], 2000); // 4
-    await log.append([{ type: 1, payload: bytes('e') }, { type: 1, payload: bytes('f') }], [], 1500); // 5..6: clock went back
+    await log.append(
+      [
+        { type: 1, payload: bytes('e') },
+        { type: 1, payload: bytes('f') },
+      ],
+      [],
+      1500,
+    ); // 5..6: clock went back
     expect(await log.commitTime(1)).toBeUndefined();
-    expect([await log.commitTime(2), await log.commitTime(3), await log.commitTime(4), await log.commitTime(6)]).toEqual([1000, 1000, 2000, 2000]);
+    expect([
+      await log.commitTime(2),
+      await log.commitTime(3),
+      await log.commitTime(4),
+      await log.commitTime(6),
+    ]).toEqual([1000, 1000, 2000, 2000]);
     expect(await log.seqAtTime(999)).toBe(0);
     expect(await log.seqAtTime(1000)).toBe(3);
     expect(await log.seqAtTime(1999)).toBe(3);

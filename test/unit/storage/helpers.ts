@@ -26,8 +26,14 @@ export function captureLogger(): { logger: Logger; lines: LogLine[] } {
 export const WARN = 40;
 
 /** Runs `fn` on the raw LevelDB of a data directory whose EventLog is closed. */
-export async function withRawDb(dataDir: string, fn: (db: ClassicLevel<Buffer, Buffer>) => Promise<void>): Promise<void> {
-  const db = new ClassicLevel<Buffer, Buffer>(join(dataDir, 'leveldb'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+export async function withRawDb(
+  dataDir: string,
+  fn: (db: ClassicLevel<Buffer, Buffer>) => Promise<void>,
+): Promise<void> {
+  const db = new ClassicLevel<Buffer, Buffer>(join(dataDir, 'leveldb'), {
+    keyEncoding: 'buffer',
+    valueEncoding: 'buffer',
+  });
   await db.open();
   try {
     await fn(db);

@@ -63,7 +63,11 @@ describe('format migrations', () => {
   });
 
   it('stops at the failed step, keeping the versions that completed', async () => {
-    const broken: Migration = { version: N + 1, description: 'breaks', up: async () => Promise.reject(new Error('boom')) };
+    const broken: Migration = {
+      version: N + 1,
+      description: 'breaks',
+      up: async () => Promise.reject(new Error('boom')),
+    };
     await expect(runMigrations(db, captureLogger().logger, [...MIGRATIONS, broken])).rejects.toThrow('boom');
     expect(await formatVersion(db)).toBe(N);
   });

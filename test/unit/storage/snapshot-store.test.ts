@@ -99,22 +99,26 @@ describe('SnapshotStore', () => {
 
 describe('SnapshotStore commit times', () => {
   it('records the commit time in the header, reads old BLSNAP01 files with the time unknown', async () => {
-      const store = await SnapshotStore.open(dir, captureLogger().logger);
-      await store.write(5, [Buffer.from('body five')], 1_764_000_000_123);
-      await store.write(7, [Buffer.from('body seven')]);
-      // A format-1 file: 24-byte header without the time field.
-      const v1Body = Buffer.from('old body');
-      const v1 = Buffer.alloc(24 + v1Body.length + 4);
-      v1.write('BLSNAP01', 0, 'latin1');
-      v1.writeBigUInt64LE(3n, 8);
-      v1.writeBigUInt64LE(BigInt(v1Body.length), 16);
-      v1Body.copy(v1, 24);
-      v1.writeUInt32LE(crc32c(v1Body), 24 + v1Body.length);
-      await writeFile(join(dir, 'snapshots', snapshotFileName(3)), v1);
-      const infos = await store.infos();
-      expect(infos.map((i) => [i.seq, i.timeMs])).toEqual([[7, undefined], [5, 1_764_000_000_123], [3, undefined]]);
-      expect(infos[1].bytes).toBe(32 + 9 + 4);
-      expect(Buffer.from(await store.read(3)).toString()).toBe('old body');
-      expect((await store.readFile(5)).timeMs).toBe(1_764_000_000_123);
+    const store = await SnapshotStore.open(dir, captureLogger().logger);
+    await store.write(5, [Buffer.from('body five')], 1_764_000_000_123);
+    await store.write(7, [Buffer.from('body seven')]);
+    // A format-1 file: 24-byte header without the time field.
+    const v1Body = Buffer.from('old body');
+    const v1 = Buffer.alloc(24 + v1Body.length + 4);
+    v1.write('BLSNAP01', 0, 'latin1');
+    v1.writeBigUInt64LE(3n, 8);
+    v1.writeBigUInt64LE(BigInt(v1Body.length), 16);
+    v1Body.copy(v1, 24);
+    v1.writeUInt32LE(crc32c(v1Body), 24 + v1Body.length);
+    await writeFile(join(dir, 'snapshots', snapshotFileName(3)), v1);
+    const infos = await store.infos();
+    expect(infos.map((i) => [i.seq, i.timeMs])).toEqual([
+      [7, undefined],
+      [5, 1_764_000_000_123],
+      [3, undefined],
+    ]);
+    expect(infos[1].bytes).toBe(32 + 9 + 4);
+    expect(Buffer.from(await store.read(3)).toString()).toBe('old body');
+    expect((await store.readFile(5)).timeMs).toBe(1_764_000_000_123);
   });
 });

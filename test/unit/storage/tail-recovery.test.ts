@@ -24,10 +24,12 @@ async function damage(seq: number, fn: (value: Buffer) => Buffer): Promise<void>
   });
 }
 
-const flip = (at: number) => (v: Buffer): Buffer => {
-  v[at] ^= 0x10;
-  return v;
-};
+const flip =
+  (at: number) =>
+  (v: Buffer): Buffer => {
+    v[at] ^= 0x10;
+    return v;
+  };
 
 async function expectTruncatedTail(lastSeq: number, dropped: number): Promise<void> {
   const { logger, lines } = captureLogger();
