@@ -21,6 +21,7 @@ const BENCHES: Bench[] = [
   { name: 'cli-import', run: async () => (await import('./cli-import.js')).runCliImport },
   { name: 'kafka', run: async () => (await import('./kafka-bench.js')).runKafkaBench },
   { name: 'history', run: async () => (await import('./history-bench.js')).runHistoryBench },
+  { name: 'scale', run: async () => (await import('./scale.js')).runScale },
 ];
 
 async function main(filters: string[]): Promise<number> {

@@ -52,7 +52,7 @@ export const SETTINGS = [
   ),
   row('fsync-interval-ms', 100, 'flush period for --fsync interval'),
   row('snapshot-every-events', 200_000, 'snapshot after this many log events …'),
-  row('snapshot-every-bytes', 256 * 1024 * 1024, '… or this many log bytes'),
+  row('snapshot-every-bytes', 64 * 1024 * 1024, '… or this many log bytes (kept small so a restart replays little)'),
   row('cache-recalc-interval-ms', 10_000, 'TopN cache recalculation period'),
   row('max-body-bytes', LIMITS.maxBodyBytes, 'larger request bodies get 413'),
   row('log-level', 'info', 'pino level (trace, debug, info, warn, error, fatal)'),

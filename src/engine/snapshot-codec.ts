@@ -1,9 +1,33 @@
 // Snapshot body: the state's events (state/snapshot.ts) framed as type u8 | length u32 LE | payload.
+// A fragment's rows travel in a snapshot-only record (FRAGMENT_RECORD, never in the log): each row
+// in CRoaring's frozen format at a 32-byte aligned offset of the body, so loading is a read of the
+// file and one read-only view per row over its bytes (no per-row copy or allocation of containers;
+// apply adopts the views, and a write copies a row first), instead of a protobuf decode, a
+// deserialize and a clone per row. Bodies written before it (every fragment a BitsSet event)
+// still load: the record types of both coexist and are told apart by the type byte.
 import { decodeEvent, encodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
+import roaring from 'roaring';
+import { type Bitmap, RoaringBitmap32 } from '../roaring/bitmap.js';
+import { FROZEN_ALIGN, FROZEN_FORMAT, frozenPad } from '../state/fragment.js';
 import type { Holder } from '../state/holder.js';
 import { stateEvents } from '../state/snapshot.js';
 import { AssertionError } from '../util/assert.js';
+
+/**
+ * Type byte of a fragment record; far above the event type codes (events/codec.ts), which are
+ * append-only and small.
+ *   names: 3 × (u16 LE length | UTF-8) index, field, view | shard u32 | rows u32 |
+ *   rows × row id f64 | rows × byte length u32 | per row: zero padding to a body offset that is
+ *   a multiple of 32, then the row in CRoaring's frozen format (little-endian, as is every
+ *   platform Node runs on)
+ * The body's CRC32C (storage/snapshot-store.ts) is checked before any view is made: frozen
+ * views trust their bytes.
+ */
+export const FRAGMENT_RECORD = 0xf0;
+const FROZEN = FROZEN_FORMAT;
+const ALIGN = FROZEN_ALIGN;
+const padTo = frozenPad;
 
 /** Encodes synchronously, so the body is the state at exactly one sequence. */
 export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: number; bytes: number } {
@@ -11,7 +35,10 @@ export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: 
   let bytes = 0;
   let events = 0;
   for (const e of stateEvents(holder)) {
-    const { type, payload } = encodeEvent(e);
+    const { type, payload } =
+      e.type === 'BitsSet' && e.exists !== true && allBitmaps(e.columns)
+        ? { type: FRAGMENT_RECORD, payload: encodeFragment(e, e.columns, bytes + 5) }
+        : encodeEvent(e);
     const head = new Uint8Array(5);
     head[0] = type;
     new DataView(head.buffer).setUint32(1, payload.byteLength, true);
@@ -22,7 +49,11 @@ export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: 
   return { chunks, events, bytes };
 }
 
-export function* decodeSnapshot(body: Uint8Array): Generator<Event> {
+export function* decodeSnapshot(bytes: Uint8Array): Generator<Event> {
+  // Row offsets are aligned relative to the body: the body itself must start aligned (a copy
+  // only if the file's buffer does not).
+  const aligned = roaring.ensureBufferAligned(bytes, ALIGN);
+  const body = Buffer.from(aligned.buffer, aligned.byteOffset, aligned.byteLength);
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   let pos = 0;
   while (pos < body.byteLength) {
@@ -31,7 +62,86 @@ export function* decodeSnapshot(body: Uint8Array): Generator<Event> {
     const len = view.getUint32(pos + 1, true);
     pos += 5;
     if (pos + len > body.byteLength) throw new AssertionError(`snapshot record at byte ${pos} overruns the body`);
-    yield decodeEvent(type, body.subarray(pos, pos + len));
+    const payload = body.subarray(pos, pos + len);
+    yield type === FRAGMENT_RECORD ? decodeFragment(body, pos, len) : decodeEvent(type, payload);
     pos += len;
   }
+}
+
+function allBitmaps(columns: readonly unknown[]): columns is Bitmap[] {
+  return columns.every((c) => c instanceof RoaringBitmap32);
+}
+
+type FragmentEvent = Extract<Event, { type: 'BitsSet' }>;
+
+/** One buffer per fragment, which starts at body offset `at`: rows serialize straight into it. */
+function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Array {
+  const names = [e.index, e.field, e.view].map((s) => Buffer.from(s, 'utf8'));
+  const sizes = rows.map((b) => b.getSerializationSizeInBytes(FROZEN));
+  const n = rows.length;
+  let total = 8 + n * 12;
+  for (const name of names) total += 2 + name.length;
+  for (const size of sizes) total += padTo(at + total) + size;
+  const out = Buffer.alloc(total); // zeroed: the padding is part of the checksummed body
+  let p = 0;
+  for (const name of names) {
+    out.writeUInt16LE(name.length, p);
+    name.copy(out, p + 2);
+    p += 2 + name.length;
+  }
+  out.writeUInt32LE(e.shard, p);
+  out.writeUInt32LE(n, p + 4);
+  p += 8;
+  for (let i = 0; i < n; i++) out.writeDoubleLE(e.rows[i], p + i * 8);
+  p += n * 8;
+  for (let i = 0; i < n; i++) out.writeUInt32LE(sizes[i], p + i * 4);
+  p += n * 4;
+  for (let i = 0; i < n; i++) {
+    p += padTo(at + p);
+    rows[i].serialize(FROZEN, out.subarray(p, p + sizes[i]));
+    p += sizes[i];
+  }
+  return out;
+}
+
+/**
+ * The fragment record at body[at, at + len) as a BitsSet whose rows are frozen views into the
+ * body, for apply() to keep (`adopt`); the views keep the body alive.
+ */
+function decodeFragment(body: Buffer, at: number, len: number): FragmentEvent {
+  const end = at + len;
+  let p = at;
+  const need = (bytes: number, what: string): void => {
+    if (p + bytes > end) throw new AssertionError(`snapshot fragment record truncated in ${what}`);
+  };
+  const name = (): string => {
+    need(2, 'a name');
+    const n = body.readUInt16LE(p);
+    need(2 + n, 'a name');
+    const s = body.toString('utf8', p + 2, p + 2 + n);
+    p += 2 + n;
+    return s;
+  };
+  const index = name();
+  const field = name();
+  const view = name();
+  need(8, 'the header');
+  const shard = body.readUInt32LE(p);
+  const n = body.readUInt32LE(p + 4);
+  p += 8;
+  need(n * 12, 'the row table');
+  const rows: number[] = new Array<number>(n);
+  for (let i = 0; i < n; i++) rows[i] = body.readDoubleLE(p + i * 8);
+  const sizesAt = p + n * 8;
+  p = sizesAt + n * 4;
+  const columns: Bitmap[] = new Array<Bitmap>(n);
+  for (let i = 0; i < n; i++) {
+    const size = body.readUInt32LE(sizesAt + i * 4);
+    p += padTo(p);
+    need(size, `row ${rows[i]}`);
+    columns[i] = RoaringBitmap32.unsafeFrozenView(body.subarray(p, p + size), FROZEN);
+    p += size;
+  }
+  if (p !== end) throw new AssertionError(`snapshot fragment record has ${end - p} trailing bytes`);
+  return { type: 'BitsSet', index, field, view, shard, rows, columns, adopt: true };
 }

@@ -12,6 +12,8 @@ export type Event =
    * Bulk or single bit sets in one (field, view, shard): the column offsets of each row.
    * `exists`: the columns also enter the index's existence field (row 0 of `_exists`), so an
    * import does not log every column a second time (half the log bytes of a one-row import).
+   * `adopt` (never logged): the bitmaps are fresh and nothing else holds them (a snapshot load,
+   * an import's own row bitmaps), so apply may keep them as the rows instead of copying them.
    */
   | {
       type: 'BitsSet';
@@ -22,6 +24,7 @@ export type Event =
       rows: number[];
       columns: ColumnOffsets[];
       exists?: boolean;
+      adopt?: boolean;
     }
   | {
       type: 'BitsCleared';

@@ -46,7 +46,9 @@ export function apply(holder: Holder, event: Event): void {
     }
     case 'BitsSet': {
       const frag = fieldOf(holder, event.index, event.field).viewForWrite(event.view).fragmentForWrite(event.shard);
-      for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);
+      if (event.adopt === true)
+        for (let i = 0; i < event.rows.length; i++) frag.adoptBits(event.rows[i], event.columns[i]);
+      else for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);
       const existence = event.exists === true ? indexOf(holder, event.index).existence : undefined;
       if (existence !== undefined) {
         const ef = existence.viewForWrite(STANDARD_VIEW).fragmentForWrite(event.shard);

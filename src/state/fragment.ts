@@ -1,5 +1,10 @@
 import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
 
+/** CRoaring's own layout, which a read-only view uses in place (little-endian, 32-byte aligned). */
+export const FROZEN_FORMAT = 'unsafe_frozen_croaring';
+export const FROZEN_ALIGN = 32;
+export const frozenPad = (at: number): number => (FROZEN_ALIGN - (at % FROZEN_ALIGN)) % FROZEN_ALIGN;
+
 /** Up to this many offsets, one native add/delete per offset beats a bulk call's setup. */
 const PER_BIT_LIMIT = 8;
 /** Up to this many, addMany; beyond it a bitmap and one union (measured: equal near 1,000). */
@@ -12,6 +17,12 @@ const BULK_LIMIT = 256;
  */
 export class Fragment {
   readonly rows = new Map<number, Bitmap>();
+  /**
+   * Rows that are read-only views into a loaded snapshot's bytes (adopted frozen bitmaps): no
+   * per-container allocations, so they take about their serialized size. A write copies such a
+   * row first. Undefined while there are none, so fragments built by writes pay nothing.
+   */
+  private frozen: Set<number> | undefined;
 
   constructor(readonly shard: number) {}
 
@@ -31,7 +42,7 @@ export class Fragment {
 
   /** `offsets` is copied: callers (replay) may reuse it. */
   addBits(row: number, offsets: ColumnOffsets): void {
-    const r = this.rows.get(row);
+    const r = this.writable(row);
     if (offsets instanceof Uint32Array) {
       if (r === undefined) {
         if (offsets.length > 0) this.rows.set(row, new RoaringBitmap32(offsets));
@@ -42,11 +53,41 @@ export class Fragment {
       else r.orInPlace(new RoaringBitmap32(offsets));
     } else if (r === undefined) {
       if (!offsets.isEmpty) this.rows.set(row, offsets.clone());
-    } else r.orInPlace(offsets);
+    } else {
+      // A union grows containers with spare capacity; bulk adds are where it piles up.
+      r.orInPlace(offsets);
+      r.shrinkToFit();
+    }
+  }
+
+  /**
+   * Like addBits, but a bitmap for a new row becomes the row itself (compacted): the caller
+   * gives it up. Saves the copy, and the freed original that would leave a hole in the heap.
+   */
+  adoptBits(row: number, offsets: ColumnOffsets): void {
+    if (offsets instanceof Uint32Array || this.rows.has(row) || offsets.isEmpty) this.addBits(row, offsets);
+    else {
+      if (offsets.isFrozen) (this.frozen ??= new Set()).add(row);
+      else {
+        // Runs where they are smaller (run-heavy imports shrink several-fold), then no spare room.
+        offsets.runOptimize();
+        offsets.shrinkToFit();
+      }
+      this.rows.set(row, offsets);
+    }
+  }
+
+  /** The row for an in-place change: a frozen row is replaced by a mutable copy first. */
+  private writable(row: number): Bitmap | undefined {
+    const r = this.rows.get(row);
+    if (r === undefined || this.frozen === undefined || !this.frozen.delete(row)) return r;
+    const copy = r.clone();
+    this.rows.set(row, copy);
+    return copy;
   }
 
   removeBits(row: number, offsets: ColumnOffsets): void {
-    const r = this.rows.get(row);
+    const r = this.writable(row);
     if (r === undefined) return;
     if (offsets instanceof Uint32Array) {
       if (offsets.length <= PER_BIT_LIMIT) for (let i = 0; i < offsets.length; i++) r.remove(offsets[i]);
@@ -57,7 +98,7 @@ export class Fragment {
 
   /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
   add(row: number, offset: number): boolean {
-    let r = this.rows.get(row);
+    let r = this.writable(row);
     if (r === undefined) {
       r = new RoaringBitmap32();
       this.rows.set(row, r);
@@ -66,18 +107,20 @@ export class Fragment {
   }
 
   remove(row: number, offset: number): void {
-    const r = this.rows.get(row);
+    const r = this.writable(row);
     // isEmpty is a native call too: only worth asking when a bit actually went.
     if (r !== undefined && r.delete(offset) && r.isEmpty) this.rows.delete(row);
   }
 
   /** Replace a row wholesale (Store). An empty bitmap deletes the row. */
   setRow(row: number, offsets: Bitmap): void {
+    this.frozen?.delete(row);
     if (offsets.isEmpty) this.rows.delete(row);
     else this.rows.set(row, offsets.clone());
   }
 
   clearRow(row: number): boolean {
+    this.frozen?.delete(row);
     return this.rows.delete(row);
   }
 

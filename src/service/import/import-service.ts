@@ -118,6 +118,7 @@ export class ImportService {
             rows: b.rows,
             columns: b.columns,
           });
+        // b's bitmaps are this request's own: the fragment may keep them (adopt) rather than copy.
         else
           sink.emit({
             type: 'BitsSet',
@@ -127,6 +128,7 @@ export class ImportService {
             shard,
             rows: b.rows,
             columns: b.columns,
+            adopt: true,
             ...(exists ? { exists } : {}),
           });
       }

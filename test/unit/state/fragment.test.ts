@@ -40,3 +40,42 @@ describe('Fragment bit deltas', () => {
     expect(f.isEmpty).toBe(true);
   });
 });
+
+describe('Fragment rows adopted from imports and snapshots', () => {
+  const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, k) => from + k);
+  const shapes: [string, () => number[]][] = [
+    ['sparse', () => Array.from({ length: 900 }, (_, k) => k * 1163)],
+    ['dense', () => range(0, 70_000).filter((c) => c % 3 !== 0)],
+    ['runs', () => [...range(10, 5_000), ...range(70_000, 140_000), ...range(1_000_000, 1_048_576)]],
+  ];
+  for (const [shape, columns] of shapes) {
+    it(`compacts a ${shape} row it adopts and answers exactly as a copied one`, () => {
+      const adopted = new Fragment(0);
+      const copied = new Fragment(0);
+      const given = new RoaringBitmap32(columns());
+      adopted.adoptBits(1, given);
+      copied.addBits(1, new RoaringBitmap32(columns()));
+      expect(adopted.row(1)).toBe(given); // kept, not copied
+      expect(adopted.row(1)?.toArray()).toEqual(copied.row(1)?.toArray());
+      // Compacted: runs where smaller, so never more serialized bytes than the copy.
+      expect(adopted.row(1)!.getSerializationSizeInBytes('portable')).toBeLessThanOrEqual(
+        copied.row(1)!.getSerializationSizeInBytes('portable'),
+      );
+      if (shape === 'runs')
+        expect(adopted.row(1)!.getSerializationSizeInBytes('portable')).toBeLessThan(
+          copied.row(1)!.getSerializationSizeInBytes('portable') / 10,
+        );
+      // Later writes and reads behave the same on both.
+      for (const f of [adopted, copied]) {
+        f.addBits(1, Uint32Array.of(3, 4_999, 5_000, 69_999, 1_048_575));
+        f.removeBits(1, new RoaringBitmap32(range(100, 200)));
+        f.adoptBits(1, new RoaringBitmap32([7, 8, 9])); // an existing row: merged, not replaced
+        f.remove(1, 10);
+        f.add(1, 600_000);
+      }
+      expect(adopted.row(1)?.toArray()).toEqual(copied.row(1)?.toArray());
+      expect(adopted.has(1, 600_000)).toBe(true);
+      expect(adopted.has(1, 10)).toBe(false);
+    });
+  }
+});
