@@ -130,6 +130,7 @@ export function markExistsAll(
   cols: IdArray,
   shards: Map<number, Uint32Array | undefined>,
   sink: EventSink,
+  baseShard = 0, // cols and shards are relative to it (an import of IDs above 2^53−1)
 ): void {
   if (!index.existence) return;
   for (const [shard, idx] of shards) {
@@ -141,7 +142,7 @@ export function markExistsAll(
       index: index.name,
       field: EXISTS_FIELD,
       view: STANDARD_VIEW,
-      shard,
+      shard: shard + baseShard,
       rows: [0],
       columns: [new RoaringBitmap32(offsets)],
     });
