@@ -3,8 +3,13 @@ import { badRequest } from './errors.js';
 export const SHARD_BITS = 20;
 export const SHARD_WIDTH = 1 << SHARD_BITS; // 1048576
 
-export const shardOf = (column: number): number => Math.floor(column / SHARD_WIDTH);
-export const offsetOf = (column: number): number => column % SHARD_WIDTH;
+/** A column ID in a result: a number while exact (the common case), a bigint above 2^53 − 1. */
+export type ColumnId = number | bigint;
+
+export const shardOf = (column: ColumnId): number =>
+  typeof column === 'number' ? Math.floor(column / SHARD_WIDTH) : Number(column >> 20n);
+export const offsetOf = (column: ColumnId): number =>
+  typeof column === 'number' ? column % SHARD_WIDTH : Number(column & 0xfffffn);
 export const columnOf = (shard: number, offset: number): number => shard * SHARD_WIDTH + offset;
 
 /**
@@ -17,9 +22,6 @@ export const MAX_COLUMN_ID = 2n ** 64n - 1n;
 export const MAX_SHARD = Number(MAX_COLUMN_ID >> BigInt(SHARD_BITS));
 /** The last shard whose every column is an exact JS number (≤ 2^53 − 1): 2^33 − 1. */
 export const MAX_SAFE_SHARD = Math.floor(Number.MAX_SAFE_INTEGER / SHARD_WIDTH);
-
-/** A column ID in a result: a number while exact (the common case), a bigint above 2^53 − 1. */
-export type ColumnId = number | bigint;
 
 /** shard · 2^20 + offset, exact: a number up to MAX_SAFE_SHARD, a bigint beyond. */
 export function columnIdOf(shard: number, offset: number): ColumnId {

@@ -174,11 +174,45 @@ describe('column IDs above 2^53 − 1', () => {
     expect(await query('j', 'Row(f=7)')).toContain(`${C64}]`);
   });
 
-  it('PQL column literals above 2^53 − 1 are refused naming the limit', async () => {
-    for (const pql of [`Set(${C53}, f=1)`, `Clear(${C63}, f=1)`]) {
+  it('PQL Set, Clear, Row, Count, Rows(column=) and int Set take column literals up to 2^63 − 1', async () => {
+    expect(await query('i', `Set(${C53}, f=3) Set(${C63}, f=3) Set(${C63}, f=3) Set(5, f=3)`)).toBe(
+      '{"results":[true,true,false,true]}',
+    );
+    expect(await query('i', `Row(f=3) Count(Row(f=3)) Clear(${C63}, f=3) Row(f=3) Rows(f, column=${C53})`)).toBe(
+      `{"results":[{"attrs":{},"columns":[5,${C53},${C63}]},3,true,{"attrs":{},"columns":[5,${C53}]},{"rows":[1,3]}]}`,
+    );
+    expect(await query('i', `Set(${C63}, v=100) Row(v == 100) Not(Row(f=1))`)).toBe(
+      `{"results":[true,{"attrs":{},"columns":[${C63}]},{"attrs":{},"columns":[5]}]}`,
+    );
+  });
+
+  it('keyed fields: huge columns under row keys (Set, import, Row, TopN, GroupBy)', async () => {
+    expect((await req('POST', '/index/i/field/k', '{"options":{"keys":true}}')).status).toBe(200);
+    expect(await query('i', `Set(${C63}, k="a")`)).toBe('{"results":[true]}');
+    const body = encodeImportRequest({
+      index: 'i',
+      field: 'k',
+      shard: shardOf(C53),
+      rowKeys: ['a', 'b'],
+      columnIds: [C53, C53],
+    });
+    expect((await req('POST', '/index/i/field/k/import', body, PB)).status).toBe(200);
+    expect(await query('i', 'Row(k="a") TopN(k) GroupBy(Rows(k))')).toBe(
+      `{"results":[{"attrs":{},"columns":[${C53},${C63}]},[{"id":0,"key":"a","count":2},{"id":0,"key":"b","count":1}],` +
+        '[{"group":[{"field":"k","rowKey":"a"}],"count":2},{"group":[{"field":"k","rowKey":"b"}],"count":1}]]}',
+    );
+  });
+
+  it('larger PQL literals, and attributes on columns above 2^53 − 1, are refused naming the limit', async () => {
+    for (const [pql, text] of [
+      // The parser's own limit (Pilosa's), and the column's: the same bound.
+      [`Set(${2n ** 63n}, f=1)`, 'integer is not in signed 64-bit range: 9223372036854775808'],
+      [`Clear(${C64}, f=1)`, 'integer is not in signed 64-bit range: 18446744073709551615'],
+      [`SetColumnAttrs(${C53}, x=1)`, 'larger than the maximum for attributes, 9007199254740991'],
+    ]) {
       const r = await req('POST', '/index/i/query', pql);
-      expect(r.status).toBe(400);
-      expect(r.body).toContain('larger than the supported maximum 9007199254740991');
+      expect(r.status, pql).toBe(400);
+      expect(r.body, pql).toContain(text);
     }
   });
 });
