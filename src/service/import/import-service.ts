@@ -181,12 +181,13 @@ export class ImportService {
   }
 }
 
+/** A request whose column IDs are exact numbers, relative to a base shard. */
+type Rebased<T> = T & { columnIds: IdArray };
+
 /**
  * The request with its column IDs relative to baseShard (see rebaseColumns): the same object
  * when every ID is an exact number, so the common path allocates nothing.
  */
-type Rebased<T> = T & { columnIds: IdArray };
-
 function rebased<T extends BitsImport | ValuesImport>(wide: T): { req: Rebased<T>; baseShard: number } {
   const { ids, baseShard } = rebaseColumns(wide.columnIds, (m) => {
     throw badRequest(m);
