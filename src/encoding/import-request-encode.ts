@@ -11,7 +11,7 @@ export interface ImportRequestInput {
   field: string;
   shard?: number;
   rowIds?: ArrayLike<number>;
-  columnIds?: ArrayLike<number>;
+  columnIds?: ArrayLike<number | bigint>;
   timestamps?: ArrayLike<bigint> | null;
   rowKeys?: readonly string[];
   columnKeys?: readonly string[];
@@ -21,7 +21,7 @@ export interface ImportValueRequestInput {
   index: string;
   field: string;
   shard?: number;
-  columnIds?: ArrayLike<number>;
+  columnIds?: ArrayLike<number | bigint>;
   values?: ArrayLike<bigint>;
   columnKeys?: readonly string[];
 }
@@ -97,10 +97,11 @@ function writeVarint(buf: Uint8Array, p: number, v: number): number {
 }
 
 /** Packed payload (no tag, no length) of uint64 values given as safe non-negative integers. */
-export function encodePackedUint64s(values: ArrayLike<number>): Uint8Array {
+export function encodePackedUint64s(values: ArrayLike<number | bigint>): Uint8Array {
   let size = 0;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
+    if (typeof v === 'bigint') return encodeBigUint64s(values);
     if (!(v >= 0 && v <= Number.MAX_SAFE_INTEGER && Number.isInteger(v))) {
       assert(false, `uint64 value out of range: ${v}`);
     }
@@ -108,8 +109,23 @@ export function encodePackedUint64s(values: ArrayLike<number>): Uint8Array {
   }
   const out = new Uint8Array(size);
   let p = 0;
-  for (let i = 0; i < values.length; i++) p = writeVarint(out, p, values[i]);
+  for (let i = 0; i < values.length; i++) p = writeVarint(out, p, values[i] as number);
   return out;
+}
+
+/** The packed uint64s of a list holding bigints (column IDs above 2^53−1): the rare, slow path. */
+function encodeBigUint64s(values: ArrayLike<number | bigint>): Uint8Array {
+  const out: number[] = [];
+  for (let i = 0; i < values.length; i++) {
+    let v = BigInt(values[i]);
+    assert(v >= 0n && v <= 0xffffffffffffffffn, `uint64 value out of range: ${v}`);
+    while (v > 0x7fn) {
+      out.push(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    out.push(Number(v));
+  }
+  return Uint8Array.from(out);
 }
 
 /** Packed payload of int64 values (two's complement, so negatives take 10 bytes). */

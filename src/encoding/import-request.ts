@@ -3,14 +3,15 @@
 // Repeated scalars are accepted packed or unpacked and in any number of chunks, as proto3 requires.
 import { badRequest, type DomainError } from '../domain/errors.js';
 import { LITTLE_ENDIAN } from '../util/endian.js';
-import type { IdArray } from '../domain/id-array.js';
+import type { IdArray, WideIdArray } from '../domain/id-array.js';
 
 export interface ImportRequest {
   index: string;
   field: string;
   shard: number;
   rowIds: IdArray;
-  columnIds: IdArray;
+  /** Any uint64: a BigUint64Array only when one is above 2^53−1. */
+  columnIds: WideIdArray;
   /** Unix nanoseconds per bit, 0 = none; null when the request carried no timestamps. */
   timestamps: BigInt64Array | null;
   rowKeys: string[];
@@ -21,7 +22,7 @@ export interface ImportValueRequest {
   index: string;
   field: string;
   shard: number;
-  columnIds: IdArray;
+  columnIds: WideIdArray;
   values: BigInt64Array;
   columnKeys: string[];
 }
@@ -158,30 +159,65 @@ class Wire {
  * Uint32Array until the first ID ≥ 2^32, a Float64Array from then on (see IdArray).
  */
 class IdColumn {
-  arr: IdArray = new Uint32Array(0);
+  arr: WideIdArray = new Uint32Array(0);
   n = 0;
-  constructor(readonly what: string) {}
+  /** `wide`: IDs above 2^53−1 are taken (column IDs: any uint64), in a BigUint64Array. */
+  constructor(
+    readonly what: string,
+    readonly wide = false,
+  ) {}
 
   private reserve(extra: number): void {
     const need = this.n + extra;
     if (need <= this.arr.length) return;
     const size = this.arr.length === 0 ? need : Math.max(need, this.arr.length * 2);
-    const next = this.arr instanceof Uint32Array ? new Uint32Array(size) : new Float64Array(size);
-    next.set(this.arr.subarray(0, this.n));
-    this.arr = next;
+    const a = this.arr;
+    if (a instanceof BigUint64Array) {
+      const next = new BigUint64Array(size);
+      next.set(a.subarray(0, this.n));
+      this.arr = next;
+    } else {
+      const next = a instanceof Uint32Array ? new Uint32Array(size) : new Float64Array(size);
+      next.set(a.subarray(0, this.n));
+      this.arr = next;
+    }
+  }
+
+  /** The careful reader: one varint, rejected above 2^53−1 unless the column is wide. */
+  private pushNext(w: Wire, end: number): void {
+    if (!this.wide) {
+      this.push(w.uint(end, this.what));
+      return;
+    }
+    w.varint(end);
+    const a = this.arr;
+    if (w.hi < SAFE_HI_LIMIT && !(a instanceof BigUint64Array)) {
+      this.push(w.hi * TWO_POW_32 + w.lo);
+      return;
+    }
+    let big: BigUint64Array;
+    if (a instanceof BigUint64Array) big = a;
+    else {
+      // The first ID above 2^53−1: the whole column becomes bigints (rare, never the common path).
+      big = new BigUint64Array(a.length);
+      for (let i = 0; i < this.n; i++) big[i] = BigInt(a[i]);
+      this.arr = big;
+    }
+    big[this.n++] = (BigInt(w.hi) << 32n) | BigInt(w.lo);
   }
 
   /** Appends one ID decoded by the careful reader, widening the column when it needs 33+ bits. */
   private push(v: number): void {
     if (v > 0xffffffff && this.arr instanceof Uint32Array) this.arr = Float64Array.from(this.arr);
-    this.arr[this.n++] = v;
+    const a = this.arr as IdArray; // pushNext keeps numbers out of a BigUint64Array
+    a[this.n++] = v;
   }
 
   /** A packed field comes back as work that yields every YIELD_BYTES (see Decoding). */
   read(w: Wire, wireType: number): Decoding | undefined {
     if (wireType === VARINT) {
       this.reserve(this.n === this.arr.length ? Math.max(1024, this.n) : 1);
-      this.push(w.uint(w.end, this.what));
+      this.pushNext(w, w.end);
       return undefined;
     }
     if (wireType !== LEN) throw malformed(`wrong wireType ${wireType} for ${this.what}s`);
@@ -197,8 +233,8 @@ class IdColumn {
     while (w.pos < end) {
       const arr = this.arr;
       if (arr instanceof Uint32Array) this.n = readNarrow(w, end, arr, this.n);
-      else this.n = readWide(w, end, arr, this.n);
-      if (w.pos < end) this.push(w.uint(end, this.what));
+      else if (arr instanceof Float64Array) this.n = readWide(w, end, arr, this.n);
+      if (w.pos < end) this.pushNext(w, end);
       if (w.pos >= next) {
         next = w.pos + YIELD_BYTES;
         yield;
@@ -206,8 +242,15 @@ class IdColumn {
     }
   }
 
-  result(): IdArray {
+  result(): WideIdArray {
     return this.n === this.arr.length ? this.arr : this.arr.slice(0, this.n);
+  }
+
+  /** The IDs of a column that is not wide (row IDs), typed as such. */
+  narrow(): IdArray {
+    const r = this.result();
+    if (r instanceof BigUint64Array) throw new Error(`${this.what}s are not wide`);
+    return r;
   }
 }
 
@@ -509,7 +552,7 @@ function importRequestDecoding(buf: Uint8Array): { work: Decoding; result: () =>
   const text = textView(buf);
   const h: Header = { index: '', field: '', shard: 0 };
   const rowIds = new IdColumn('row ID');
-  const columnIds = new IdColumn('column ID');
+  const columnIds = new IdColumn('column ID', true);
   const timestamps = new Int64Column('timestamps');
   const rowKeys: string[] = [];
   const columnKeys: string[] = [];
@@ -537,7 +580,7 @@ function importRequestDecoding(buf: Uint8Array): { work: Decoding; result: () =>
   });
   const result = (): ImportRequest => ({
     ...h,
-    rowIds: rowIds.result(),
+    rowIds: rowIds.narrow(),
     columnIds: columnIds.result(),
     timestamps: timestamps.seen ? timestamps.result() : null,
     rowKeys,
@@ -549,7 +592,7 @@ function importRequestDecoding(buf: Uint8Array): { work: Decoding; result: () =>
 function importValueRequestDecoding(buf: Uint8Array): { work: Decoding; result: () => ImportValueRequest } {
   const text = textView(buf);
   const h: Header = { index: '', field: '', shard: 0 };
-  const columnIds = new IdColumn('column ID');
+  const columnIds = new IdColumn('column ID', true);
   const values = new Int64Column('values');
   const columnKeys: string[] = [];
   const work = walk(buf, (w, f, wt) => {

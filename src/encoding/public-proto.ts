@@ -166,7 +166,7 @@ function writeSub(w: Writer, field: number, t: Type, msg: Message): void {
   t.encode(msg, w.uint32(tag(field, LEN)).fork()).ldelim();
 }
 
-function writePacked(w: Writer, field: number, values: readonly number[]): void {
+function writePacked(w: Writer, field: number, values: readonly (number | bigint)[]): void {
   if (values.length > 0) w.uint32(tag(field, LEN)).bytes(encodePackedUint64s(values));
 }
 
@@ -344,6 +344,12 @@ function decodeFieldRow(v: unknown): FieldRow {
 }
 
 const ids = (v: unknown): number[] => list(v).map((x) => safe(x, 'ID', 'query response'));
+/** Row columns: any uint64, a bigint only above 2^53−1 (as the executor's results). */
+const columnIds = (v: unknown): (number | bigint)[] =>
+  list(v).map((x) => {
+    const b = big(x);
+    return b > BigInt(Number.MAX_SAFE_INTEGER) ? b : Number(b);
+  });
 
 function withKeys<R extends object>(r: R, keys: unknown): R & { keys?: string[] } {
   const k = list(keys).map(str);
@@ -357,7 +363,7 @@ function decodeResult(v: unknown): QueryResult {
       return { type: 'null' };
     case 1: {
       const row = msg(r.Row);
-      return withKeys({ type: 'row', columns: ids(row.Columns), attrs: decodeAttrs(row.Attrs) }, row.Keys);
+      return withKeys({ type: 'row', columns: columnIds(row.Columns), attrs: decodeAttrs(row.Attrs) }, row.Keys);
     }
     case 2:
       return { type: 'pairs', pairs: list(r.Pairs).map(decodePair) };

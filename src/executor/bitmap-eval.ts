@@ -3,7 +3,7 @@
 // uses the *Cardinality operations, so Count(Intersect(a, b)) never builds the intersection.
 import type { ReadonlyRoaringBitmap32 } from 'roaring';
 import { EXISTS_FIELD, STANDARD_VIEW, bsiViewName } from '../domain/names.js';
-import { SHARD_WIDTH } from '../domain/shard.js';
+import { type ColumnId, columnIdOf, MAX_SAFE_SHARD, MAX_SHARD, SHARD_WIDTH } from '../domain/shard.js';
 import { bsiRange } from '../state/bsi.js';
 import { RoaringBitmap32 } from '../roaring/bitmap.js';
 import type { ReadContext } from './context.js';
@@ -24,9 +24,6 @@ const AND_CARD: Card = (a, b) => a.andCardinality(b);
 const OR_CARD: Card = (a, b) => a.orCardinality(b);
 const AND_NOT_CARD: Card = (a, b) => a.andNotCardinality(b);
 const XOR_CARD: Card = (a, b) => a.xorCardinality(b);
-
-/** Highest shard whose columns are still exact JS numbers. */
-export const MAX_SHARD = Math.floor(Number.MAX_SAFE_INTEGER / SHARD_WIDTH);
 
 export function bitmapAt(ctx: ReadContext, p: BitmapPlan, shard: number): RO {
   switch (p.kind) {
@@ -154,13 +151,18 @@ function lastStep(ctx: ReadContext, children: BitmapPlan[], shard: number, op: O
 }
 
 /** The columns (IDs) of a plan across its shards, ascending. Yields between shards. */
-export function* planColumns(ctx: ReadContext, p: BitmapPlan): Generator<void, number[], undefined> {
-  const cols: number[] = [];
+export function* planColumns(ctx: ReadContext, p: BitmapPlan): Generator<void, ColumnId[], undefined> {
+  const cols: ColumnId[] = [];
   for (const s of outShards(ctx, p)) {
     const bm = bitmapAt(ctx, p, s);
-    if (!bm.isEmpty) {
+    if (bm.isEmpty) {
+      // nothing in this shard
+    } else if (s <= MAX_SAFE_SHARD) {
       const base = s * SHARD_WIDTH;
       for (const o of bm.toUint32Array()) cols.push(base + o);
+    } else {
+      // Columns above 2^53−1: exact as bigints (the only bigints of a row result).
+      for (const o of bm.toUint32Array()) cols.push(columnIdOf(s, o));
     }
     yield;
   }

@@ -29,4 +29,4 @@ export { respond, columnAttrSets } from './respond.js';
 export { recalculateCaches } from './cache.js';
 export { fieldArg, fail, failWith, goType, goValue, WRITE_CALLS, type Fail } from './args.js';
 export { colRef, rowRef, resolveCol, resolveRow, isKeyedField } from './refs.js';
-export type { BitmapPlan, OptionSettings, ReadPlan, Ref, RowsSpec } from './plan.js';
+export type { BitmapPlan, OptionSettings, ReadPlan, Ref, ColRef, RowsSpec } from './plan.js';

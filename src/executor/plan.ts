@@ -2,6 +2,7 @@
 // field types, argument types and ranges), so executing a plan can only fail on a broken
 // invariant. Plans hold Field objects, not names; row and column keys stay keys until execution
 // (a write earlier in the same request may assign them).
+import type { ColumnId } from '../domain/shard.js';
 import type { Field } from '../state/field.js';
 import type { BsiPredicate } from '../state/bsi.js';
 import type { Value } from '../pql/ast.js';
@@ -11,6 +12,9 @@ import type { Value } from '../pql/ast.js';
  * runs. Unboxed: a wrapper object would be allocated for every Row() of every query.
  */
 export type Ref = number | string;
+
+/** A column reference: as Ref, with a bigint for a column literal above 2^53 − 1. */
+export type ColRef = ColumnId | string;
 
 export type BitmapPlan =
   /** A row of the standard view. */
@@ -31,7 +35,7 @@ export interface RowsSpec {
   field: Field;
   previous?: Ref;
   limit?: number;
-  column?: Ref;
+  column?: ColRef;
   /** Time fields: read the time views covering [from, to) (each end optional). */
   time?: { from?: number; to?: number };
 }

@@ -6,7 +6,8 @@ import type { Field } from '../state/field.js';
 import type { Index } from '../state/index-state.js';
 import { type Fail, MAX_ID, toSafe, uintValue } from './args.js';
 import { safeUintToNumber } from './bigint-id.js';
-import type { Ref } from './plan.js';
+import type { ColRef, Ref } from './plan.js';
+import type { ColumnId } from '../domain/shard.js';
 
 /** Whether row values of this field are string keys (keys mean nothing on int and bool fields). */
 export function isKeyedField(field: Field): boolean {
@@ -30,17 +31,22 @@ function uintId(v: Value, argName: string, f: Fail, prefix: string): number {
   return toSafe(uintValue(v, argName, fp), argName, fp);
 }
 
-export function colRef(index: Index, v: Value, argName: string, f: Fail): Ref {
+/**
+ * A column: a key, a number up to 2^53 − 1, else a bigint. The parser takes literals up to
+ * 2^63 − 1 (Pilosa's limit, refused above with its message); columns go up to 2^64 − 1.
+ */
+export function colRef(index: Index, v: Value, argName: string, f: Fail): ColRef {
   if (v.kind === 'string' && index.options.keys) return v.value;
-  return toSafe(uintValue(v, argName, f), argName, f);
+  const id = uintValue(v, argName, f);
+  return id <= MAX_ID ? safeUintToNumber(id) : id;
 }
 
 export function resolveRow(index: Index, field: Field, ref: Ref): number | undefined {
   return typeof ref === 'number' ? ref : index.rowKeys.get(field.name)?.id(ref);
 }
 
-export function resolveCol(index: Index, ref: Ref): number | undefined {
-  return typeof ref === 'number' ? ref : index.columnKeys.id(ref);
+export function resolveCol(index: Index, ref: ColRef): ColumnId | undefined {
+  return typeof ref === 'string' ? index.columnKeys.id(ref) : ref;
 }
 
 /**

@@ -1,5 +1,6 @@
 // The response of a query: its calls' results, plus the attributes of the columns of row
 // results when columnAttrs is on (by the request options or by an Options() call).
+import type { ColumnId } from '../domain/shard.js';
 import type { Index } from '../state/index-state.js';
 import type { ColumnAttrSet, QueryResponse, QueryResult } from './result.js';
 import type { CallOutput } from './run.js';
@@ -21,10 +22,12 @@ export function respond(index: Index, outputs: readonly CallOutput[], columnAttr
 }
 
 /** Attributes of the columns of all row results, by ascending ID (keys on a keyed index). */
-export function columnAttrSets(index: Index, columnLists: readonly number[][]): ColumnAttrSet[] {
+export function columnAttrSets(index: Index, columnLists: readonly ColumnId[][]): ColumnAttrSet[] {
   if (index.columnAttrs.size === 0) return [];
   const ids = new Set<number>();
-  for (const list of columnLists) for (const c of list) if (index.columnAttrs.has(c)) ids.add(c);
+  // Attributes are set on columns up to 2^53−1 (SetColumnAttrs refuses larger): a bigint has none.
+  for (const list of columnLists)
+    for (const c of list) if (typeof c === 'number' && index.columnAttrs.has(c)) ids.add(c);
   return [...ids]
     .sort((a, b) => a - b)
     .map((id) => {

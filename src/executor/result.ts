@@ -1,4 +1,5 @@
 // Query results, independent of the wire encoding (JSON or protobuf: see src/encoding/).
+import type { ColumnId } from '../domain/shard.js';
 import type { AttrMap } from '../domain/types.js';
 
 export interface PairResult {
@@ -15,7 +16,7 @@ export interface FieldRow {
 
 export type QueryResult =
   /** Row-like results. `keys` present (and columns empty) on an index with keys. */
-  | { type: 'row'; columns: number[]; keys?: string[]; attrs: AttrMap }
+  | { type: 'row'; columns: ColumnId[]; keys?: string[]; attrs: AttrMap }
   /** Count */
   | { type: 'count'; n: number }
   /** Set, Clear, ClearRow, Store */

@@ -1,6 +1,7 @@
 // Executes one compiled read call. Every call is a generator that yields between shards: a
 // synchronous driver runs it straight through, the asynchronous one returns to the event loop
 // between slices (see query.ts). A plan never mutates state.
+import type { ColumnId } from '../domain/shard.js';
 import type { AttrMap } from '../domain/types.js';
 import { assertNever } from '../util/assert.js';
 import type { QueryResult } from './result.js';
@@ -18,7 +19,7 @@ export type Work<T> = Generator<void, T, undefined>;
 export interface CallOutput {
   result: QueryResult;
   /** Column IDs of a row result, for the response's columnAttrs. */
-  columns?: number[];
+  columns?: ColumnId[];
   /** Options(columnAttrs=true) switches the response-level columnAttrs on. */
   columnAttrs?: boolean;
 }
@@ -85,8 +86,14 @@ export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput>
 }
 
 /** A Row-shaped result: keys instead of columns on an index with keys (§4.5). */
-export function rowResult(ctx: ReadContext, columns: number[], attrs: AttrMap): QueryResult {
+export function rowResult(ctx: ReadContext, columns: ColumnId[], attrs: AttrMap): QueryResult {
   if (ctx.index.options.keys)
-    return { type: 'row', columns: [], keys: columns.map((c) => columnKeyOf(ctx.index, c)), attrs };
+    // Keys are assigned IDs from 1 on: a column beyond 2^53−1 (import-roaring) has none.
+    return {
+      type: 'row',
+      columns: [],
+      keys: columns.map((c) => (typeof c === 'number' ? columnKeyOf(ctx.index, c) : '')),
+      attrs,
+    };
   return { type: 'row', columns, attrs };
 }

@@ -2,7 +2,7 @@
 // column, keys instead of IDs where the field or index uses them.
 import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
 import { STANDARD_VIEW } from '../domain/names.js';
-import { SHARD_WIDTH } from '../domain/shard.js';
+import { columnIdOf, MAX_SAFE_SHARD, SHARD_WIDTH } from '../domain/shard.js';
 import type { Engine } from '../engine/engine.js';
 import type { Holder } from '../state/holder.js';
 
@@ -28,7 +28,12 @@ function exportCsv(h: Holder, index: string, field: string, shard: number): stri
   for (const row of frag.rowIds()) {
     const r = rowKeys === undefined ? String(row) : csvField(rowKeys.key(row) ?? String(row));
     for (const off of frag.rows.get(row)!) {
-      const col = base + off;
+      // Above 2^53−1 (shards past MAX_SAFE_SHARD) the ID is printed exact from a bigint.
+      const col = shard <= MAX_SAFE_SHARD ? base + off : columnIdOf(shard, off);
+      if (typeof col === 'bigint') {
+        lines.push(`${r},${col}\n`);
+        continue;
+      }
       lines.push(`${r},${colKeys === undefined ? col : csvField(colKeys.key(col) ?? String(col))}\n`);
     }
   }

@@ -4,7 +4,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { badRequest } from '../../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed, notValidArgument } from '../../domain/messages.js';
 import { STANDARD_VIEW } from '../../domain/names.js';
-import { checkShard, parseShard } from '../../domain/shard.js';
+import type { WideIdArray } from '../../domain/id-array.js';
+import { checkShard, MAX_COLUMN_ID, parseShard } from '../../domain/shard.js';
 import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
@@ -126,6 +127,26 @@ function numList(v: unknown, name: string): Float64Array {
   return out;
 }
 
+/**
+ * Column IDs: any uint64. Numbers (and digit strings, which parseJson makes of integers too long
+ * for a double) up to 2^53−1 give a Float64Array as before; one larger turns the list into a
+ * BigUint64Array, exact.
+ */
+function columnList(v: unknown, name: string): WideIdArray {
+  if (!Array.isArray(v) || !v.some((x) => typeof x === 'string' && x.length > 15)) return numList(v, name);
+  return BigUint64Array.from(v, (x, i) => {
+    const b =
+      typeof x === 'string' && /^\d{1,20}$/.test(x)
+        ? BigInt(x)
+        : typeof x === 'number' && Number.isSafeInteger(x)
+          ? BigInt(x)
+          : -1n;
+    if (b < 0n || b > MAX_COLUMN_ID)
+      throw badRequest(`${name}[${i}] must be an unsigned integer up to ${MAX_COLUMN_ID}`);
+    return b;
+  });
+}
+
 function strList(v: unknown, name: string): string[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
@@ -155,7 +176,7 @@ function bitsFromJson(body: unknown): Omit<BitsImport, 'clear'> {
     field: typeof o.field === 'string' ? o.field : '',
     shard: optShard(o),
     rowIds: numList(o.rowids, 'rowIDs'),
-    columnIds: numList(o.columnids, 'columnIDs'),
+    columnIds: columnList(o.columnids, 'columnIDs'),
     timestamps: o.timestamps === undefined || o.timestamps === null ? null : bigList(o.timestamps, 'timestamps'),
     rowKeys: strList(o.rowkeys, 'rowKeys'),
     columnKeys: strList(o.columnkeys, 'columnKeys'),
@@ -171,7 +192,7 @@ function valuesFromJson(body: unknown): Omit<ValuesImport, 'clear'> {
     index: typeof o.index === 'string' ? o.index : '',
     field: typeof o.field === 'string' ? o.field : '',
     shard: optShard(o),
-    columnIds: numList(o.columnids, 'columnIDs'),
+    columnIds: columnList(o.columnids, 'columnIDs'),
     values: o.values === undefined ? new BigInt64Array(0) : bigList(o.values, 'values'),
     columnKeys: strList(o.columnkeys, 'columnKeys'),
   };

@@ -6,7 +6,7 @@
 import { badRequest } from '../../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
 import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
-import type { IdArray } from '../../domain/id-array.js';
+import { type IdArray, rebaseColumns } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
 import { isTimeViewOf } from '../../domain/time-quantum.js';
 import type { Engine } from '../../engine/engine.js';
@@ -72,8 +72,9 @@ export class ImportService {
   }
 
   /** Validates and emits the events of a bit import (for callers that add events of their own). */
-  decideBits(h: Holder, sink: EventSink, req: BitsImport): void {
-    const { index, field } = lookup(h, req.index, req.field);
+  decideBits(h: Holder, sink: EventSink, wide: BitsImport): void {
+    const { index, field } = lookup(h, wide.index, wide.field);
+    const { req, baseShard } = rebased(wide);
     if (field.options.type === 'int')
       throw badRequest(`field ${req.field} is an int field: import values (ImportValueRequest) instead`);
     const n = checkLengths(req);
@@ -89,7 +90,7 @@ export class ImportService {
     } else if (req.rowKeys.length > 0)
       throw badRequest(`row keys cannot be used because field ${req.field} does not use string keys`);
     else checkIds(req.rowIds, 'row');
-    checkColumns(index, req.columnIds, req.columnKeys, req.shard);
+    checkColumns(index, req.columnIds, req.columnKeys, req.shard, baseShard);
 
     // Validation is over: from here on every step succeeds.
     const [rows, cols] = req.clear ? clearIds(index, field, req) : setIds(index, field, req, sink);
@@ -104,9 +105,12 @@ export class ImportService {
       const vc = sel === undefined ? c : pick(c, sel);
       // A validated named shard holds every column: no need to scan for others.
       const shards =
-        req.shard !== undefined && !index.options.keys ? new Map([[req.shard, undefined]]) : splitByShard(vc);
-      for (const [shard, idx] of shards) {
-        const b = bucketByRow(vr, vc, shard, idx);
+        req.shard !== undefined && !index.options.keys
+          ? new Map([[req.shard - baseShard, undefined]])
+          : splitByShard(vc);
+      for (const [relShard, idx] of shards) {
+        const b = bucketByRow(vr, vc, relShard, idx);
+        const shard = relShard + baseShard;
         if (exclusive && !req.clear) clearOtherRows(index.name, field, view, shard, b, sink);
         if (req.clear)
           sink.emit({
@@ -135,8 +139,9 @@ export class ImportService {
     }
   }
 
-  decideValues(h: Holder, sink: EventSink, req: ValuesImport): void {
-    const { index, field } = lookup(h, req.index, req.field);
+  decideValues(h: Holder, sink: EventSink, wide: ValuesImport): void {
+    const { index, field } = lookup(h, wide.index, wide.field);
+    const { req, baseShard } = rebased(wide);
     if (field.options.type !== 'int') throw badRequest(`field ${req.field} is not an int field`);
     const n = index.options.keys ? req.columnKeys.length : req.columnIds.length;
     if (!req.clear && req.values.length !== n)
@@ -149,17 +154,18 @@ export class ImportService {
           throw badRequest(`value ${v} of item ${i} is out of range [${min}, ${max}] for field ${req.field}`);
       }
     }
-    checkColumns(index, req.columnIds, req.columnKeys, req.shard);
+    checkColumns(index, req.columnIds, req.columnKeys, req.shard, baseShard);
     const cols = index.options.keys
       ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '')
       : req.columnIds;
     const shards = splitByShard(cols);
-    for (const [shard, idx] of shards) {
+    for (const [relShard, idx] of shards) {
+      const shard = relShard + baseShard;
       const m = new Map<number, bigint>(); // last value per column wins
       const count = idx === undefined ? cols.length : idx.length;
       for (let j = 0; j < count; j++) {
         const i = idx === undefined ? j : idx[j];
-        m.set(cols[i] - shard * SHARD_WIDTH, req.clear ? 0n : req.values[i]);
+        m.set(cols[i] - relShard * SHARD_WIDTH, req.clear ? 0n : req.values[i]);
       }
       const columns = Uint32Array.from(m.keys());
       if (req.clear) sink.emit({ type: 'ValuesCleared', index: index.name, field: field.name, shard, columns });
@@ -173,8 +179,23 @@ export class ImportService {
           values: BigInt64Array.from(m.values()),
         });
     }
-    if (!req.clear) markExistsAll(index, cols, shards, sink);
+    if (!req.clear) markExistsAll(index, cols, shards, sink, baseShard);
   }
+}
+
+/** A request whose column IDs are exact numbers, relative to a base shard. */
+type Rebased<T> = T & { columnIds: IdArray };
+
+/**
+ * The request with its column IDs relative to baseShard (see rebaseColumns): the same object
+ * when every ID is an exact number, so the common path allocates nothing.
+ */
+function rebased<T extends BitsImport | ValuesImport>(wide: T): { req: Rebased<T>; baseShard: number } {
+  const { ids, baseShard } = rebaseColumns(wide.columnIds, (m) => {
+    throw badRequest(m);
+  });
+  const req = (ids === wide.columnIds ? wide : { ...wide, columnIds: ids }) as Rebased<T>;
+  return { req, baseShard };
 }
 
 function decodeRoaring(data: Uint8Array): Map<number, Bitmap> {
@@ -195,7 +216,7 @@ function lookup(h: Holder, indexName: string, fieldName: string): { index: Index
 }
 
 /** A set assigns the keys it names (one KeysAssigned per translator). */
-function setIds(index: Index, field: Field, req: BitsImport, sink: EventSink): [IdArray, IdArray] {
+function setIds(index: Index, field: Field, req: Rebased<BitsImport>, sink: EventSink): [IdArray, IdArray] {
   const rows = field.options.keys
     ? assignKeys(index.rowKeys.get(field.name), req.rowKeys, sink, index.name, field.name)
     : req.rowIds;
@@ -204,7 +225,7 @@ function setIds(index: Index, field: Field, req: BitsImport, sink: EventSink): [
 }
 
 /** A clear assigns nothing: pairs naming a key never assigned have no bit to clear. */
-function clearIds(index: Index, field: Field, req: BitsImport): [IdArray, IdArray] {
+function clearIds(index: Index, field: Field, req: Rebased<BitsImport>): [IdArray, IdArray] {
   const rows = field.options.keys ? knownKeyIds(index.rowKeys.get(field.name), req.rowKeys) : req.rowIds;
   const cols = index.options.keys ? knownKeyIds(index.columnKeys, req.columnKeys) : req.columnIds;
   return field.options.keys || index.options.keys ? knownPairs(rows, cols) : [rows, cols];
@@ -232,7 +253,8 @@ function notTimeView(view: string, field: Field): string {
   return `view ${name} is not a time view of field ${field.name} (time quantum ${field.options.timeQuantum}): views are named by the quantum's units, as 2006, 200601, 20060102 or 2006010215`;
 }
 
-function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number | undefined): void {
+/** `ids` relative to baseShard (see rebased); `shard`, as the client named it, absolute. */
+function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number | undefined, baseShard: number): void {
   if (index.options.keys) {
     if (ids.length > 0) throw badRequest('column ids cannot be used because index uses string keys');
     return;
@@ -241,10 +263,13 @@ function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number 
     throw badRequest(`column keys cannot be used because index ${index.name} does not use string keys`);
   checkIds(ids, 'column');
   if (shard === undefined) return;
-  const lo = shard * SHARD_WIDTH;
+  const lo = (shard - baseShard) * SHARD_WIDTH;
   const hi = lo + SHARD_WIDTH;
   for (let i = 0; i < ids.length; i++) {
-    if (ids[i] < lo || ids[i] >= hi) throw badRequest(`column ${ids[i]} of item ${i} is not in shard ${shard}`);
+    if (ids[i] < lo || ids[i] >= hi)
+      throw badRequest(
+        `column ${baseShard === 0 ? ids[i] : BigInt(ids[i]) + (BigInt(baseShard) << 20n)} of item ${i} is not in shard ${shard}`,
+      );
   }
 }
 

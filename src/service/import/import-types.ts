@@ -1,6 +1,6 @@
 // Import requests after decoding (protobuf, JSON or Kafka records): column-major typed arrays,
 // no per-bit objects.
-import type { IdArray } from '../../domain/id-array.js';
+import type { IdArray, WideIdArray } from '../../domain/id-array.js';
 
 export interface BitsImport {
   index: string;
@@ -8,7 +8,8 @@ export interface BitsImport {
   /** The shard the client named; every column ID must lie in it (ignored with column keys). */
   shard?: number;
   rowIds: IdArray;
-  columnIds: IdArray;
+  /** Column IDs: wide (BigUint64Array) only when one is above 2^53−1. */
+  columnIds: WideIdArray;
   /** Nanoseconds since the epoch; 0 = no timestamp. */
   timestamps: BigInt64Array | null;
   rowKeys: string[];
@@ -20,7 +21,8 @@ export interface ValuesImport {
   index: string;
   field: string;
   shard?: number;
-  columnIds: IdArray;
+  /** Column IDs: wide (BigUint64Array) only when one is above 2^53−1. */
+  columnIds: WideIdArray;
   values: BigInt64Array;
   columnKeys: string[];
   clear: boolean;

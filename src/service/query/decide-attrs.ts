@@ -18,7 +18,8 @@ export function decideRowAttrs(index: Index, p: Plan<'rowAttrs'>, sink: EventSin
 
 export function decideColumnAttrs(index: Index, p: Plan<'columnAttrs'>, sink: EventSink): void {
   const column = resolveCol(index, p.col);
-  assert(column !== undefined, 'SetColumnAttrs: column key was not assigned');
+  // The plan refused columns above 2^53 − 1 (compileWrite): a number here.
+  assert(typeof column === 'number', 'SetColumnAttrs: column key was not assigned');
   if (!changes(index.columnAttrs.get(column), p.attrs)) return;
   sink.emit({ type: 'ColumnAttrsSet', index: index.name, column, attrs: { ...p.attrs } });
 }

@@ -3,7 +3,7 @@
 // `changed` is exact: true only when a bit (or a value) of the field actually changed; the
 // existence bit Set records is not part of it (as in Pilosa).
 import { INVERSE_VIEW, bsiViewName } from '../../domain/names.js';
-import { offsetOf, shardOf } from '../../domain/shard.js';
+import { type ColumnId, offsetOf, shardOf } from '../../domain/shard.js';
 import type { EventSink } from '../../events/types.js';
 import { resolveCol, resolveRow } from '../../executor/index.js';
 import { bsiValue } from '../../state/bsi.js';
@@ -19,7 +19,7 @@ type Plan<K extends WritePlan['kind']> = Extract<WritePlan, { kind: K }>;
 // One offset as a plain array: no native bitmap per Set() (see ColumnOffsets).
 const one = (offset: number): Uint32Array => Uint32Array.of(offset);
 
-function assignedCol(index: Index, p: { col: Plan<'set'>['col'] }): number {
+function assignedCol(index: Index, p: { col: Plan<'set'>['col'] }): ColumnId {
   const col = resolveCol(index, p.col);
   assert(col !== undefined, 'set: column key was not assigned');
   return col;
@@ -52,7 +52,8 @@ export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolea
   }
   if (exists) markExists(index, col, sink);
   // The standard view alone says whether the bit changed (the inverse view mirrors it).
-  if (inverseEnabled(index, field.name)) setInverse(index, field, row, col, sink);
+  // The plan refused a bigint column on an inverse-enabled frame (compileWrite).
+  if (typeof col === 'number' && inverseEnabled(index, field.name)) setInverse(index, field, row, col, sink);
   return changed;
 }
 
@@ -101,7 +102,8 @@ export function decideClear(index: Index, p: Plan<'clear'>, sink: EventSink): bo
   let changed = false;
   for (const [name, view] of p.field.views) {
     if (name === INVERSE_VIEW) {
-      // Transposed: the column is the row there.
+      // Transposed: the column is the row there (rows stop at 2^53 − 1: no bigint column is set).
+      if (typeof col !== 'number') continue;
       if (view.fragment(shardOf(row))?.has(col, offsetOf(row)) !== true) continue;
       sink.emit({
         type: 'BitsCleared',

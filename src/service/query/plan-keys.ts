@@ -4,7 +4,7 @@
 // service/key-assign.ts does the translating). Reads never assign (an unknown key reads as
 // empty), nor do Clear/ClearRow (nothing to clear).
 import type { EventSink } from '../../events/types.js';
-import type { Ref } from '../../executor/index.js';
+import type { ColRef, Ref } from '../../executor/index.js';
 import type { Index } from '../../state/index-state.js';
 import { assignKeys as assignBulk } from '../write-model/keys.js';
 import type { WritePlan } from './write-plan.js';
@@ -12,7 +12,7 @@ import type { WritePlan } from './write-plan.js';
 export function assignKeys(index: Index, plans: readonly WritePlan[], sink: EventSink): void {
   const columns: string[] = [];
   const rows = new Map<string, string[]>();
-  const col = (ref: Ref): void => {
+  const col = (ref: ColRef): void => {
     if (typeof ref === 'string') columns.push(ref);
   };
   const row = (field: string, ref: Ref): void => {

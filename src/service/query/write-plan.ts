@@ -6,10 +6,12 @@ import { parseTimestamp } from '../../domain/time-quantum.js';
 import type { Call, Value } from '../../pql/ast.js';
 import type { Field } from '../../state/field.js';
 import type { Index } from '../../state/index-state.js';
+import { inverseEnabled } from '../legacy/legacy-meta.js';
 import {
   type BitmapPlan,
   type CompileEnv,
   type OptionSettings,
+  type ColRef,
   type Ref,
   WRITE_CALLS,
   colRef,
@@ -23,9 +25,9 @@ import {
 } from '../../executor/index.js';
 
 export type WritePlan =
-  | { kind: 'set'; field: Field; col: Ref; row: Ref; timestamp?: number }
-  | { kind: 'setValue'; field: Field; col: Ref; value: bigint }
-  | { kind: 'clear'; field: Field; col: Ref; row: Ref }
+  | { kind: 'set'; field: Field; col: ColRef; row: Ref; timestamp?: number }
+  | { kind: 'setValue'; field: Field; col: ColRef; value: bigint }
+  | { kind: 'clear'; field: Field; col: ColRef; row: Ref }
   | { kind: 'clearRow'; field: Field; row: Ref }
   | { kind: 'store'; field: Field; row: Ref; child: BitmapPlan }
   | { kind: 'rowAttrs'; field: Field; row: Ref; attrs: AttrPatch }
@@ -83,6 +85,9 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
     case 'SetColumnAttrs': {
       const c = call.args.get('_col') ?? fail('reading SetColumnAttrs() col errs: <nil> found false');
       const col = colRef(index, c, '_col', (m) => fail(`reading SetColumnAttrs() col errs: ${m} found true`));
+      // Attributes are kept by column IDs up to 2^53 − 1 (the log stores them as doubles).
+      if (typeof col === 'bigint')
+        fail(`SetColumnAttrs() column ${col} is larger than the maximum for attributes, ${Number.MAX_SAFE_INTEGER}`);
       return { kind: 'columnAttrs', col, attrs: attrPatch(call, ['_col', 'field']) };
     }
     case 'Options':
@@ -108,6 +113,11 @@ function compileSet(index: Index, call: Call): WritePlan {
     return { kind: 'setValue', field, col, value: v.value };
   }
   const row = rowRef(field, v, field.name, (m) => fail(`reading Set() row: ${m}`));
+  // A 0.x inverse view numbers rows by column: its rows stop at 2^53 − 1 as every row does.
+  if (typeof col === 'bigint' && inverseEnabled(index, field.name))
+    fail(
+      `Set() column ${col} of inverse-enabled frame ${field.name} is larger than the maximum ${Number.MAX_SAFE_INTEGER}`,
+    );
   const ts = call.args.get('_timestamp');
   let timestamp: number | undefined;
   if (ts !== undefined) {

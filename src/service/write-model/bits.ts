@@ -5,7 +5,7 @@
 // docs/ARCHITECTURE.md, "One write model", lists them.
 import { badRequest } from '../../domain/errors.js';
 import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
-import { offsetOf, SHARD_WIDTH, shardOf } from '../../domain/shard.js';
+import { type ColumnId, offsetOf, SHARD_WIDTH, shardOf } from '../../domain/shard.js';
 import type { IdArray } from '../../domain/id-array.js';
 import { viewsForTimestamp } from '../../domain/time-quantum.js';
 import type { EventSink } from '../../events/types.js';
@@ -105,13 +105,13 @@ export function setViews(field: Field, timestampMs: number | undefined): string[
 // ---- Existence: a column written by a set (or a value) is marked in `_exists`.
 
 /** Whether the column still needs its bit in `_exists` (existence tracked and not yet set). */
-export function needsExists(index: Index, col: number): boolean {
+export function needsExists(index: Index, col: ColumnId): boolean {
   const ex = index.existence;
   return ex !== undefined && ex.view(STANDARD_VIEW)?.fragment(shardOf(col))?.has(0, offsetOf(col)) !== true;
 }
 
 /** Sets one column's bit in `_exists` when the index tracks existence and it is not set. */
-export function markExists(index: Index, col: number, sink: EventSink): void {
+export function markExists(index: Index, col: ColumnId, sink: EventSink): void {
   if (!needsExists(index, col)) return;
   sink.emit({
     type: 'BitsSet',
@@ -130,6 +130,7 @@ export function markExistsAll(
   cols: IdArray,
   shards: Map<number, Uint32Array | undefined>,
   sink: EventSink,
+  baseShard = 0, // cols and shards are relative to it (an import of IDs above 2^53−1)
 ): void {
   if (!index.existence) return;
   for (const [shard, idx] of shards) {
@@ -141,7 +142,7 @@ export function markExistsAll(
       index: index.name,
       field: EXISTS_FIELD,
       view: STANDARD_VIEW,
-      shard,
+      shard: shard + baseShard,
       rows: [0],
       columns: [new RoaringBitmap32(offsets)],
     });

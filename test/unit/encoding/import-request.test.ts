@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/domain/errors.js';
-import type { IdArray } from '../../../src/domain/id-array.js';
+import type { WideIdArray } from '../../../src/domain/id-array.js';
 import { INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
 import { decodeImportRequest, decodeImportValueRequest } from '../../../src/encoding/import-request.js';
 import {
@@ -42,7 +42,7 @@ const packed = (field: number, vs: bigint[]): number[] => len(field, vs.flatMap(
 const unpacked = (field: number, vs: bigint[]): number[] => vs.flatMap((v) => [...key(field, 0), ...varint(v)]);
 const bytes = (...parts: number[][]): Uint8Array => Uint8Array.from(parts.flat());
 
-const ids = (xs: IdArray): number[] => Array.from(xs);
+const ids = (xs: WideIdArray): number[] => Array.from(xs as ArrayLike<number | bigint>, Number);
 
 describe('decodeImportRequest', () => {
   it('decodes what protobufjs encodes (packed, proto3 default)', () => {
@@ -80,7 +80,7 @@ describe('decodeImportRequest', () => {
     outer.set(inner, 3);
     const d = decodeImportRequest(outer.subarray(3, 3 + inner.length));
     expect(d.index).toBe('é');
-    expect(Array.from(d.columnIds)).toEqual(ids);
+    expect(Array.from(d.columnIds as ArrayLike<number>)).toEqual(ids);
     expect(Array.from(d.timestamps ?? [])).toEqual(ids.map(BigInt));
   });
 
@@ -132,12 +132,12 @@ describe('decodeImportRequest', () => {
     expect(ids(d.columnIds)).toEqual([42]);
   });
 
-  it('rejects IDs above 2^53-1 with the exact value, on fast and careful paths', () => {
+  it('rejects row IDs above 2^53-1 with the exact value, on fast and careful paths', () => {
     const big = 2n ** 53n;
     // Long packed chunk: the bad value sits in the fast (≥ 10 bytes left) region.
     expectBadRequest(
-      () => decodeImportRequest(bytes(packed(5, [1n, big, 2n, 3n, 4n, 5n, 6n, 7n, 8n, 9n]))),
-      /column ID 9007199254740992 is above 2\^53-1/,
+      () => decodeImportRequest(bytes(packed(4, [1n, big, 2n, 3n, 4n, 5n, 6n, 7n, 8n, 9n]))),
+      /row ID 9007199254740992 is above 2\^53-1/,
     );
     // Alone: the tail path.
     expectBadRequest(() => decodeImportRequest(bytes(packed(4, [big]))), /row ID 9007199254740992/);
@@ -166,9 +166,23 @@ describe('decodeImportRequest', () => {
     }
     // Beyond 2^53 − 1 after the column was widened: still the error naming the value.
     expectBadRequest(
-      () => decodeImportRequest(bytes(packed(5, [...small, 2n ** 40n, ...small, 2n ** 53n, ...small]))),
-      /column ID 9007199254740992 is above 2\^53-1/,
+      () => decodeImportRequest(bytes(packed(4, [...small, 2n ** 40n, ...small, 2n ** 53n, ...small]))),
+      /row ID 9007199254740992 is above 2\^53-1/,
     );
+  });
+
+  it('takes column IDs in the whole uint64 range, exact, in a BigUint64Array only when needed', () => {
+    const small = Array.from({ length: 40 }, (_, i) => BigInt(i * 9_973));
+    for (const huge of [2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n, 2n ** 64n - 1n]) {
+      // In a long packed chunk after a widened (Float64Array) value, and unpacked at the end.
+      const vs = [...small, 2n ** 40n, ...small, huge, ...small];
+      const d = decodeImportRequest(bytes(packed(5, vs), unpacked(5, [huge])));
+      expect(d.columnIds).toBeInstanceOf(BigUint64Array);
+      expect(Array.from(d.columnIds, BigInt)).toEqual([...vs, huge]);
+      const v = decodeImportValueRequest(bytes(unpacked(5, [huge]), packed(5, [1n])));
+      expect(Array.from(v.columnIds, BigInt)).toEqual([huge, 1n]);
+    }
+    expect(decodeImportRequest(bytes(packed(5, small))).columnIds).toBeInstanceOf(Uint32Array);
   });
 
   it('decodes long packed fields across the fast loop chunk boundary', () => {

@@ -50,7 +50,7 @@ function bitsOf(b: ImportBuilder, field: string): [number | string, number | str
   const imp = b.build().bits.find((x) => x.field === field);
   if (imp === undefined) return [];
   const rows: (number | string)[] = imp.rowKeys.length > 0 ? imp.rowKeys : [...imp.rowIds];
-  const cols: (number | string)[] = imp.columnKeys.length > 0 ? imp.columnKeys : [...imp.columnIds];
+  const cols: (number | string)[] = imp.columnKeys.length > 0 ? imp.columnKeys : [...imp.columnIds].map(Number);
   return rows.map((r, i) => [r, cols[i], imp.timestamps?.[i] ?? 0n]);
 }
 
