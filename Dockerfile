@@ -10,6 +10,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY proto ./proto
 COPY migrations ./migrations
 COPY src ./src
+# The web console's static files, served at / (src/http/static-assets.ts).
+COPY web ./web
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -19,6 +21,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/proto ./proto
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/web ./web
 # Runs as the image's unprivileged user; /data is the volume (log, snapshots, node id).
 RUN mkdir -p /data && chown node:node /data
 USER node
