@@ -17,7 +17,7 @@ import { AssertionError } from '../util/assert.js';
 /**
  * Type byte of a fragment record; far above the event type codes (events/codec.ts), which are
  * append-only and small.
- *   names: 3 × (u16 LE length | UTF-8) index, field, view | shard u32 | rows u32 |
+ *   names: 3 × (u16 LE length | UTF-8) index, field, view | shard f64 | rows u32 |
  *   rows × row id f64 | rows × byte length u32 | per row: zero padding to a body offset that is
  *   a multiple of 32, then the row in CRoaring's frozen format (little-endian, as is every
  *   platform Node runs on)
@@ -79,7 +79,7 @@ function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Arra
   const names = [e.index, e.field, e.view].map((s) => Buffer.from(s, 'utf8'));
   const sizes = rows.map((b) => b.getSerializationSizeInBytes(FROZEN));
   const n = rows.length;
-  let total = 8 + n * 12;
+  let total = 12 + n * 12;
   for (const name of names) total += 2 + name.length;
   for (const size of sizes) total += padTo(at + total) + size;
   const out = Buffer.alloc(total); // zeroed: the padding is part of the checksummed body
@@ -89,9 +89,10 @@ function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Arra
     name.copy(out, p + 2);
     p += 2 + name.length;
   }
-  out.writeUInt32LE(e.shard, p);
-  out.writeUInt32LE(n, p + 4);
-  p += 8;
+  // Shards go up to 2^44 − 1 (64-bit column IDs): a double holds them exactly, as it does row IDs.
+  out.writeDoubleLE(e.shard, p);
+  out.writeUInt32LE(n, p + 8);
+  p += 12;
   for (let i = 0; i < n; i++) out.writeDoubleLE(e.rows[i], p + i * 8);
   p += n * 8;
   for (let i = 0; i < n; i++) out.writeUInt32LE(sizes[i], p + i * 4);
@@ -125,10 +126,12 @@ function decodeFragment(body: Buffer, at: number, len: number): FragmentEvent {
   const index = name();
   const field = name();
   const view = name();
-  need(8, 'the header');
-  const shard = body.readUInt32LE(p);
-  const n = body.readUInt32LE(p + 4);
-  p += 8;
+  need(12, 'the header');
+  const shard = body.readDoubleLE(p);
+  if (!Number.isSafeInteger(shard) || shard < 0)
+    throw new AssertionError(`snapshot fragment record has shard ${shard}`);
+  const n = body.readUInt32LE(p + 8);
+  p += 12;
   need(n * 12, 'the row table');
   const rows: number[] = new Array<number>(n);
   for (let i = 0; i < n; i++) rows[i] = body.readDoubleLE(p + i * 8);
