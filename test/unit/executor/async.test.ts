@@ -30,8 +30,17 @@ describe('executeQueryAsync', () => {
 
   it('yields to the event loop between shards', async () => {
     const s = manyShards(40);
+    // An immediate that re-arms itself runs once per event-loop turn: it can only count while the
+    // query is waiting on the loop (a 1 ms interval could miss a query that yields but ends
+    // within a millisecond, as it does on a fast machine).
     let ticks = 0;
-    const timer = setInterval(() => ticks++, 0);
+    let stopped = false;
+    const tick = (): void => {
+      if (stopped) return;
+      ticks++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
     try {
       const r = await executeQueryAsync(s.holder, 'i', parse('Count(Row(f=1)) Sum(field=v)'), defaultOpts, {
         sliceMs: 0,
@@ -41,7 +50,7 @@ describe('executeQueryAsync', () => {
         { type: 'valcount', value: 780n, count: 40 },
       ]);
     } finally {
-      clearInterval(timer);
+      stopped = true;
     }
     expect(ticks).toBeGreaterThan(0);
   });
