@@ -5,7 +5,7 @@ import type { Engine } from '../engine/engine.js';
 import { HistoryRangeError, type Target } from '../engine/history.js';
 import type { QueryOptions, QueryResponse } from '../executor/result.js';
 import { LIMITS } from '../config/limits.js';
-import { queryBudget } from '../executor/index.js';
+import { type QueryBudget, queryBudget } from '../executor/index.js';
 import { PqlParseError, parse } from '../pql/index.js';
 import type { Query } from '../pql/ast.js';
 import { runQuery, runQueryAsync } from './query/index.js';
@@ -45,13 +45,7 @@ export class QueryService {
     opts: QueryOptions,
     req: QueryRequestBounds = {},
   ): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
-    const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
-    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
-      throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
-    const parsed = parseQuery(text);
-    const legacy = hasLegacyCall(parsed);
-    if (legacy) checkLegacyRelease(this.release, parsed);
-    const calls = parsed.calls.map((c) => c.name);
+    const { budget, parsed, legacy, calls } = this.accept(text, req);
     // Naming only (labels, frames); the write or read below validates against the state again.
     // A current-API query skips it (no closure, nothing to rewrite).
     const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
@@ -79,10 +73,7 @@ export class QueryService {
     target: Target,
     req: QueryRequestBounds = {},
   ): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
-    const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
-    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
-      throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
-    const parsed = parseQuery(text);
+    const { budget, parsed, legacy, calls } = this.accept(text, req);
     let seq: number;
     try {
       seq = await this.engine.history.resolve(target);
@@ -102,7 +93,24 @@ export class QueryService {
       { maxWritesPerRequest: LIMITS.maxWritesPerRequest },
       { budget },
     );
-    return { response, legacy: hasLegacyCall(parsed), calls: parsed.calls.map((c) => c.name) };
+    return { response, legacy, calls };
+  }
+
+  /**
+   * What every query goes through before it touches a state, live or past: its deadline, the
+   * size limit, parsing, and (0.x calls) the spellings of the --legacy-release.
+   */
+  private accept(
+    text: string,
+    req: QueryRequestBounds,
+  ): { budget: QueryBudget; parsed: Query; legacy: boolean; calls: string[] } {
+    const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
+    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
+      throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+    const parsed = parseQuery(text);
+    const legacy = hasLegacyCall(parsed);
+    if (legacy) checkLegacyRelease(this.release, parsed);
+    return { budget, parsed, legacy, calls: parsed.calls.map((c) => c.name) };
   }
 }
 

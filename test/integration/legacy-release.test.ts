@@ -170,6 +170,10 @@ describe('--legacy-release', () => {
       expect(bad.json()).toEqual({
         error: `executing: Bitmap(): the row argument is named ${r.row} in release ${r.release} (--legacy-release), not ${other}`,
       });
+      // A time-travel read is held to the same spellings.
+      const past = await req(s, 'POST', '/index/l07/query?atSeq=1', `Bitmap(frame="language", ${other}=5)`);
+      expect(past.status).toBe(400);
+      expect(past.json()).toEqual(bad.json());
     }
     // Listing shapes of 0.x.
     expect((await req(s, 'GET', '/index/l07')).json()).toEqual({
