@@ -15,13 +15,15 @@ export interface RunContext {
   out: (line: string) => void;
 }
 
-export interface Command extends CommandSpec {
-  run(ctx: RunContext): Promise<void>;
-  /** Commands that parse their own arguments (the history commands): main.ts hands them argv as is. */
-  raw?: (argv: readonly string[], logger: Logger, out: (line: string) => void) => Promise<void>;
-}
-
-const NO_RUN = async (): Promise<void> => undefined;
+/**
+ * A command either runs on the parsed command line and loaded settings (`run`), or parses its own
+ * arguments (`raw`: the history commands); main.ts dispatches on which one it has.
+ */
+export type Command = CommandSpec &
+  (
+    | { run(ctx: RunContext): Promise<void>; raw?: never }
+    | { raw(argv: readonly string[], logger: Logger, out: (line: string) => void): Promise<void>; run?: never }
+  );
 
 const URL_FLAG = { name: 'url', value: 'URL', help: 'server address', default: 'http://127.0.0.1:10101' };
 const INDEX_FLAG = { name: 'index', short: 'i', value: 'INDEX', help: 'index name' };
@@ -61,7 +63,6 @@ export const COMMANDS: readonly Command[] = [
       { name: 'to-seq', value: 'N', help: 'the last sequence to keep' },
       { name: 'to-time', value: 'T', help: 'RFC 3339 or Unix seconds: keep what was committed at or before it' },
     ],
-    run: NO_RUN,
     raw: async (argv, logger, out) => (await import('./restore.js')).restoreCommand(argv, logger, out),
   },
   {
@@ -73,7 +74,6 @@ export const COMMANDS: readonly Command[] = [
       { name: 'data-dir', value: 'DIR', help: 'a stopped data directory (offline backup)' },
       { name: 'to', value: 'PATH', help: 'the backup directory' },
     ],
-    run: NO_RUN,
     raw: async (argv, logger, out) => (await import('./backup.js')).backupCommand(argv, logger, out),
   },
   {
@@ -89,7 +89,6 @@ export const COMMANDS: readonly Command[] = [
       { name: 'until', value: 'T', help: 'inspect: commit time to' },
       { name: 'index', value: 'I', help: 'inspect: records of this index only' },
     ],
-    run: NO_RUN,
     raw: async (argv, logger, out) => (await import('./log.js')).logCommand(argv, logger, out),
   },
   {
