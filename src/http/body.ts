@@ -1,6 +1,6 @@
 // Request bodies arrive as Buffers (one parser for every content type, so curl's default
 // form content type and Pilosa clients' text/plain both work); handlers decode what they need.
-import { DomainError } from '../domain/errors.js';
+import { DomainError, badRequest } from '../domain/errors.js';
 
 export function bodyBuffer(body: unknown): Buffer {
   return Buffer.isBuffer(body) ? body : Buffer.alloc(0);
@@ -38,4 +38,11 @@ export function importEncoding(contentType: string | undefined, jsonAllowed: boo
     return jsonAllowed ? 'json' : 'protobuf';
   const accepted = jsonAllowed ? 'application/x-protobuf or application/json' : 'application/x-protobuf';
   throw new DomainError('unsupported_media', `unsupported Content-Type for an import: ${t}; send ${accepted}`);
+}
+
+/** A log sequence (or other count) in a path or query argument: digits only, exact as a number. */
+export function parseUint(v: string | undefined, what: string): number {
+  if (v === undefined || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw badRequest(`${what} should be an unsigned integer`);
+  return Number(v);
 }

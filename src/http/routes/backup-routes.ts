@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { DomainError, badRequest, notFound } from '../../domain/errors.js';
 import { encodeSegmentBatch } from '../../engine/log-export.js';
+import { parseUint } from '../body.js';
 import type { HttpContext } from '../context.js';
 
 export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
@@ -55,11 +56,4 @@ export function backupRoutes(app: FastifyInstance, ctx: HttpContext): void {
     reply.header('x-bl-from', String(from)).header('x-bl-to', String(to));
     return reply.code(200).type('application/octet-stream').send(Readable.from(stream()));
   });
-}
-
-/** A log sequence in a path or query argument: digits only, exact as a JavaScript number. */
-function parseUint(v: string | undefined, what: string): number {
-  if (v === undefined || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
-    throw badRequest(`${what} should be an unsigned integer`);
-  return Number(v);
 }

@@ -8,7 +8,7 @@ import type { QueryOptions } from '../../executor/result.js';
 import { parseTimeArg, type Target } from '../../engine/history.js';
 import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
 import { queryResponseJson } from '../../encoding/query-json.js';
-import { bodyBuffer, boolArg, isProtobuf, wantsProtobuf } from '../body.js';
+import { bodyBuffer, boolArg, isProtobuf, parseUint, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 import { sendError, statusOf } from '../errors.js';
 import { sendJson } from '../reply.js';
@@ -131,11 +131,7 @@ function clientGone(reply: FastifyReply): AbortSignal {
 /** atSeq=N or atTime=RFC3339|Unix seconds: a time-travel read; neither: the live state. */
 function pastTarget(q: Record<string, string>): Target | undefined {
   if (q.atSeq !== undefined && q.atTime !== undefined) throw badRequest('give atSeq or atTime, not both');
-  if (q.atSeq !== undefined) {
-    if (!/^\d+$/.test(q.atSeq) || !Number.isSafeInteger(Number(q.atSeq)))
-      throw badRequest('atSeq should be an unsigned integer');
-    return { seq: Number(q.atSeq) };
-  }
+  if (q.atSeq !== undefined) return { seq: parseUint(q.atSeq, 'atSeq') };
   if (q.atTime !== undefined) {
     const timeMs = parseTimeArg(q.atTime);
     if (timeMs === undefined)
