@@ -1,0 +1,78 @@
+// The contracts between the parts of cluster mode (docs/CLUSTER.md): the partition map that
+// Kafka's group protocol hands out, the node's view of it, and what a holder's consumer hands
+// to the command applier. Kept in one file so membership, the write path and the query fan-out
+// can be built and tested apart.
+import type { IHeaders } from 'kafkajs';
+
+/** A node of the cluster: its id (the data directory's node id) and advertised base URL. */
+export interface Member {
+  readonly id: string;
+  /** e.g. "http://127.0.0.1:10101" (no trailing slash). */
+  readonly url: string;
+}
+
+/** The assignment of one rebalance, as every member receives it. */
+export interface PartitionMap {
+  /** Kafka group generation that produced it. */
+  readonly generation: number;
+  readonly partitions: number;
+  readonly members: readonly Member[];
+  /**
+   * holders[p]: ids of the members consuming log partition p. The first R are its owners; a
+   * previous holder that is kept while a new owner catches up comes after them.
+   */
+  readonly holders: readonly (readonly string[])[];
+}
+
+/** Which topic of the cluster a message came from. */
+export type ClusterTopic = 'meta' | 'log';
+
+/** One Kafka message as the consumer delivers it, in offset order within its partition. */
+export interface ClusterMessage {
+  readonly offset: string;
+  readonly value: Buffer | null;
+  readonly headers?: IHeaders;
+}
+
+/**
+ * The holder side of the write path. The consumer loop (membership) calls it in offset order per
+ * partition; it applies the commands through engine.write and stages `position` (the offset after
+ * the last message) with cursors.stage(positionKey(topic, partition), …) in the same write, so a
+ * restart resumes exactly after what was applied. It resolves once that is durable.
+ */
+export interface CommandSink {
+  deliver(topic: ClusterTopic, partition: number, messages: readonly ClusterMessage[], next: string): Promise<void>;
+}
+
+/** Log-meta key of the next offset to read of one partition of one topic. */
+export function positionKey(topic: ClusterTopic, partition: number): string {
+  return `cluster-position/${topic}/${partition}`;
+}
+
+/** What the rest of the node asks of membership: the map, positions, end offsets, waits. */
+export interface ClusterView {
+  readonly name: string;
+  readonly self: Member;
+  readonly partitions: number;
+  readonly replicas: number;
+  /** The fixed shard → partition function (partition.ts). */
+  partitionOf(index: string, shard: number): number;
+  /** The current map; undefined until the first assignment arrives. */
+  map(): PartitionMap | undefined;
+  /**
+   * Members that can answer for log partition p now (caught up to within a rebalance), this
+   * node first when it is one of them, then the owners, then handoff holders.
+   */
+  holders(p: number): Member[];
+  /** Next offset this node will read of a partition (its applied position). */
+  position(topic: ClusterTopic, partition: number): bigint;
+  /** Read-committed end offsets (last stable offsets) of the given log partitions. */
+  logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>>;
+  /** Read-committed end offset of the meta topic's only partition. */
+  metaEndOffset(): Promise<string>;
+  /**
+   * Resolves once this node has applied the partition up to `next` (position ≥ next); rejects
+   * with a DomainError('unavailable') when the node does not hold it or `signal` aborts.
+   */
+  waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void>;
+}
