@@ -25,6 +25,9 @@ import { readiness } from './http/readiness.js';
 import { opsRoutes } from './http/routes/ops-routes.js';
 import { startupHandler } from './http/startup-handler.js';
 import { KafkaRuntime, replicaReadOnlyReason } from './kafka/index.js';
+import { ClusterRuntime, type SinkFactory, clusterSettings } from './cluster/index.js';
+import { clusterHttpRoutes } from './cluster/http-routes.js';
+import { clusterState, shardNodes, statusNodes } from './cluster/status.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
@@ -49,6 +52,22 @@ export interface BootOptions {
   listening?: { http: HttpServer | HttpsServer; port: number };
   /** Awaited after each replayed batch (tests use it to make a replay last). */
   onReplayProgress?: ReplayProgressListener;
+  /**
+   * Cluster mode (--cluster-name): builds the node's command applier (the holder side of the
+   * write path) from the cluster view. Tests pass their own; without one, clusterSinkFactory.
+   */
+  clusterSink?: SinkFactory;
+}
+
+/**
+ * The production command applier for cluster mode, set where the write path is wired in (the
+ * integrator). Until then a node started with --cluster-name refuses to start.
+ */
+export let clusterSinkFactory: SinkFactory | undefined;
+
+/** Installs the production command applier (see clusterSinkFactory). */
+export function setClusterSinkFactory(f: SinkFactory): void {
+  clusterSinkFactory = f;
 }
 
 export async function createServer(
@@ -59,6 +78,11 @@ export async function createServer(
 ): Promise<Server> {
   // Bad TLS or token files stop the start before anything is opened.
   const security = httpSecurity(cfg, parseBind(cfg.bind).host);
+  // Contradictory cluster flags stop the start before anything is opened.
+  const clusterCfg = clusterSettings(cfg);
+  const sinkFactory = opts.clusterSink ?? clusterSinkFactory;
+  if (clusterCfg !== undefined && sinkFactory === undefined)
+    throw new ConfigError('cluster-name: this build has no cluster command applier wired in');
   const metrics = opts.metrics ?? new ServerMetrics();
   await ensureDataDir(cfg.dataDir);
   await releaseReserveIfShort(cfg.dataDir, cfg.diskReserveBytes, logger);
@@ -71,6 +95,7 @@ export async function createServer(
   });
   let engine: Engine | undefined;
   let kafka: KafkaRuntime;
+  let cluster: ClusterRuntime | undefined;
   let id: string;
   try {
     id = await nodeId(cfg.dataDir);
@@ -106,6 +131,8 @@ export async function createServer(
       mirrorAckTimeoutMs: cfg.kafkaMirrorAckTimeout,
     };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
+    if (clusterCfg !== undefined && sinkFactory !== undefined)
+      cluster = await ClusterRuntime.open(cfg, engine, sinkFactory, logger, id);
   } catch (err) {
     await log.close();
     throw err;
@@ -123,6 +150,11 @@ export async function createServer(
     const r = ready();
     return {
       ...kafka.statusExtras(),
+      // Cluster mode: every member, and the cluster's state (DEGRADED while a partition has no
+      // caught-up holder), in Pilosa's shape.
+      ...(cluster !== undefined && eng.state === 'NORMAL'
+        ? { state: clusterState(cluster), nodes: statusNodes(cluster) }
+        : {}),
       ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }),
     };
   };
@@ -141,6 +173,9 @@ export async function createServer(
       recalculateCaches: recalc,
       statusExtras,
       legacyRelease: cfg.legacyRelease,
+      ...(cluster !== undefined
+        ? { shardNodes: (index: string, shard: number) => shardNodes(cluster, index, shard) }
+        : {}),
     },
     logger,
     onFatal,
@@ -150,12 +185,16 @@ export async function createServer(
   // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
   // kafka/ do not import each other.
   kafkaRoutes(app, kafka);
+  if (cluster !== undefined) clusterHttpRoutes(app, cluster);
   installOpsHooks(app, { metrics, logger, accessLogPerSecond: cfg.accessLogPerSecond, slowQueryMs: cfg.slowQueryMs });
   opsRoutes(app, metrics, ready, () => eng.state);
   const timer = setInterval(recalc, cfg.cacheRecalcIntervalMs);
   timer.unref();
   kafka.start();
   const http = opts.listening?.http;
+  // The advertised URL needs the bound port: a node that listens already joins now, else at listen().
+  const joinCluster = (): void => cluster?.start({ scheme, host: bind.host, port });
+  if (http !== undefined) joinCluster();
   return {
     app,
     engine: eng,
@@ -165,6 +204,7 @@ export async function createServer(
       await app.listen({ host: bind.host, port: bind.port });
       const addr = app.server.address();
       if (addr !== null && typeof addr === 'object') port = addr.port;
+      joinCluster();
       logger.info(
         {
           bind: `${scheme}://${bind.host}:${port}`,
@@ -178,6 +218,8 @@ export async function createServer(
     },
     async close() {
       clearInterval(timer);
+      // Hand this node's partitions over while it still answers, then leave the group.
+      await cluster?.stop();
       await kafka.stopConsumers(); // no more writes from Kafka while the rest stops
       const socketClosed = http !== undefined ? closeHttp(http) : Promise.resolve();
       await app.close();

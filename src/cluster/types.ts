@@ -22,6 +22,11 @@ export interface PartitionMap {
    * previous holder that is kept while a new owner catches up comes after them.
    */
   readonly holders: readonly (readonly string[])[];
+  /**
+   * restoring[p]: the owners of p that had not caught up on it when the map was made (a
+   * previous holder stays in holders[p] meanwhile). Absent in maps from before it existed.
+   */
+  readonly restoring?: readonly (readonly string[])[];
 }
 
 /** Which topic of the cluster a message came from. */
@@ -47,6 +52,16 @@ export interface CommandSink {
 /** Log-meta key of the next offset to read of one partition of one topic. */
 export function positionKey(topic: ClusterTopic, partition: number): string {
   return `cluster-position/${topic}/${partition}`;
+}
+
+/** A stored position (positionKey's value): the next offset, as decimal text. */
+export function encodePosition(next: string | bigint): Uint8Array {
+  return Buffer.from(String(next), 'utf8');
+}
+
+/** The stored position, or 0 when none was stored. */
+export function decodePosition(raw: Uint8Array | undefined): bigint {
+  return raw === undefined ? 0n : BigInt(Buffer.from(raw).toString('utf8'));
 }
 
 /** What the rest of the node asks of membership: the map, positions, end offsets, waits. */

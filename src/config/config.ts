@@ -23,7 +23,6 @@ const PILOSA_ONLY = new Set([
   'max-file-count',
   'max-query-memory',
   'name',
-  'advertise',
   'advertise-grpc',
   'bind-grpc',
   'long-query-time',

@@ -75,6 +75,14 @@ export const SETTINGS = [
     { duration: 'ms', shown: '10s' },
   ),
   row('replica-of', '', 'run as a read-only replica of this mirror topic', { shown: '(off)' }),
+  row('cluster-name', '', 'join cluster NAME: shards spread over its nodes through Kafka (needs --kafka-brokers)', {
+    shown: '(off)',
+  }),
+  row('advertise', '', 'URL other nodes and clients reach this node at (cluster mode)', {
+    shown: '(the bind address)',
+  }),
+  row('replicas', 1, 'cluster mode: how many nodes hold each shard'),
+  row('cluster-partitions', 64, 'cluster mode: partitions of NAME.log, fixed when the cluster is created'),
   oneOf(
     'legacy-release',
     ['', '0.5', '0.6', '0.7', '0.8', '0.9', '0.10'],

@@ -22,6 +22,11 @@ export interface HttpContext {
   recalculateCaches: () => void;
   /** Extra /status fields (e.g. replica lag). The Kafka routes are registered by src/app.ts. */
   statusExtras?: () => Record<string, unknown>;
+  /**
+   * Cluster mode: the nodes holding shard `shard` of `index` (Pilosa's Node shape), for
+   * /internal/fragment/nodes. Absent: this node holds every shard.
+   */
+  shardNodes?: (index: string, shard: number) => { [k: string]: string | boolean | { [k: string]: string | number } }[];
   /** --legacy-release: answer as this 0.x release (absent or '': every spelling). */
   legacyRelease?: LegacyRelease;
 }

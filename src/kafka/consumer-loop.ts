@@ -2,7 +2,7 @@
 // away), and is rebuilt when kafkajs gives up after a crash. Positions are never taken from
 // Kafka's committed group offsets: nothing is committed to Kafka, and on every group join the
 // owner seeks each assigned partition to the position it keeps in its own durable state.
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, EachBatchPayload, GroupDescription, Kafka, PartitionAssigner } from 'kafkajs';
 import type { Logger } from 'pino';
 import { Sleeper, backoffMs, errorText } from './client.js';
 
@@ -16,6 +16,15 @@ export interface ConsumerLoopOptions {
   eachBatch(payload: EachBatchPayload): Promise<void>;
   onError(message: string): void;
   partitionsConsumedConcurrently?: number;
+  /** A custom assignor (cluster mode); kafkajs's round robin otherwise. */
+  partitionAssigners?: PartitionAssigner[];
+  /** Called on every group join with this member's Kafka id (before onAssigned). */
+  onJoined?(memberId: string): void;
+  /**
+   * A fetched batch whose records were all filtered out (transaction markers, aborted records):
+   * kafkajs calls no eachBatch for it, but a position must still move past it.
+   */
+  onFilteredBatch?(partition: number, lastOffset: string): void;
 }
 
 // The broker's minimum session timeout by default: a member that died (SIGKILL) stops holding
@@ -40,6 +49,11 @@ export class ConsumerLoop {
     this.sleeper.interrupt();
     await this.opening;
     await this.close();
+  }
+
+  /** The group as the coordinator describes it now (members with metadata and assignments). */
+  async describeGroup(): Promise<GroupDescription | undefined> {
+    return this.consumer?.describeGroup();
   }
 
   private async openUntilStopped(): Promise<void> {
@@ -68,13 +82,22 @@ export class ConsumerLoop {
       maxBytes: 32 * 1024 * 1024,
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: true,
+      ...(this.opts.partitionAssigners !== undefined ? { partitionAssigners: this.opts.partitionAssigners } : {}),
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5_000 },
     });
     this.consumer = c;
     c.on(c.events.GROUP_JOIN, (e) => {
+      this.opts.onJoined?.(e.payload.memberId);
       const partitions = e.payload.memberAssignment[topic] ?? [];
       this.opts.onAssigned(partitions, (partition, offset) => c.seek({ topic, partition, offset }));
     });
+    const onFiltered = this.opts.onFilteredBatch;
+    if (onFiltered !== undefined) {
+      c.on(c.events.END_BATCH_PROCESS, (e) => {
+        if (e.payload.batchSize === 0 && e.payload.topic === topic)
+          onFiltered(e.payload.partition, e.payload.lastOffset);
+      });
+    }
     c.on(c.events.CRASH, (e) => {
       this.opts.onError(errorText(e.payload.error));
       // kafkajs restarts by itself after retriable errors; otherwise we rebuild the consumer.

@@ -27,14 +27,14 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
       .send(Buffer.from(encodeTranslateKeysResponse(ids)));
   });
 
-  // The owners of a shard: always this node.
+  // The owners of a shard: this node, or in cluster mode the nodes holding its partition.
   app.get<{ Querystring: Query }>(
     '/internal/fragment/nodes',
     { config: { errorShape: 'query' } },
     async (req, reply) => {
       checkArgs(req.query, ['index', 'shard'], []);
-      parseShard(req.query.shard);
-      return sendJson(reply, [nodeJson(ctx)]);
+      const shard = parseShard(req.query.shard);
+      return sendJson(reply, ctx.shardNodes?.(req.query.index, shard) ?? [nodeJson(ctx)]);
     },
   );
 

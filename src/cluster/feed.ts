@@ -1,0 +1,82 @@
+// Hands fetched messages to the CommandSink in offset order, one partition at a time, and moves
+// the node's position once the sink's write is durable. The position counts transaction
+// markers: kafkajs drops control records from batch.messages, so the next offset is taken from
+// batch.lastOffset() (which includes them) and, for a batch of markers only (for which kafkajs
+// calls no eachBatch), from its END_BATCH_PROCESS event. Otherwise a reader would stop one short
+// of the end offset after every committed transaction and a wait for it would never end.
+import type { EachBatchPayload } from 'kafkajs';
+import type { Positions } from './positions.js';
+import type { ClusterMessage, ClusterTopic, CommandSink } from './types.js';
+
+/** Messages per sink call: bounds one engine write and the time between heartbeats. */
+const CHUNK = 1_000;
+
+export class Feed {
+  /** Per partition: the delivery in progress, so marker-only batches queue behind it. */
+  private readonly chains = new Map<number, Promise<void>>();
+
+  constructor(
+    private readonly topic: ClusterTopic,
+    private readonly sink: CommandSink,
+    private readonly positions: Positions,
+    /** Called after each position move (catch-up tracking). */
+    private readonly onAdvanced: (partition: number) => void = () => undefined,
+  ) {}
+
+  async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const p = batch.partition;
+    await this.serial(p, async () => {
+      const from = this.positions.get(this.topic, p);
+      const msgs = batch.messages.filter((m) => BigInt(m.offset) >= from);
+      for (let i = 0; i < msgs.length; i += CHUNK) {
+        if (!isRunning() || isStale()) return;
+        const chunk = msgs.slice(i, i + CHUNK);
+        const last = chunk[chunk.length - 1];
+        // The last chunk carries the batch's end (markers after the last message included).
+        const next = i + CHUNK >= msgs.length ? BigInt(batch.lastOffset()) + 1n : BigInt(last.offset) + 1n;
+        await this.deliver(p, chunk, next);
+        resolveOffset(last.offset);
+        await heartbeat();
+      }
+      if (msgs.length === 0 && isRunning() && !isStale()) {
+        // Everything was below the position (a re-fetch after a seek): only the end may be new.
+        const next = BigInt(batch.lastOffset()) + 1n;
+        if (next > from) await this.deliver(p, [], next);
+        const last = batch.messages[batch.messages.length - 1];
+        if (last !== undefined) resolveOffset(last.offset);
+      }
+    });
+  }
+
+  /** A fetched batch of transaction markers or aborted records only. */
+  filtered(partition: number, lastOffset: string): void {
+    const next = BigInt(lastOffset) + 1n;
+    void this.serial(partition, async () => {
+      if (next > this.positions.get(this.topic, partition)) await this.deliver(partition, [], next);
+    }).catch(() => undefined); // a failed write stops the node through the engine's onFatal
+  }
+
+  private async deliver(p: number, msgs: readonly ClusterMessage[], next: bigint): Promise<void> {
+    await this.sink.deliver(
+      this.topic,
+      p,
+      msgs.map((m) => ({
+        offset: m.offset,
+        value: m.value,
+        ...(m.headers !== undefined ? { headers: m.headers } : {}),
+      })),
+      String(next),
+    );
+    this.positions.advance(this.topic, p, next);
+    this.onAdvanced(p);
+  }
+
+  private serial(p: number, fn: () => Promise<void>): Promise<void> {
+    const run = (this.chains.get(p) ?? Promise.resolve()).then(fn, fn);
+    this.chains.set(
+      p,
+      run.catch(() => undefined),
+    );
+    return run;
+  }
+}

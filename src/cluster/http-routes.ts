@@ -1,0 +1,61 @@
+// GET /cluster: members, the partition map, and this node's position and lag per partition.
+import type { FastifyInstance } from 'fastify';
+import { sendJson } from '../http/reply.js';
+import type { ClusterRuntime } from './index.js';
+import { caughtUpHolders, clusterState, statusNodes } from './status.js';
+
+export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): void {
+  app.get('/cluster', async (_req, reply) => {
+    const m = rt.view.map();
+    const held = rt.held();
+    let ends: Map<number, string> | undefined;
+    let metaEnd: string | undefined;
+    let endsError: string | undefined;
+    try {
+      ends = await rt.view.logEndOffsets(held.map((h) => h.partition));
+      metaEnd = await rt.view.metaEndOffset();
+    } catch (err) {
+      endsError = err instanceof Error ? err.message : String(err);
+    }
+    const lag = (end: string | undefined, pos: bigint): number | null =>
+      end === undefined ? null : Math.max(0, Number(BigInt(end) - pos));
+    const metaPos = rt.view.position('meta', 0);
+    return sendJson(reply, {
+      name: rt.settings.name,
+      self: { ...rt.member },
+      state: clusterState(rt),
+      partitions: rt.settings.partitions,
+      replicas: rt.settings.replicas,
+      generation: m?.generation ?? null,
+      members: statusNodes(rt).map((n) => ({ id: n.id, url: urlOf(rt, n.id), state: n.state })),
+      map:
+        m === undefined
+          ? null
+          : m.holders.map((h, p) => ({
+              partition: p,
+              holders: [...h],
+              restoring: [...(m.restoring?.[p] ?? [])],
+              caughtUp: caughtUpHolders(rt, m, p),
+            })),
+      node: {
+        meta: { position: String(metaPos), end: metaEnd ?? null, lag: lag(metaEnd, metaPos) },
+        partitions: held.map((h) => {
+          const pos = rt.view.position('log', h.partition);
+          const end = ends?.get(h.partition);
+          return {
+            partition: h.partition,
+            caughtUp: h.caughtUp,
+            position: String(pos),
+            end: end ?? null,
+            lag: lag(end, pos),
+          };
+        }),
+        ...(endsError !== undefined ? { endOffsetsError: endsError } : {}),
+        ...(rt.lastError !== undefined ? { lastError: rt.lastError } : {}),
+      },
+    });
+  });
+}
+
+const urlOf = (rt: ClusterRuntime, id: string): string =>
+  id === rt.member.id ? rt.member.url : (rt.view.map()?.members.find((x) => x.id === id)?.url ?? '');

@@ -1,0 +1,153 @@
+// cluster: cluster mode (docs/CLUSTER.md), on when --cluster-name is set. Kafka does membership,
+// assignment, ordering and replication; this layer follows the cluster's topics into the
+// engine through a CommandSink and keeps the node's view of who holds what.
+// open() checks the flags and the topics (a wrong partition count stops the start); start()
+// joins the group once the node's URL is known (the port is bound); stop() hands this node's
+// partitions over (bounded) and leaves, so the others rebalance at once.
+import type { Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { Engine } from '../engine/engine.js';
+import { createKafka } from '../kafka/client.js';
+import { EndOffsets } from './end-offsets.js';
+import { Membership } from './membership.js';
+import { MetaFollower } from './meta-follower.js';
+import { Positions } from './positions.js';
+import { type ClusterSettings, clusterSettings, derivedAdvertise } from './settings.js';
+import { type ClusterTopics, ensureClusterTopics } from './topics.js';
+import type { ClusterView, CommandSink, Member } from './types.js';
+import { NodeView } from './view.js';
+import { DomainError } from '../domain/errors.js';
+
+export { clusterSettings } from './settings.js';
+export type { ClusterView, CommandSink } from './types.js';
+
+/** Builds the node's command applier once the view exists (the applier waits on it). */
+export type SinkFactory = (view: ClusterView) => CommandSink;
+
+/** How long SIGTERM waits for the new holders of this node's partitions to catch up. */
+const HAND_OVER_MS = 15_000;
+
+export class ClusterRuntime {
+  private self: Member;
+  private started = false;
+  readonly view: NodeView;
+  private readonly membership: Membership;
+  private readonly meta: MetaFollower;
+
+  private made: CommandSink | undefined;
+
+  private constructor(
+    readonly settings: ClusterSettings,
+    readonly topics: ClusterTopics,
+    nodeId: string,
+    private readonly ends: EndOffsets,
+    readonly positions: Positions,
+    kafka: Kafka,
+    private readonly sinkFactory: SinkFactory,
+    private readonly logger: Logger,
+  ) {
+    this.self = { id: nodeId, url: settings.advertise };
+    // Built on first delivery: the applier may need the view, which needs the membership.
+    const sink: CommandSink = { deliver: (...a) => this.sink().deliver(...a) };
+    const self = (): Member => this.self;
+    this.membership = new Membership({
+      kafka,
+      name: settings.name,
+      topic: topics.log,
+      self,
+      partitions: settings.partitions,
+      replicas: settings.replicas,
+      sink,
+      positions,
+      endOffsets: async (ps) => {
+        const all = await ends.of(topics.log);
+        return new Map(ps.map((p) => [p, all.get(p) ?? '0']));
+      },
+      onRevoked: (p) =>
+        positions.failAll(
+          'log',
+          p,
+          new DomainError('unavailable', `partition ${p} moved to another node of the cluster`),
+        ),
+      logger,
+    });
+    this.view = new NodeView(
+      settings.name,
+      self,
+      settings.partitions,
+      settings.replicas,
+      topics,
+      this.membership,
+      positions,
+      ends,
+    );
+    this.meta = new MetaFollower(kafka, settings.name, topics.meta, sink, positions, logger);
+  }
+
+  private sink(): CommandSink {
+    this.made ??= this.sinkFactory(this.view);
+    return this.made;
+  }
+
+  /** undefined without --cluster-name; throws ConfigError / StartupError for a bad start. */
+  static async open(
+    cfg: Config,
+    engine: Engine,
+    sinkFactory: SinkFactory,
+    logger: Logger,
+    nodeId: string,
+  ): Promise<ClusterRuntime | undefined> {
+    const settings = clusterSettings(cfg);
+    if (settings === undefined) return undefined;
+    const log = logger.child({ mod: 'cluster', cluster: settings.name });
+    const kafka = createKafka(cfg.kafkaBrokers, `bitledger-${settings.name}-${nodeId}`, log);
+    const topics = await ensureClusterTopics(kafka, settings.name, settings.partitions);
+    const positions = await Positions.load(engine, settings.partitions);
+    return new ClusterRuntime(settings, topics, nodeId, new EndOffsets(kafka), positions, kafka, sinkFactory, log);
+  }
+
+  /** Joins the group and follows the topics; `scheme`, `host`, `port` give the URL when --advertise is not set. */
+  start(bound: { scheme: string; host: string; port: number }): void {
+    if (this.started) return;
+    this.started = true;
+    if (this.settings.advertise === '')
+      this.self = { ...this.self, url: derivedAdvertise(bound.scheme, bound.host, bound.port) };
+    this.logger.info(
+      { node: this.self, partitions: this.settings.partitions, replicas: this.settings.replicas },
+      'cluster: joining',
+    );
+    this.meta.start();
+    this.membership.start();
+  }
+
+  get member(): Member {
+    return this.self;
+  }
+
+  /** Partitions this node consumes now, and whether each has caught up. */
+  held(): { partition: number; caughtUp: boolean }[] {
+    return this.membership.partitionsHeld().map((p) => ({ partition: p, caughtUp: this.membership.isCaughtUp(p) }));
+  }
+
+  get lastError(): string | undefined {
+    return this.membership.lastError ?? this.meta.lastError;
+  }
+
+  /**
+   * Hands this node's partitions over (at most `handOverMs`), leaves the group and stops
+   * following; waits on positions fail. Returns whether the hand-over completed.
+   */
+  async stop(handOverMs = HAND_OVER_MS): Promise<boolean> {
+    let handedOver = false;
+    if (this.started && handOverMs > 0) {
+      handedOver = await this.membership.handOver(handOverMs).catch(() => false);
+      this.logger.info({ handedOver }, 'cluster: leaving');
+    }
+    await this.membership.stop();
+    await this.meta.stop();
+    await this.ends.close();
+    this.positions.failEverything(new DomainError('unavailable', 'this node is leaving the cluster'));
+    return handedOver;
+  }
+}

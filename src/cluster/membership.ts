@@ -1,0 +1,286 @@
+// Membership in cluster NAME: a kafkajs consumer in group NAME on NAME.log with bitledger's
+// assignor (assignor-protocol.ts). Kafka decides who is in the group (session timeout: a killed
+// node is dropped after a few seconds) and the leader's map says which node holds which
+// partitions. On every assignment each partition is sought to this node's own stored position
+// (Kafka's committed offsets are never used) and its commands are fed to the CommandSink.
+//
+// Catching up: a partition this node newly got counts as caught up once its position reaches
+// the partition's end offset read just after the assignment. Until then the map keeps the
+// previous holders beside it. The map can only change in a rebalance, and kafkajs offers no
+// "rejoin": so when this node catches up on a partition for which the map still lists a handoff
+// holder (or lists this node as restoring), it nudges the group — a short-lived member joins
+// with metadata that the assignor ignores and leaves at once. Every member rejoins with fresh
+// metadata, this node's caught-up list included, and the new map drops the handoff holders.
+import { randomUUID } from 'node:crypto';
+import type { Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import { errorText } from '../kafka/client.js';
+import { ConsumerLoop } from '../kafka/consumer-loop.js';
+import { type JoinState, bitledgerAssignor, decodeMap } from './assignor-protocol.js';
+import { Feed } from './feed.js';
+import type { Positions } from './positions.js';
+import type { CommandSink, Member, PartitionMap } from './types.js';
+
+export interface MembershipOptions {
+  kafka: Kafka;
+  name: string;
+  topic: string;
+  self(): Member;
+  partitions: number;
+  replicas: number;
+  sink: CommandSink;
+  positions: Positions;
+  /** Read-committed end offsets of the given partitions (the catch-up targets). */
+  endOffsets(partitions: readonly number[]): Promise<Map<number, string>>;
+  /** Called when a partition is no longer this node's (waits on it fail). */
+  onRevoked(partition: number): void;
+  logger: Logger;
+}
+
+const CATCH_UP_CHECK_MS = 500;
+/** Quiet time before a nudge, so that several partitions catching up cost one rebalance. */
+const NUDGE_DELAY_MS = 300;
+const NUDGE_TIMEOUT_MS = 20_000;
+const DESCRIBE_TRIES = 10;
+
+export class Membership {
+  private loop: ConsumerLoop | undefined;
+  private memberId = '';
+  private current: PartitionMap | undefined;
+  private assigned = new Set<number>();
+  private readonly caughtUp = new Set<number>();
+  /** End offset to reach, per newly assigned partition (read once after the assignment). */
+  private readonly targets = new Map<number, bigint>();
+  private checkTimer: NodeJS.Timeout | undefined;
+  private nudgeTimer: NodeJS.Timeout | undefined;
+  private nudging: Promise<void> | undefined;
+  private stopped = false;
+  private leaving = false;
+  private readonly feed: Feed;
+  lastError: string | undefined;
+  rebalances = 0;
+
+  constructor(private readonly opts: MembershipOptions) {
+    this.feed = new Feed('log', opts.sink, opts.positions, (p) => this.onAdvanced(p));
+  }
+
+  start(): void {
+    const o = this.opts;
+    this.loop = new ConsumerLoop({
+      kafka: o.kafka,
+      groupId: o.name,
+      topic: o.topic,
+      logger: o.logger,
+      partitionAssigners: [
+        bitledgerAssignor({ state: () => this.joinState(), partitions: o.partitions, replicas: o.replicas }),
+      ],
+      // Several partitions at once: a node holds many, and each is applied in its own order.
+      partitionsConsumedConcurrently: 4,
+      onJoined: (memberId) => {
+        this.memberId = memberId;
+      },
+      onAssigned: (partitions, seek) => this.onAssigned(partitions, seek),
+      eachBatch: (p) => this.feed.eachBatch(p),
+      onFilteredBatch: (p, last) => this.feed.filtered(p, last),
+      onError: (msg) => {
+        this.lastError = msg;
+      },
+    });
+    this.loop.start();
+    this.checkTimer = setInterval(() => void this.checkCatchUp(), CATCH_UP_CHECK_MS);
+    this.checkTimer.unref();
+  }
+
+  /**
+   * SIGTERM's hand-over: rejoins as "leaving" (the assignor gives this node's partitions to the
+   * others and keeps it as a holder while they restore), then waits, at most `timeoutMs`, for a
+   * map that no longer lists this node. Returns whether the hand-over finished in time.
+   */
+  async handOver(timeoutMs: number): Promise<boolean> {
+    if (this.stopped || this.current === undefined) return false;
+    this.leaving = true;
+    const deadline = Date.now() + timeoutMs;
+    const self = this.opts.self().id;
+    const done = (): boolean => {
+      const m = this.current;
+      return m !== undefined && m.holders.every((h) => !h.includes(self)) && this.assigned.size === 0;
+    };
+    await this.nudging;
+    const nudged = this.nudge();
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await nudged;
+    return done();
+  }
+
+  /** Leaves the group (the others rebalance at once) and stops feeding. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.checkTimer !== undefined) clearInterval(this.checkTimer);
+    if (this.nudgeTimer !== undefined) clearTimeout(this.nudgeTimer);
+    await this.nudging;
+    await this.loop?.stop();
+    for (const p of this.assigned) this.opts.onRevoked(p);
+    this.assigned = new Set();
+  }
+
+  map(): PartitionMap | undefined {
+    return this.current;
+  }
+
+  holds(p: number): boolean {
+    return this.assigned.has(p);
+  }
+
+  isCaughtUp(p: number): boolean {
+    return this.caughtUp.has(p);
+  }
+
+  /** Partitions this node consumes now, ascending. */
+  partitionsHeld(): number[] {
+    return [...this.assigned].sort((a, b) => a - b);
+  }
+
+  private joinState(): JoinState {
+    const m = this.current;
+    const owned =
+      m === undefined
+        ? []
+        : m.holders.flatMap((h, p) =>
+            h.slice(0, Math.min(this.opts.replicas, m.members.length)).includes(this.opts.self().id) ? [p] : [],
+          );
+    return {
+      id: this.opts.self().id,
+      url: this.opts.self().url,
+      owned,
+      caughtUp: [...this.caughtUp].filter((p) => this.assigned.has(p)).sort((a, b) => a - b),
+      generation: m?.generation ?? 0,
+      ...(this.leaving ? { leaving: true } : {}),
+    };
+  }
+
+  private onAssigned(partitions: number[], seek: (partition: number, offset: string) => void): void {
+    this.rebalances++;
+    const now = new Set(partitions);
+    for (const p of this.assigned) {
+      if (now.has(p)) continue;
+      this.caughtUp.delete(p);
+      this.targets.delete(p);
+      this.opts.onRevoked(p);
+    }
+    for (const p of partitions) {
+      // Seek to this node's own position (0: the beginning): never to Kafka's committed offsets.
+      seek(p, String(this.opts.positions.get('log', p)));
+      if (!this.assigned.has(p)) this.targets.delete(p);
+    }
+    this.assigned = now;
+    void this.readMap(partitions);
+    void this.checkCatchUp();
+  }
+
+  /** kafkajs gives a member only its partitions: the map comes from the group's description. */
+  private async readMap(partitions: number[]): Promise<void> {
+    const want = [...partitions].sort((a, b) => a - b).join(',');
+    for (let i = 0; i < DESCRIBE_TRIES && !this.stopped; i++) {
+      try {
+        const g = await this.loop?.describeGroup();
+        const me = g?.members.find((m) => m.memberId === this.memberId);
+        const got = me === undefined ? undefined : decodeMap(me.memberAssignment);
+        // The description may already be of a later rebalance: use it only if it is ours.
+        if (got !== undefined && got.partitions.join(',') === want) {
+          if (this.current === undefined || got.map.generation >= this.current.generation) this.current = got.map;
+          this.maybeNudge();
+          return;
+        }
+        if (this.assigned.size !== partitions.length || [...this.assigned].some((p) => !partitions.includes(p))) return; // a newer assignment arrived; its own readMap takes over
+      } catch (err) {
+        this.lastError = errorText(err);
+      }
+      await new Promise((r) => setTimeout(r, 100 * (i + 1)));
+    }
+  }
+
+  private onAdvanced(p: number): void {
+    const target = this.targets.get(p);
+    if (target !== undefined && !this.caughtUp.has(p) && this.opts.positions.get('log', p) >= target)
+      this.markCaughtUp(p);
+  }
+
+  private async checkCatchUp(): Promise<void> {
+    const need = [...this.assigned].filter((p) => !this.caughtUp.has(p) && !this.targets.has(p));
+    if (need.length > 0) {
+      try {
+        const ends = await this.opts.endOffsets(need);
+        for (const [p, end] of ends) if (this.assigned.has(p) && !this.targets.has(p)) this.targets.set(p, BigInt(end));
+      } catch (err) {
+        this.lastError = errorText(err);
+      }
+    }
+    for (const p of this.assigned) this.onAdvanced(p);
+  }
+
+  private markCaughtUp(p: number): void {
+    this.caughtUp.add(p);
+    this.targets.delete(p);
+    this.opts.logger.debug({ partition: p }, 'cluster: caught up');
+    this.maybeNudge();
+  }
+
+  /** A rebalance is due when the map still waits for this node on a partition it has caught up on. */
+  private maybeNudge(): void {
+    const m = this.current;
+    if (m === undefined || this.stopped) return;
+    const self = this.opts.self().id;
+    const r = Math.min(this.opts.replicas, m.members.length);
+    const due = [...this.caughtUp].some((p) => {
+      const h = m.holders[p] ?? [];
+      return (m.restoring?.[p] ?? []).includes(self) || (h.slice(0, r).includes(self) && h.length > r);
+    });
+    if (!due || this.nudgeTimer !== undefined || this.nudging !== undefined) return;
+    this.nudgeTimer = setTimeout(() => {
+      this.nudgeTimer = undefined;
+      this.nudging = this.nudge().finally(() => {
+        this.nudging = undefined;
+      });
+    }, NUDGE_DELAY_MS);
+    this.nudgeTimer.unref();
+  }
+
+  /** Makes the group rebalance: a member that the assignor ignores joins and leaves. */
+  private async nudge(): Promise<void> {
+    const o = this.opts;
+    const nudgeState: JoinState = {
+      id: `nudge-${randomUUID()}`,
+      url: '',
+      owned: [],
+      caughtUp: [],
+      generation: 0,
+      nudge: true,
+    };
+    const c = o.kafka.consumer({
+      groupId: o.name,
+      partitionAssigners: [
+        bitledgerAssignor({ state: () => nudgeState, partitions: o.partitions, replicas: o.replicas }),
+      ],
+      sessionTimeout: 6_000,
+      heartbeatInterval: 1_000,
+      retry: { retries: 2 },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const joined = new Promise<void>((resolve) => {
+        c.on(c.events.GROUP_JOIN, () => resolve());
+        timer = setTimeout(resolve, NUDGE_TIMEOUT_MS);
+      });
+      await c.connect();
+      await c.subscribe({ topics: [o.topic] });
+      await c.run({ autoCommit: false, eachBatch: async () => undefined });
+      await joined;
+      o.logger.debug('cluster: nudged the group to drop handoff holders');
+    } catch (err) {
+      this.lastError = errorText(err);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      await c.disconnect().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,56 @@
+// The cluster's two topics: NAME.meta (one partition: everything global, totally ordered) and
+// NAME.log (P partitions of bit and value commands). The first node creates them; retention is
+// unlimited because a new holder restores a partition from the topic. P is fixed at creation
+// (shard → partition depends on it): a node started with another P refuses to start.
+import type { Admin, Kafka } from 'kafkajs';
+import { StartupError } from '../engine/bootstrap.js';
+
+export interface ClusterTopics {
+  meta: string;
+  log: string;
+}
+
+export const clusterTopics = (name: string): ClusterTopics => ({ meta: `${name}.meta`, log: `${name}.log` });
+
+const CONFIG = [
+  { name: 'retention.ms', value: '-1' },
+  { name: 'retention.bytes', value: '-1' },
+];
+
+/** Creates what is missing; checks NAME.log's partition count against `partitions`. */
+export async function ensureClusterTopics(kafka: Kafka, name: string, partitions: number): Promise<ClusterTopics> {
+  const topics = clusterTopics(name);
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const brokers = (await admin.describeCluster()).brokers.length;
+    const replicationFactor = Math.max(1, Math.min(3, brokers));
+    await create(admin, topics.meta, 1, replicationFactor);
+    await create(admin, topics.log, partitions, replicationFactor);
+    const [meta, log] = (await admin.fetchTopicMetadata({ topics: [topics.meta, topics.log] })).topics;
+    if (meta.partitions.length !== 1)
+      throw new StartupError(
+        `Kafka topic ${topics.meta} has ${meta.partitions.length} partitions; cluster mode needs exactly 1`,
+      );
+    if (log.partitions.length !== partitions)
+      throw new StartupError(
+        `cluster ${name} has ${log.partitions.length} partitions (Kafka topic ${topics.log}), this node was started with --cluster-partitions ${partitions}: start it with --cluster-partitions ${log.partitions.length}`,
+      );
+    return topics;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+async function create(admin: Admin, topic: string, numPartitions: number, replicationFactor: number): Promise<void> {
+  if ((await admin.listTopics()).includes(topic)) return;
+  try {
+    await admin.createTopics({
+      topics: [{ topic, numPartitions, replicationFactor, configEntries: CONFIG }],
+      waitForLeaders: true,
+    });
+  } catch (err) {
+    // Another node created it in between: the partition count is checked by the caller.
+    if (!(await admin.listTopics()).includes(topic)) throw err;
+  }
+}

@@ -1,0 +1,92 @@
+// The node's view of the cluster (ClusterView, types.ts): the map from the last rebalance, which
+// members can answer for a partition now, positions, end offsets and the waits for them.
+import { DomainError } from '../domain/errors.js';
+import type { EndOffsets } from './end-offsets.js';
+import type { Membership } from './membership.js';
+import { partitionOf } from './partition.js';
+import type { Positions } from './positions.js';
+import type { ClusterTopics } from './topics.js';
+import type { ClusterTopic, ClusterView, Member, PartitionMap } from './types.js';
+
+/** How long a wait may last on a partition this node is still restoring before it gives up. */
+const RESTORING_WAIT_MS = 1_000;
+
+export class NodeView implements ClusterView {
+  constructor(
+    readonly name: string,
+    private readonly selfOf: () => Member,
+    readonly partitions: number,
+    readonly replicas: number,
+    private readonly topics: ClusterTopics,
+    private readonly membership: Membership,
+    private readonly positions: Positions,
+    private readonly ends: EndOffsets,
+  ) {}
+
+  /** This node (its URL is known once the port is bound). */
+  get self(): Member {
+    return this.selfOf();
+  }
+
+  partitionOf(index: string, shard: number): number {
+    return partitionOf(index, shard, this.partitions);
+  }
+
+  map(): PartitionMap | undefined {
+    return this.membership.map();
+  }
+
+  /** This node (when caught up), caught-up holders, then those still restoring, this node last. */
+  holders(p: number): Member[] {
+    const m = this.map();
+    if (m === undefined) return [];
+    const ids = m.holders[p] ?? [];
+    const restoring = new Set(m.restoring?.[p] ?? []);
+    const selfId = this.self.id;
+    const selfReady = this.membership.holds(p) && this.membership.isCaughtUp(p);
+    const others = ids.filter((id) => id !== selfId);
+    const order = [
+      ...(selfReady ? [selfId] : []),
+      ...others.filter((id) => !restoring.has(id)),
+      ...others.filter((id) => restoring.has(id)),
+      ...(!selfReady && this.membership.holds(p) ? [selfId] : []),
+    ];
+    const byId = new Map(m.members.map((x) => [x.id, x]));
+    byId.set(selfId, this.self);
+    return order.flatMap((id) => {
+      const x = byId.get(id);
+      return x === undefined ? [] : [x];
+    });
+  }
+
+  position(topic: ClusterTopic, partition: number): bigint {
+    return this.positions.get(topic, partition);
+  }
+
+  async logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>> {
+    const all = await this.ends.of(this.topics.log);
+    return new Map(partitions.map((p) => [p, all.get(p) ?? '0']));
+  }
+
+  async metaEndOffset(): Promise<string> {
+    return (await this.ends.of(this.topics.meta)).get(0) ?? '0';
+  }
+
+  waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void> {
+    const target = BigInt(next);
+    if (this.positions.get(topic, partition) >= target) return Promise.resolve();
+    if (topic === 'meta') return this.positions.wait('meta', 0, target, signal);
+    if (!this.membership.holds(partition))
+      return Promise.reject(
+        new DomainError(
+          'unavailable',
+          `node ${this.self.id} does not hold partition ${partition} of cluster ${this.name}`,
+        ),
+      );
+    if (this.membership.isCaughtUp(partition)) return this.positions.wait('log', partition, target, signal);
+    return this.positions.wait('log', partition, target, signal, {
+      ms: RESTORING_WAIT_MS,
+      text: `node ${this.self.id} is still restoring partition ${partition} of cluster ${this.name} (at offset ${this.positions.get('log', partition)} of ${next})`,
+    });
+  }
+}
