@@ -23,7 +23,7 @@ export { clusterSettings } from './settings.js';
 export type { ClusterView, CommandSink } from './types.js';
 
 /** Builds the node's command applier once the view exists (the applier waits on it). */
-export type SinkFactory = (view: ClusterView) => CommandSink;
+export type SinkFactory = (view: ClusterView, engine: Engine) => CommandSink;
 
 /** How long SIGTERM waits for the new holders of this node's partitions to catch up. */
 const HAND_OVER_MS = 15_000;
@@ -45,6 +45,7 @@ export class ClusterRuntime {
     readonly positions: Positions,
     kafka: Kafka,
     private readonly sinkFactory: SinkFactory,
+    private readonly engine: Engine,
     private readonly logger: Logger,
   ) {
     this.self = { id: nodeId, url: settings.advertise };
@@ -86,7 +87,7 @@ export class ClusterRuntime {
   }
 
   private sink(): CommandSink {
-    this.made ??= this.sinkFactory(this.view);
+    this.made ??= this.sinkFactory(this.view, this.engine);
     return this.made;
   }
 
@@ -104,7 +105,17 @@ export class ClusterRuntime {
     const kafka = createKafka(cfg.kafkaBrokers, `bitledger-${settings.name}-${nodeId}`, log);
     const topics = await ensureClusterTopics(kafka, settings.name, settings.partitions);
     const positions = await Positions.load(engine, settings.partitions);
-    return new ClusterRuntime(settings, topics, nodeId, new EndOffsets(kafka), positions, kafka, sinkFactory, log);
+    return new ClusterRuntime(
+      settings,
+      topics,
+      nodeId,
+      new EndOffsets(kafka),
+      positions,
+      kafka,
+      sinkFactory,
+      engine,
+      log,
+    );
   }
 
   /** Joins the group and follows the topics; `scheme`, `host`, `port` give the URL when --advertise is not set. */

@@ -97,7 +97,9 @@ export class Membership {
    * map that no longer lists this node. Returns whether the hand-over finished in time.
    */
   async handOver(timeoutMs: number): Promise<boolean> {
-    if (this.stopped || this.current === undefined) return false;
+    const m0 = this.current;
+    // Alone in the map: nobody to hand over to.
+    if (this.stopped || m0 === undefined || m0.members.every((x) => x.id === this.opts.self().id)) return false;
     this.leaving = true;
     const deadline = Date.now() + timeoutMs;
     const self = this.opts.self().id;

@@ -27,7 +27,10 @@ export async function ensureClusterTopics(kafka: Kafka, name: string, partitions
     const replicationFactor = Math.max(1, Math.min(3, brokers));
     await create(admin, topics.meta, 1, replicationFactor);
     await create(admin, topics.log, partitions, replicationFactor);
-    const [meta, log] = (await admin.fetchTopicMetadata({ topics: [topics.meta, topics.log] })).topics;
+    const found = (await admin.fetchTopicMetadata({ topics: [topics.meta, topics.log] })).topics;
+    const partitionsOf = (topic: string): number => found.find((t) => t.name === topic)?.partitions.length ?? 0;
+    const meta = { partitions: { length: partitionsOf(topics.meta) } };
+    const log = { partitions: { length: partitionsOf(topics.log) } };
     if (meta.partitions.length !== 1)
       throw new StartupError(
         `Kafka topic ${topics.meta} has ${meta.partitions.length} partitions; cluster mode needs exactly 1`,

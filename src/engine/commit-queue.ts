@@ -155,6 +155,13 @@ export class CommitQueue {
   /** Resolves when nothing is staged or in flight (used by shutdown and snapshots). */
   async drain(): Promise<void> {
     await this.whenDurable(this.assignedSeq);
+    // Metadata staged without records (a consumer position that covered no event) is written
+    // only with the next batch: at shutdown, write it now so the position is not lost.
+    while (this.hasClosedGroup() || this.inFlight) {
+      this.checkHealthy();
+      this.kick();
+      await new Promise((r) => setTimeout(r, 1));
+    }
   }
 
   private checkHealthy(): void {
