@@ -31,6 +31,7 @@ describe('cluster: every node answers as one server', () => {
   it(`gives the single server's answers to a random workload (seed ${SEED})`, { timeout: 120_000 }, async () => {
     if (cluster === undefined || reference === undefined) throw new Error('not started');
     const nodes = cluster.nodes;
+    const single = reference;
     const pickNode = rng(SEED ^ 0x5bd1e995);
     for (const [i, w] of workload(SEED, OPS).entries()) {
       const node = nodes[pickNode(nodes.length)];
