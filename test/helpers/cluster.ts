@@ -4,25 +4,16 @@
 // process is stopped by its PID (stop(), and a process 'exit' hook as a safety net), its data
 // directory removed, and the cluster's topics deleted from the shared broker.
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import {
+  type ClusterMapView,
+  coverageProblem,
+  deleteClusterTopics,
+  type NodeMap,
+  parseClusterMap,
+} from './cluster-map.js';
 import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from './server.js';
 
-/** A member of the partition map as GET /cluster reports it. */
-export interface MapMember {
-  id: string;
-  url: string;
-}
-
-/** What the tests read of GET /cluster: the partition map one node holds. */
-export interface ClusterMapView {
-  generation: number;
-  partitions: number;
-  members: MapMember[];
-  /** holders[p]: member ids holding log partition p, owners first. */
-  holders: string[][];
-  /** restoring[p]: owners still catching up on p (empty when the node does not report it). */
-  restoring: string[][];
-}
+export { type ClusterMapView, type MapMember, owners, parseClusterMap } from './cluster-map.js';
 
 export interface ClusterNode {
   /** Position in start order (0, 1, …), for messages. */
@@ -107,39 +98,6 @@ export async function callOk(
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/**
- * GET /cluster's body → the map. The expected shape (the integrator aligns the route with it):
- * `{ name, self: {id, url}, partitions, replicas, map: { generation, partitions, members: [{id, url}],
- * holders: string[][], restoring?: string[][] } | null, … }`. Throws a clear error otherwise.
- */
-export function parseClusterMap(body: string): ClusterMapView | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new Error(`GET /cluster did not answer JSON: ${body.slice(0, 300)}`);
-  }
-  const top = json as { map?: unknown } | null;
-  if (top === null || typeof top !== 'object' || !('map' in top))
-    throw new Error(`GET /cluster has no "map" (expected {map: {members, holders, …}}): ${body.slice(0, 300)}`);
-  if (top.map === null || top.map === undefined) return undefined; // no assignment yet
-  const m = top.map as Partial<ClusterMapView>;
-  if (!Array.isArray(m.members) || !Array.isArray(m.holders) || typeof m.partitions !== 'number')
-    throw new Error(`GET /cluster's map lacks members/holders/partitions: ${body.slice(0, 300)}`);
-  return {
-    generation: typeof m.generation === 'number' ? m.generation : -1,
-    partitions: m.partitions,
-    members: m.members.map((x) => ({ id: String(x.id), url: String(x.url) })),
-    holders: m.holders.map((h) => h.map(String)),
-    restoring: Array.isArray(m.restoring) ? m.restoring.map((h) => h.map(String)) : [],
-  };
-}
-
-/** The first `replicas` holders of each partition: its owners. */
-export function owners(map: ClusterMapView, p: number, replicas: number): string[] {
-  return map.holders[p].slice(0, replicas);
-}
 
 export interface ClusterOptions {
   brokers: string[];
@@ -268,32 +226,16 @@ export class TestCluster {
   /** The common map, or why there is none yet. */
   private async coverage(settled: boolean): Promise<ClusterMapView | string> {
     const live = this.live();
-    const ids = new Set(live.map((n) => n.id));
-    const want = Math.min(this.opts.replicas, live.length);
-    let first: ClusterMapView | undefined;
+    const maps: NodeMap[] = [];
     for (const node of live) {
       const a = await call(node.url, 'GET', '/cluster');
       if (a.status !== 200) return `node ${node.n}: GET /cluster → ${a.status} ${a.body.slice(0, 200)}`;
-      const map = parseClusterMap(a.body);
-      if (map === undefined) return `node ${node.n} has no map yet`;
-      if (map.partitions !== this.opts.partitions)
-        return `node ${node.n}: ${map.partitions} partitions, started with ${this.opts.partitions}`;
-      const members = new Set(map.members.map((m) => m.id));
-      if (members.size !== ids.size || [...ids].some((id) => !members.has(id)))
-        return `node ${node.n}: members ${[...members].join(',')} ≠ live ${[...ids].join(',')}`;
-      if (map.holders.length !== map.partitions) return `node ${node.n}: ${map.holders.length} holder lists`;
-      for (let p = 0; p < map.partitions; p++) {
-        const own = owners(map, p, want);
-        if (own.length < want || new Set(own).size < want || own.some((id) => !ids.has(id)))
-          return `node ${node.n}: partition ${p} held by [${map.holders[p].join(',')}]`;
-        if (settled && ((map.restoring[p]?.length ?? 0) > 0 || map.holders[p].length > want))
-          return `node ${node.n}: partition ${p} still moving (holders [${map.holders[p].join(',')}], restoring [${(map.restoring[p] ?? []).join(',')}])`;
-      }
-      if (first === undefined) first = map;
-      else if (map.generation !== first.generation)
-        return `generations differ: ${first.generation} vs ${map.generation} at node ${node.n}`;
+      maps.push({ node: `node ${node.n}`, map: parseClusterMap(a.body) });
     }
-    return first ?? 'no live node';
+    const ids = live.map((n) => n.id);
+    return (
+      coverageProblem(maps, ids, this.opts.replicas, this.opts.partitions, settled) ?? (maps[0].map as ClusterMapView)
+    );
   }
 
   /** The last lines each node printed, for failure messages. */
@@ -310,27 +252,7 @@ export class TestCluster {
       await r.child.kill('SIGKILL');
       removeDir(r.node.dataDir);
     }
-    await deleteTopics(this.opts.brokers, [`${this.name}.meta`, `${this.name}.log`]);
-  }
-}
-
-/** Best effort: the shared broker outlives the run, so a test's topics are removed after it. */
-async function deleteTopics(brokers: string[], topics: string[]): Promise<void> {
-  const admin = new Kafka({
-    clientId: 'bitledger-test-cleanup',
-    brokers,
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 1 },
-  }).admin();
-  try {
-    await admin.connect();
-    const existing = new Set(await admin.listTopics());
-    const gone = topics.filter((t) => existing.has(t));
-    if (gone.length > 0) await admin.deleteTopics({ topics: gone, timeout: 10_000 });
-  } catch {
-    // a leftover topic is harmless: its name is unique to the test
-  } finally {
-    await admin.disconnect().catch(() => undefined);
+    await deleteClusterTopics(this.opts.brokers, this.name);
   }
 }
 
