@@ -22,6 +22,7 @@ const BENCHES: Bench[] = [
   { name: 'kafka', run: async () => (await import('./kafka-bench.js')).runKafkaBench },
   { name: 'history', run: async () => (await import('./history-bench.js')).runHistoryBench },
   { name: 'scale', run: async () => (await import('./scale.js')).runScale },
+  { name: 'cluster', run: async () => (await import('./cluster.js')).runClusterBench },
 ];
 
 async function main(filters: string[]): Promise<number> {

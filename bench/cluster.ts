@@ -1,0 +1,310 @@
+// Issue 12, cluster mode on this machine, each figure beside the single node measured in the same
+// run: (1) Count(Intersect(Row,Row)) over 16 shards req/s at a single node vs the same query at a
+// node of a three-node cluster (R=1) that fans it out, and the protobuf import of the same bits
+// (per-shard requests, one at a time) into the single node vs through the cluster; (2) a joining
+// node's takeover of a partition holding ~10M bits: a two-node cluster with 3 partitions (one node
+// holds two), ~10M bits loaded into each partition of that node, a third node joins; timed from
+// its start until the map has settled and it answers a query over the shards it took correctly,
+// beside a single node's local import of the same bits.
+// The broker: KAFKA_BROKERS, else testcontainers or the ops/kafka launcher; without one the group
+// is skipped with a note. Every wait is bounded; children are stopped by PID and their data removed.
+import { randomUUID } from 'node:crypto';
+import { encodeImportRequest } from '../src/encoding/import-request-encode.js';
+import {
+  type ClusterMapView,
+  coverageProblem,
+  deleteClusterTopics,
+  type NodeMap,
+  owners,
+  parseClusterMap,
+} from '../test/helpers/cluster-map.js';
+import { acquireKafka, type KafkaHandle } from '../test/helpers/kafka-broker.js';
+import { shardsOfPartition } from '../test/helpers/partition-ref.js';
+import { HttpClient } from './lib/http-client.js';
+import { closedLoop } from './lib/load.js';
+import { createField, createIndex, importProtobuf, query } from './lib/pilosa.js';
+import type { Reporter } from './lib/report.js';
+import { startChildServer, type ChildServer } from './lib/server-child.js';
+import { now } from './lib/stats.js';
+
+const SHARD_WIDTH = 1 << 20;
+const QUERY_MS = Number(process.env.BENCH_QUERY_MS ?? 4000);
+const CLIENTS = 8;
+const COUNT_PQL = 'Count(Intersect(Row(f=1), Row(f=2)))';
+/** Bits per partition in the takeover case (10 rows × 10% of a shard ≈ 1.05M bits per shard). */
+const TAKEOVER_BITS = Number(process.env.BENCH_CLUSTER_TAKEOVER_BITS ?? 10_000_000);
+const WAIT_MS = 180_000;
+const ROWS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+
+export async function runClusterBench(r: Reporter): Promise<void> {
+  r.begin('cluster', 'cluster mode on one machine (issue 12)');
+  let kafka: KafkaHandle;
+  try {
+    kafka = await acquireKafka();
+  } catch (err) {
+    r.note(`skipped: no Kafka broker could be started (${(err as Error).message.split('\n')[0]})`);
+    return;
+  }
+  try {
+    await fanOutAndImport(r, kafka.brokers);
+    await takeover(r, kafka.brokers);
+  } finally {
+    await kafka.release();
+  }
+}
+
+interface ShardData {
+  body: Uint8Array;
+  bits: number;
+  /** Bits of each row, by row ID. */
+  perRow: Map<number, number>;
+}
+
+/** Bits of shard s: offset o is in row `row` when a hash of (o, row, s) falls in 1 of `every`. */
+function shardBody(index: string, s: number, rows: number[], every: number): ShardData {
+  const rowIds: number[] = [];
+  const columnIds: number[] = [];
+  const perRow = new Map<number, number>();
+  for (const row of rows)
+    for (let o = 0; o < SHARD_WIDTH; o++)
+      if (((Math.imul(o ^ Math.imul(row + 1, 0x9e3779b1), 0x85ebca6b) ^ s) >>> 0) % every === 0) {
+        rowIds.push(row);
+        columnIds.push(s * SHARD_WIDTH + o);
+        perRow.set(row, (perRow.get(row) ?? 0) + 1);
+      }
+  return { body: encodeImportRequest({ index, field: 'f', shard: s, rowIds, columnIds }), bits: rowIds.length, perRow };
+}
+
+/** One query over a fresh connection, closed after (an open socket would keep the bench alive). */
+async function ask(url: string, index: string, pql: string): Promise<string> {
+  const c = new HttpClient(url);
+  try {
+    return JSON.stringify((await query(c, index, pql)).results);
+  } finally {
+    c.close();
+  }
+}
+
+interface Cluster {
+  name: string;
+  nodes: ChildServer[];
+  ids: string[];
+}
+
+async function startCluster(brokers: string[], count: number, partitions: number, label: string): Promise<Cluster> {
+  const c: Cluster = { name: `blbench-${randomUUID().slice(0, 8)}`, nodes: [], ids: [] };
+  try {
+    for (let i = 0; i < count; i++) await addNode(c, brokers, partitions, `${label}-${i}`);
+    await settledMap(c, partitions);
+  } catch (err) {
+    await stopCluster(c, brokers);
+    throw err;
+  }
+  return c;
+}
+
+async function addNode(c: Cluster, brokers: string[], partitions: number, label: string): Promise<ChildServer> {
+  const node = await startChildServer({
+    label,
+    extraArgs: [
+      '--cluster-name',
+      c.name,
+      '--kafka-brokers',
+      brokers.join(','),
+      '--replicas',
+      '1',
+      '--cluster-partitions',
+      String(partitions),
+    ],
+  });
+  c.nodes.push(node);
+  const status = (await (await fetch(`${node.url}/status`)).json()) as { localID?: unknown };
+  c.ids.push(String(status.localID));
+  return node;
+}
+
+async function stopCluster(c: Cluster, brokers: string[]): Promise<void> {
+  for (const n of c.nodes) await n.dispose();
+  await deleteClusterTopics(brokers, c.name);
+}
+
+/** Polls GET /cluster at every node until their maps agree, cover, and nothing is moving. */
+async function settledMap(c: Cluster, partitions: number): Promise<ClusterMapView> {
+  const deadline = now() + WAIT_MS;
+  for (;;) {
+    const maps: NodeMap[] = [];
+    let why: string | undefined;
+    for (const [i, n] of c.nodes.entries()) {
+      const res = await fetch(`${n.url}/cluster`).catch((err: Error) => err);
+      if (res instanceof Error || !res.ok) {
+        why = `node ${i}: GET /cluster → ${res instanceof Error ? res.message : res.status}`;
+        break;
+      }
+      maps.push({ node: `node ${i}`, map: parseClusterMap(await res.text()) });
+    }
+    why ??= coverageProblem(maps, c.ids, 1, partitions, true);
+    if (why === undefined) return maps[0].map as ClusterMapView;
+    if (now() > deadline) throw new Error(`cluster ${c.name} did not settle in ${WAIT_MS} ms: ${why}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+/** Imports `bodies` one request at a time, spreading them over `urls`; returns ms. */
+async function timedImport(urls: string[], index: string, bodies: Uint8Array[]): Promise<number> {
+  const clients = urls.map((u) => new HttpClient(u));
+  const t0 = now();
+  try {
+    for (const [i, b] of bodies.entries()) await importProtobuf(clients[i % clients.length], index, 'f', b);
+    return now() - t0;
+  } finally {
+    for (const c of clients) c.close();
+  }
+}
+
+async function queryRate(url: string): Promise<number> {
+  const http = new HttpClient(url, CLIENTS);
+  try {
+    const res = await closedLoop(CLIENTS, QUERY_MS, () =>
+      http.ok('POST', '/index/q/query', COUNT_PQL, 'text/plain').then(() => undefined),
+    );
+    return res.perSecond;
+  } finally {
+    http.close();
+  }
+}
+
+async function fanOutAndImport(r: Reporter, brokers: string[]): Promise<void> {
+  const single = await startChildServer({ label: 'cluster-single' });
+  let cluster: Cluster | undefined;
+  try {
+    cluster = await startCluster(brokers, 3, 16, 'cluster-fanout');
+    const urls = cluster.nodes.map((n) => n.url);
+    const shards = Array.from({ length: 16 }, (_, s) => shardBody('q', s, [1, 2], 10));
+    const bits = shards.reduce((a, b) => a + b.bits, 0);
+    for (const url of [single.url, urls[0]]) {
+      const c = new HttpClient(url);
+      await createIndex(c, 'q');
+      await createField(c, 'q', 'f');
+      c.close();
+    }
+    const localMs = await timedImport(
+      [single.url],
+      'q',
+      shards.map((s) => s.body),
+    );
+    const clusterMs = await timedImport(
+      urls,
+      'q',
+      shards.map((s) => s.body),
+    );
+    r.note(
+      `data: rows 1 and 2 at 10% of 16 shards, ${bits.toLocaleString('en-US')} bits in 16 protobuf imports (one per shard, one at a time); cluster: 3 nodes, R=1, 16 partitions, requests round-robin over the nodes`,
+    );
+    const localRate = (bits / localMs) * 1000;
+    const clusterRate = (bits / clusterMs) * 1000;
+    r.figure('import into the single node', localRate, 'bits/s');
+    r.figure('import through the cluster', clusterRate, 'bits/s');
+    r.figure('  … cluster / single node', clusterRate / localRate, '×');
+
+    const want = await ask(single.url, 'q', COUNT_PQL);
+    for (const url of urls) {
+      const got = await ask(url, 'q', COUNT_PQL);
+      if (got !== want) throw new Error(`${url} answers ${got}, the single node ${want}`);
+    }
+    const singleRate = await queryRate(single.url);
+    const fanRate = await queryRate(urls[0]);
+    r.figure(`${COUNT_PQL} at the single node, ${CLIENTS} clients`, singleRate, 'req/s');
+    r.figure('  … at a cluster node, fanned out over 3 nodes', fanRate, 'req/s');
+    r.figure('  … fan-out / single node', fanRate / singleRate, '×');
+  } finally {
+    await single.dispose();
+    if (cluster !== undefined) await stopCluster(cluster, brokers);
+  }
+}
+
+async function takeover(r: Reporter, brokers: string[]): Promise<void> {
+  const partitions = 3;
+  const cluster = await startCluster(brokers, 2, partitions, 'cluster-takeover');
+  const single = await startChildServer({ label: 'cluster-takeover-single' });
+  try {
+    const map = await settledMap(cluster, partitions);
+    // The node holding two partitions gives one to the joiner: load both, so whichever moves is full.
+    const heavy = cluster.ids.find((id) => map.holders.filter((h) => h[0] === id).length > 1) ?? cluster.ids[0];
+    const loaded = [...map.holders.keys()].filter((p) => owners(map, p, 1)[0] === heavy);
+    const shardsPer = Math.max(1, Math.round(TAKEOVER_BITS / ROWS.length / (SHARD_WIDTH / 10)));
+    const shardsOf = new Map(loaded.map((p) => [p, shardsOfPartition('t', p, partitions, shardsPer)]));
+    for (const url of [cluster.nodes[0].url, single.url]) {
+      const c = new HttpClient(url);
+      await createIndex(c, 't');
+      await createField(c, 't', 'f');
+      c.close();
+    }
+    let localMs = 0;
+    let bits = 0;
+    const row3 = new Map<number, number>();
+    for (const [p, shards] of shardsOf) {
+      const bodies = shards.map((s) => shardBody('t', s, ROWS, 10));
+      row3.set(
+        p,
+        bodies.reduce((a, b) => a + (b.perRow.get(3) ?? 0), 0),
+      );
+      if (p === loaded[0]) {
+        bits = bodies.reduce((a, b) => a + b.bits, 0);
+        localMs = await timedImport(
+          [single.url],
+          't',
+          bodies.map((b) => b.body),
+        );
+      }
+      await timedImport(
+        cluster.nodes.map((n) => n.url),
+        't',
+        bodies.map((b) => b.body),
+      );
+    }
+    r.note(
+      `takeover: 2 nodes, R=1, ${partitions} partitions; partitions [${loaded.join(',')}] of the node holding two loaded with ${bits.toLocaleString('en-US')} bits each (${shardsPer} shards × 10 rows at 10%)`,
+    );
+
+    const t0 = now();
+    const joiner = await addNode(cluster, brokers, partitions, 'cluster-takeover-joiner');
+    const joinerId = cluster.ids[cluster.ids.length - 1];
+    const started = now() - t0;
+    const after = await settledMap(cluster, partitions);
+    const settled = now() - t0;
+    const taken = [...after.holders.keys()].filter((p) => owners(after, p, 1)[0] === joinerId);
+    const full = taken.find((p) => shardsOf.has(p));
+    if (full === undefined) {
+      r.note(`the joiner took partitions [${taken.join(',')}], none of them loaded: takeover time not measured`);
+      return;
+    }
+    const shards = shardsOf.get(full) ?? [];
+    const pql = `Options(Count(Row(f=3)), shards=[${shards.join(',')}])`;
+    const want = JSON.stringify([row3.get(full)]);
+    const c = new HttpClient(joiner.url);
+    try {
+      for (;;) {
+        const got = await c.send('POST', '/index/t/query', pql, 'text/plain');
+        const results =
+          got.status === 200 ? JSON.stringify((JSON.parse(got.body.toString()) as { results: unknown }).results) : '';
+        if (results === want) break;
+        if (now() - t0 > WAIT_MS)
+          throw new Error(`the joiner never answered ${pql} with ${want}: ${got.status} ${got.body}`);
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    } finally {
+      c.close();
+    }
+    const answered = now() - t0;
+    r.note(
+      `the joiner (${joiner.url}) took partitions [${taken.join(',')}]; it listened after ${started.toFixed(0)} ms`,
+    );
+    r.figure(`join → map settled (partition of ${(bits / 1e6).toFixed(1)}M bits moved)`, settled / 1000, 's');
+    r.figure('join → the joiner answers for the partition', answered / 1000, 's');
+    r.figure('local import of the same bits into a single node', localMs / 1000, 's');
+    r.figure('  … takeover / local import', answered / localMs, '×');
+  } finally {
+    await single.dispose();
+    await stopCluster(cluster, brokers);
+  }
+}

@@ -1,0 +1,126 @@
+// Acceptance (issue 12): a Pilosa client's per-shard import (go-pilosa, java-pilosa): for each
+// shard ask any node GET /internal/fragment/nodes?index=&shard= for its holders and POST the
+// protobuf ImportRequest to one of them. The holders named must be the owners GET /cluster names
+// for the shard's partition (docs/CLUSTER.md's partition function, recomputed here), the data must
+// be complete at every node, and each shard's bits must have been applied on every holder the map
+// names: GET /export (which Pilosa serves from the node's own fragments) at that holder.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
+import { call, callOk, owners, TestCluster } from '../helpers/cluster.js';
+import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
+import { referencePartitionOf } from '../helpers/partition-ref.js';
+
+const SHARD_WIDTH = 1 << 20;
+const SHARDS = 12;
+const ROWS = 4;
+const PER_SHARD = 300;
+const PB = { 'content-type': 'application/x-protobuf', accept: 'application/x-protobuf' };
+
+interface FragmentNode {
+  id: string;
+  uri: { scheme: string; host: string; port: number };
+}
+
+/** The bits of shard s: PER_SHARD columns, row = (column · 7 + s) mod ROWS. */
+function shardBits(s: number): { rowIds: number[]; columnIds: number[] } {
+  const columnIds = Array.from({ length: PER_SHARD }, (_, k) => s * SHARD_WIDTH + k * 37);
+  return { rowIds: columnIds.map((c) => (c * 7 + s) % ROWS), columnIds };
+}
+
+describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names', () => {
+  let kafka: KafkaHandle;
+  let cluster: TestCluster | undefined;
+
+  beforeAll(async () => {
+    kafka = await kafkaBrokersForTest();
+    cluster = await TestCluster.start({ brokers: kafka.brokers, nodes: 3, replicas: 2, partitions: 8 });
+  });
+
+  afterAll(async () => {
+    await cluster?.stop();
+    await kafka?.release();
+  });
+
+  it('lands every shard on the holders the map names', { timeout: 90_000 }, async () => {
+    if (cluster === undefined) throw new Error('not started');
+    const c = cluster;
+    const nodes = c.nodes;
+    const map = await c.waitCovered({ settled: true });
+    const byId = new Map(nodes.map((n) => [n.id, n]));
+    await callOk(nodes[0].url, 'POST', '/index/p', '{}');
+    await callOk(nodes[0].url, 'POST', '/index/p/field/f', '{}');
+
+    const holdersOf = new Map<number, string[]>();
+    for (let s = 0; s < SHARDS; s++) {
+      const asked = nodes[s % nodes.length];
+      const named = JSON.parse(
+        await callOk(asked.url, 'GET', `/internal/fragment/nodes?index=p&shard=${s}`),
+      ) as FragmentNode[];
+      const ids = named.map((x) => x.id);
+      const p = referencePartitionOf('p', s, c.partitions);
+      expect(new Set(ids), `shard ${s} (partition ${p}) named by node ${asked.n}`).toEqual(
+        new Set(owners(map, p, c.replicas)),
+      );
+      for (const x of named) {
+        const node = byId.get(x.id);
+        expect(node, `fragment node ${x.id} is a member`).toBeDefined();
+        expect(`${x.uri.scheme}://${x.uri.host}:${x.uri.port}`).toBe(node?.url);
+      }
+      holdersOf.set(s, ids);
+      const target = named[s % named.length];
+      const body = encodeImportRequest({ index: 'p', field: 'f', shard: s, ...shardBits(s) });
+      await callOk(
+        `${target.uri.scheme}://${target.uri.host}:${target.uri.port}`,
+        'POST',
+        '/index/p/field/f/import',
+        body,
+        PB,
+      );
+    }
+
+    // Complete from every node, right away: the imports were acknowledged.
+    for (let r = 0; r < ROWS; r++) {
+      const want: number[] = [];
+      for (let s = 0; s < SHARDS; s++) {
+        const b = shardBits(s);
+        b.columnIds.forEach((col, k) => {
+          if (b.rowIds[k] === r) want.push(col);
+        });
+      }
+      want.sort((a, b) => a - b);
+      for (const node of nodes) {
+        const got = JSON.parse(await callOk(node.url, 'POST', '/index/p/query', `Row(f=${r})`)) as {
+          results: { columns: number[] }[];
+        };
+        expect(got.results[0].columns, `Row(f=${r}) at node ${node.n}`).toEqual(want);
+      }
+    }
+
+    // Applied on each holder: its own export of the shard (polled: holders apply after the ack).
+    for (let s = 0; s < SHARDS; s++) {
+      const b = shardBits(s);
+      const want = b.columnIds.map((col, k) => `${b.rowIds[k]},${col}`).sort();
+      for (const id of holdersOf.get(s) ?? []) {
+        const node = byId.get(id);
+        if (node === undefined) throw new Error(`no node ${id}`);
+        let got: string[] = [];
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          const a = await call(node.url, 'GET', `/export?index=p&field=f&shard=${s}`, undefined, {
+            accept: 'text/csv',
+          });
+          got =
+            a.status === 200
+              ? a.body
+                  .split('\n')
+                  .filter((l) => l !== '')
+                  .sort()
+              : [`${a.status} ${a.body}`];
+          if (JSON.stringify(got) === JSON.stringify(want) || Date.now() > deadline) break;
+          await new Promise((res) => setTimeout(res, 200));
+        }
+        expect(got, `shard ${s}'s export at its holder, node ${node.n}`).toEqual(want);
+      }
+    }
+  });
+});
