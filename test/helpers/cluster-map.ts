@@ -32,19 +32,31 @@ export function parseClusterMap(body: string): ClusterMapView | undefined {
   } catch {
     throw new Error(`GET /cluster did not answer JSON: ${body.slice(0, 300)}`);
   }
-  const top = json as { map?: unknown } | null;
+  // GET /cluster: {generation, partitions, members: [{id, url, state}], map: [{partition, holders, restoring}] | null}
+  const top = json as {
+    map?: unknown;
+    members?: unknown;
+    partitions?: unknown;
+    generation?: unknown;
+  } | null;
   if (top === null || typeof top !== 'object' || !('map' in top))
-    throw new Error(`GET /cluster has no "map" (expected {map: {members, holders, …}}): ${body.slice(0, 300)}`);
+    throw new Error(`GET /cluster has no "map" (expected {members, map: [{partition, holders}]}): ${body.slice(0, 300)}`);
   if (top.map === null || top.map === undefined) return undefined; // no assignment yet
-  const m = top.map as Partial<ClusterMapView>;
-  if (!Array.isArray(m.members) || !Array.isArray(m.holders) || typeof m.partitions !== 'number')
-    throw new Error(`GET /cluster's map lacks members/holders/partitions: ${body.slice(0, 300)}`);
+  if (!Array.isArray(top.map) || !Array.isArray(top.members) || typeof top.partitions !== 'number')
+    throw new Error(`GET /cluster lacks members/map/partitions: ${body.slice(0, 300)}`);
+  const rows = top.map as { partition: number; holders: unknown[]; restoring?: unknown[] }[];
+  const holders: string[][] = [];
+  const restoring: string[][] = [];
+  for (const r of rows) {
+    holders[r.partition] = r.holders.map(String);
+    restoring[r.partition] = (r.restoring ?? []).map(String);
+  }
   return {
-    generation: typeof m.generation === 'number' ? m.generation : -1,
-    partitions: m.partitions,
-    members: m.members.map((x) => ({ id: String(x.id), url: String(x.url) })),
-    holders: m.holders.map((h) => h.map(String)),
-    restoring: Array.isArray(m.restoring) ? m.restoring.map((h) => h.map(String)) : [],
+    generation: typeof top.generation === 'number' ? top.generation : -1,
+    partitions: top.partitions,
+    members: (top.members as { id: unknown; url: unknown }[]).map((x) => ({ id: String(x.id), url: String(x.url) })),
+    holders,
+    restoring,
   };
 }
 
