@@ -10,6 +10,7 @@ const LAYERS = [
   ['engine', 'executor'],
   ['encoding', 'service', 'metrics'],
   ['http', 'kafka'],
+  ['cluster'],
   ['cli'],
 ];
 
