@@ -119,9 +119,13 @@ export class CommandApplier implements CommandSink {
     next: string,
   ): Promise<void> {
     const key = `${topic}/${partition}`;
+    if (!this.positions.has(key)) await this.load(topic, [partition]);
     let asm = this.assemblers.get(key);
     if (asm === undefined) this.assemblers.set(key, (asm = new CommandAssembler()));
     for (const msg of messages) {
+      // A consumer that resumes from an older offset (Kafka's own, a rebalance) re-sends what is
+      // applied already: the durable position says so, and those messages are skipped.
+      if (BigInt(msg.offset) < (this.positions.get(key) ?? 0n)) continue;
       const whole = asm.push(msg);
       if (whole !== undefined) await this.applyOne(topic, partition, whole);
     }
