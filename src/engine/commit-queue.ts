@@ -155,13 +155,10 @@ export class CommitQueue {
   /** Resolves when nothing is staged or in flight (used by shutdown and snapshots). */
   async drain(): Promise<void> {
     await this.whenDurable(this.assignedSeq);
-    // Metadata staged without records (a consumer position that covered no event) is written
-    // only with the next batch: at shutdown, write it now so the position is not lost.
-    while (this.hasClosedGroup() || this.inFlight) {
-      this.checkHealthy();
-      this.kick();
-      await new Promise((r) => setTimeout(r, 1));
-    }
+    // Metadata staged in a group of its own (a consumer position with no records) is written
+    // too: nothing else would kick it once no request waits.
+    this.kick();
+    await this.flushing;
   }
 
   private checkHealthy(): void {
@@ -172,10 +169,13 @@ export class CommitQueue {
     return this.groups.length > 0 && this.groups[0].closed;
   }
 
+  /** The running flush loop (it never rejects: a failure marks the queue failed). */
+  private flushing: Promise<void> | undefined;
+
   private kick(): void {
     if (this.inFlight || !this.hasClosedGroup()) return;
     this.inFlight = true;
-    void this.flushLoop();
+    this.flushing = this.flushLoop();
   }
 
   private async flushLoop(): Promise<void> {

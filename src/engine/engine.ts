@@ -23,7 +23,7 @@ import type {
 } from './ports.js';
 import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { encodeSnapshot } from './snapshot-codec.js';
-import { noteWrite } from '../util/write-scope.js';
+import { currentApplyScope, noteWrite } from '../util/write-scope.js';
 
 export interface LogFigures {
   /** Highest sequence applied in memory (durable or about to be). */
@@ -136,7 +136,8 @@ export class Engine {
    * (memory and log never diverge); decide validates before it emits, so bad input emits nothing.
    */
   async write<T>(decide: (holder: Holder, sink: EventSink) => T, opts: { replicated?: boolean } = {}): Promise<T> {
-    this.checkWritable(opts.replicated === true);
+    const applying = currentApplyScope();
+    this.checkWritable(opts.replicated === true || applying !== undefined);
     const sink: EventSink = { emit: (e) => this.emit(e) };
     let result: T | undefined;
     let error: unknown;
@@ -146,6 +147,12 @@ export class Engine {
     } catch (err) {
       error = err;
     } finally {
+      // A command applied from a topic: its position rides in the same group (or, when it
+      // emitted nothing, in a group of its own right here), so a replay never applies it twice.
+      if (applying !== undefined) {
+        for (const c of applying.cursors) this.queue.stageMeta(c.key, c.value);
+        applying.staged = true;
+      }
       this.queue.endGroup(); // the request's events are one group: never split across batches
     }
     // decide is synchronous: whatever was staged since `before` is this request's.

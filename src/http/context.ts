@@ -12,11 +12,22 @@ export interface NodeInfo {
   port: number;
 }
 
+/** What the routes call of each service: cluster mode passes versions that write through Kafka. */
+export type SchemaApi = Pick<
+  SchemaService,
+  'createIndex' | 'deleteIndex' | 'createField' | 'deleteField' | 'applySchema'
+>;
+export type QueryApi = Pick<QueryService, 'execute' | 'executeAt'>;
+export type ImportApi = Pick<
+  ImportService,
+  'importBits' | 'importValues' | 'importRoaring' | 'decideBits' | 'decideValues'
+>;
+
 export interface HttpContext {
   engine: Engine;
-  schema: SchemaService;
-  query: QueryService;
-  imports: ImportService;
+  schema: SchemaApi;
+  query: QueryApi;
+  imports: ImportApi;
   node: () => NodeInfo;
   version: string;
   recalculateCaches: () => void;

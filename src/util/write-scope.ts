@@ -18,3 +18,25 @@ export function noteWrite(seq: number): void {
   const s = scopes.getStore();
   if (s !== undefined && seq > s.lastSeq) s.lastSeq = seq;
 }
+
+/**
+ * A consumer applying one command of a topic (cluster mode): its writes count as replicated (a
+ * node whose local writes are refused still applies them), and Engine.write stages `cursors` in
+ * the group of every write the command causes, so the position that says "applied" becomes
+ * durable together with what the command changed, never before or after it.
+ */
+export interface ApplyScope {
+  readonly cursors: readonly { key: string; value: Uint8Array }[];
+  /** Set by Engine.write once it staged the cursors in a write's group. */
+  staged: boolean;
+}
+
+const applying = new AsyncLocalStorage<ApplyScope>();
+
+export function runInApplyScope<T>(scope: ApplyScope, fn: () => T): T {
+  return applying.run(scope, fn);
+}
+
+export function currentApplyScope(): ApplyScope | undefined {
+  return applying.getStore();
+}

@@ -17,7 +17,7 @@ import { columnLabel, inputDefinitionJson, setInputDefinition } from './legacy-m
 export class InputService {
   constructor(
     private readonly engine: Engine,
-    private readonly imports: ImportService,
+    private readonly imports: Pick<ImportService, 'decideBits' | 'decideValues'>,
   ) {}
 
   define(index: string, name: string, body: unknown): Promise<void> {

@@ -8,7 +8,7 @@ import { resolveIntField } from './legacy-meta.js';
 export class LegacyImportService {
   constructor(
     private readonly engine: Engine,
-    private readonly imports: ImportService,
+    private readonly imports: Pick<ImportService, 'decideBits' | 'decideValues'>,
   ) {}
 
   /** `req.field` is the frame; `name` the frame's int field. */

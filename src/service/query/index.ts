@@ -12,8 +12,9 @@ import type { EventSink } from '../../events/types.js';
 import {
   type AsyncReadOptions,
   type CallOutput,
+  type ColRef,
   QueryClock,
-  type ReadContext,
+  ReadContext,
   checkKeys,
   compileRead,
   compileReads,
@@ -21,6 +22,7 @@ import {
   executeReadSync,
   lookupIndex,
   queryContext,
+  resolveCol,
   respond,
   runReadsSync,
 } from '../../executor/index.js';
@@ -28,6 +30,7 @@ import type { QueryOptions, QueryResponse, QueryResult } from '../../executor/re
 import type { Call, Query } from '../../pql/ast.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
+import { shardOf } from '../../domain/shard.js';
 import { assertNever } from '../../util/assert.js';
 import { assignKeys } from './plan-keys.js';
 import { decideColumnAttrs, decideRowAttrs } from './decide-attrs.js';
@@ -40,7 +43,7 @@ export interface QueryLimits {
   maxWritesPerRequest: number;
 }
 
-type Step = { kind: 'read'; plan: ReturnType<typeof compileRead> } | { kind: 'write'; plan: WritePlan };
+export type Step = { kind: 'read'; plan: ReturnType<typeof compileRead> } | { kind: 'write'; plan: WritePlan };
 
 export function runQuery(
   holder: Holder,
@@ -51,35 +54,64 @@ export function runQuery(
   limits: QueryLimits,
   /** ms since epoch; a time range without `to` ends at now + 1 day (tests pin it). */
   now?: number,
+  /**
+   * Cluster mode: the writes may change only shards for which this holds (the shards of one
+   * log partition). Calls that touch every shard (ClearRow, Store) then change only those, as
+   * with an explicit shard list; a Set or Clear of a column elsewhere changes nothing; keys must
+   * have been assigned before (by the meta topic), so none is assigned here.
+   */
+  onlyShards?: (shard: number) => boolean,
 ): QueryResponse {
   const index = lookupIndex(holder, indexName);
+  const clock = new QueryClock(now);
+  const steps = compileQuery(index, query, opts, limits, clock);
+  if (steps === undefined) return runReadsSync(compileReads(index, query.calls, opts, clock));
+  if (onlyShards === undefined)
+    assignKeys(
+      index,
+      steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])),
+      sink,
+    );
+  const explicit = onlyShards !== undefined || (opts.shards !== undefined && opts.shards.length > 0);
+  const outputs: CallOutput[] = [];
+  for (const step of steps) {
+    // Per step: an earlier write may have added shards.
+    const ctx = restrict(queryContext(index, opts), onlyShards);
+    outputs.push(
+      step.kind === 'read'
+        ? executeReadSync(ctx, step.plan)
+        : { result: write(index, ctx, explicit, step.plan, sink, onlyShards) },
+    );
+  }
+  return respond(index, outputs, opts.columnAttrs);
+}
+
+/**
+ * Steps (a)–(c) for a query with writes: the write-count limit, key checks and compilation of
+ * every call, which throws the request's first error; undefined for a read-only query (which
+ * compileReads validates). The cluster's coordinator validates with it before anything is sent.
+ */
+export function compileQuery(
+  index: Index,
+  query: Query,
+  opts: QueryOptions,
+  limits: QueryLimits,
+  clock: QueryClock = new QueryClock(),
+): Step[] | undefined {
   let writes = 0;
   for (const c of query.calls) if (isWriteCall(c)) writes++;
   if (limits.maxWritesPerRequest > 0 && writes > limits.maxWritesPerRequest)
     throw badRequest('executing: too many write commands');
-  const clock = new QueryClock(now);
-  if (writes === 0) return runReadsSync(compileReads(index, query.calls, opts, clock));
+  if (writes === 0) {
+    compileReads(index, query.calls, opts, clock);
+    return undefined;
+  }
   // Read-only queries check keys inside compileReads; writes need them checked before compiling.
   checkKeys(index, query.calls);
   const env = { index, clock, keysChecked: true };
-  const steps: Step[] = query.calls.map((c: Call) =>
+  return query.calls.map((c: Call) =>
     isWriteCall(c) ? { kind: 'write', plan: compileWrite(env, c) } : { kind: 'read', plan: compileRead(env, c) },
   );
-  assignKeys(
-    index,
-    steps.flatMap((s) => (s.kind === 'write' ? [s.plan] : [])),
-    sink,
-  );
-  const explicit = opts.shards !== undefined && opts.shards.length > 0;
-  const outputs: CallOutput[] = [];
-  for (const step of steps) {
-    // Per step: an earlier write may have added shards.
-    const ctx = queryContext(index, opts);
-    outputs.push(
-      step.kind === 'read' ? executeReadSync(ctx, step.plan) : { result: write(index, ctx, explicit, step.plan, sink) },
-    );
-  }
-  return respond(index, outputs, opts.columnAttrs);
 }
 
 /** Read-only queries (the caller checked): sliced, yielding to the event loop between shards. */
@@ -94,14 +126,34 @@ export function runQueryAsync(
   return executeQueryAsync(holder, indexName, query, opts, o);
 }
 
-function write(index: Index, ctx: ReadContext, explicitShards: boolean, p: WritePlan, sink: EventSink): QueryResult {
+/** The context with only the shards `only` keeps (an explicit list: nothing else is touched). */
+function restrict(ctx: ReadContext, only: ((shard: number) => boolean) | undefined): ReadContext {
+  if (only === undefined) return ctx;
+  return new ReadContext(ctx.index, ctx.shards.filter(only), ctx.opts, true);
+}
+
+/** Whether a one-column write lies outside the shards it may change (unknown keys: nothing to do). */
+function outside(index: Index, col: ColRef, only: ((shard: number) => boolean) | undefined): boolean {
+  if (only === undefined) return false;
+  const id = resolveCol(index, col);
+  return id === undefined || !only(shardOf(id));
+}
+
+function write(
+  index: Index,
+  ctx: ReadContext,
+  explicitShards: boolean,
+  p: WritePlan,
+  sink: EventSink,
+  only?: (shard: number) => boolean,
+): QueryResult {
   switch (p.kind) {
     case 'set':
-      return changed(decideSet(index, p, sink));
+      return changed(!outside(index, p.col, only) && decideSet(index, p, sink));
     case 'setValue':
-      return changed(decideSetValue(index, p, sink));
+      return changed(!outside(index, p.col, only) && decideSetValue(index, p, sink));
     case 'clear':
-      return changed(decideClear(index, p, sink));
+      return changed(!outside(index, p.col, only) && decideClear(index, p, sink));
     case 'clearRow':
       return changed(decideClearRow(ctx, explicitShards, p, sink));
     case 'store':
@@ -115,10 +167,11 @@ function write(index: Index, ctx: ReadContext, explicitShards: boolean, p: Write
     case 'options':
       return write(
         index,
-        ctx.withSettings(p.settings),
+        restrict(ctx.withSettings(p.settings), only),
         explicitShards || p.settings.shards !== undefined,
         p.child,
         sink,
+        only,
       );
     default:
       return assertNever(p, 'write plan');
@@ -128,3 +181,4 @@ function write(index: Index, ctx: ReadContext, explicitShards: boolean, p: Write
 const changed = (c: boolean): QueryResult => ({ type: 'changed', changed: c });
 
 export { type WritePlan, isWriteCall } from './write-plan.js';
+export { writeKeys } from './plan-keys.js';

@@ -10,6 +10,13 @@ import { assignKeys as assignBulk } from '../write-model/keys.js';
 import type { WritePlan } from './write-plan.js';
 
 export function assignKeys(index: Index, plans: readonly WritePlan[], sink: EventSink): void {
+  const { columns, rows } = writeKeys(plans);
+  assignBulk(index.columnKeys, columns, sink, index.name, '');
+  for (const [field, keys] of rows) assignBulk(index.rowKeys.get(field), keys, sink, index.name, field);
+}
+
+/** The keys the writes assign: column keys, and row keys by field, in order of appearance. */
+export function writeKeys(plans: readonly WritePlan[]): { columns: string[]; rows: Map<string, string[]> } {
   const columns: string[] = [];
   const rows = new Map<string, string[]>();
   const col = (ref: ColRef): void => {
@@ -44,6 +51,5 @@ export function assignKeys(index: Index, plans: readonly WritePlan[], sink: Even
     }
   };
   plans.forEach(visit);
-  assignBulk(index.columnKeys, columns, sink, index.name, '');
-  for (const [field, keys] of rows) assignBulk(index.rowKeys.get(field), keys, sink, index.name, field);
+  return { columns, rows };
 }

@@ -1,0 +1,276 @@
+// The holder side of the write path (CommandSink): the consumer hands it each partition's
+// messages in offset order; it reassembles chunks, decodes each command and runs it through this
+// node's own services — SchemaService, the query write path, ImportService — so every change goes
+// through Engine.write → apply() exactly as on one node. Each command runs in an apply scope that
+// makes Engine.write stage the partition's position in the command's own write group: a restart
+// replays the local log and resumes after the last command it holds, never applying one twice.
+//
+// A command that fails with a 4xx DomainError fails the same way on every holder (same state,
+// same command): it is recorded as failed and skipped. Anything else stops the sink loudly
+// (deliver rejects, nothing of that command is staged).
+import type { Logger } from 'pino';
+import { DomainError, badRequest } from '../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
+import type { Engine } from '../engine/engine.js';
+import { decodeImportRequest, decodeImportValueRequest } from '../encoding/import-request.js';
+import { statusOf } from '../http/errors.js';
+import type { ImportService } from '../service/import/import-service.js';
+import { rewriteLegacyQuery } from '../service/legacy/legacy-query.js';
+import { parseQuery } from '../service/query-service.js';
+import { runQuery } from '../service/query/index.js';
+import type { SchemaService } from '../service/schema-service.js';
+import { assignKeys } from '../service/write-model/keys.js';
+import { LIMITS } from '../config/limits.js';
+import { runInApplyScope } from '../util/write-scope.js';
+import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
+import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
+import { decodePosition, encodePosition } from './position.js';
+import { CommandResults } from './results.js';
+import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from './types.js';
+
+export interface ApplierParts {
+  engine: Engine;
+  schema: SchemaService;
+  imports: ImportService;
+  /** The fixed shard → partition function (ClusterView.partitionOf). */
+  partitionOf(index: string, shard: number): number;
+  logger: Logger;
+}
+
+export interface ApplierOptions {
+  /**
+   * Resolves once this node has applied the meta topic up to `next`. Default: the applier's own
+   * meta position (it applies the meta topic too); the integrator may pass ClusterView.waitApplied.
+   */
+  waitMeta?: (next: string, signal: AbortSignal) => Promise<void>;
+  /** How long a log command waits for the meta position it needs (default 30 s). */
+  metaWaitMs?: number;
+  /** Results kept for the coordinators (default 20 000 commands). */
+  resultsKept?: number;
+}
+
+/** A log command whose meta offset this node did not reach in time: deliver it again later. */
+export class MetaBehindError extends Error {
+  override name = 'MetaBehindError';
+}
+
+export class CommandApplier implements CommandSink {
+  readonly results: CommandResults;
+  private readonly assemblers = new Map<string, CommandAssembler>();
+  private readonly positions = new Map<string, bigint>();
+  private readonly waiters = new Map<string, Set<{ next: bigint; resolve: () => void }>>();
+  private readonly metaWaitMs: number;
+  private readonly waitMeta: (next: string, signal: AbortSignal) => Promise<void>;
+
+  constructor(
+    private readonly parts: ApplierParts,
+    opts: ApplierOptions = {},
+  ) {
+    this.results = new CommandResults(opts.resultsKept ?? 20_000);
+    this.metaWaitMs = opts.metaWaitMs ?? 30_000;
+    this.waitMeta = opts.waitMeta ?? ((next, signal) => this.waitApplied('meta', 0, next, signal));
+  }
+
+  /** Reads the durable positions of these partitions (call once at start, before any deliver). */
+  async load(topic: ClusterTopic, partitions: readonly number[]): Promise<void> {
+    for (const p of partitions) {
+      const v = await this.parts.engine.cursors.get(positionKey(topic, p));
+      this.setPosition(topic, p, decodePosition(v));
+    }
+  }
+
+  /** Next offset this node will apply of a partition (undefined: never delivered nor loaded). */
+  position(topic: ClusterTopic, partition: number): bigint | undefined {
+    return this.positions.get(`${topic}/${partition}`);
+  }
+
+  /** Resolves once the partition's position is at least `next`; rejects when `signal` aborts. */
+  waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void> {
+    const key = `${topic}/${partition}`;
+    const want = BigInt(next);
+    if ((this.positions.get(key) ?? -1n) >= want) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      let set = this.waiters.get(key);
+      if (set === undefined) this.waiters.set(key, (set = new Set()));
+      const waiting = set;
+      const w = {
+        next: want,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = (): void => {
+        waiting.delete(w);
+        reject(
+          new DomainError('unavailable', `cluster: ${topic} partition ${partition} not applied up to ${next} in time`),
+        );
+      };
+      if (signal?.aborted === true) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiting.add(w);
+    });
+  }
+
+  async deliver(
+    topic: ClusterTopic,
+    partition: number,
+    messages: readonly ClusterMessage[],
+    next: string,
+  ): Promise<void> {
+    const key = `${topic}/${partition}`;
+    if (!this.positions.has(key)) await this.load(topic, [partition]);
+    let asm = this.assemblers.get(key);
+    if (asm === undefined) this.assemblers.set(key, (asm = new CommandAssembler()));
+    for (const msg of messages) {
+      // A consumer that resumes from an older offset (Kafka's own, a rebalance) re-sends what is
+      // applied already: the durable position says so, and those messages are skipped.
+      if (BigInt(msg.offset) < (this.positions.get(key) ?? 0n)) continue;
+      const whole = asm.push(msg);
+      if (whole !== undefined) await this.applyOne(topic, partition, whole);
+    }
+    // What follows the last command (transaction markers, the first chunks of a command still
+    // incomplete) moves the position too, but never past a command not yet applied.
+    const pending = asm.pendingFrom;
+    const target = pending === undefined ? BigInt(next) : BigInt(pending);
+    if (target > (this.positions.get(key) ?? -1n)) {
+      const scope = { cursors: [{ key: positionKey(topic, partition), value: encodePosition(target) }], staged: false };
+      await runInApplyScope(scope, () => this.parts.engine.write(() => undefined));
+      this.setPosition(topic, partition, target);
+    }
+  }
+
+  private async applyOne(topic: ClusterTopic, partition: number, a: AssembledCommand): Promise<void> {
+    const after = BigInt(a.lastOffset) + 1n;
+    const where = `${topic}/${partition}@${a.lastOffset}`;
+    const cmd = decodeCommand(a.value, where);
+    if (cmd.kind === 'pql' || cmd.kind === 'import') await this.metaReached(cmd, where);
+    const scope = { cursors: [{ key: positionKey(topic, partition), value: encodePosition(after) }], staged: false };
+    let result: CommandResult;
+    try {
+      result = { ok: true, value: await runInApplyScope(scope, () => this.run(cmd)) };
+    } catch (err) {
+      if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
+      result = { ok: false, status: statusOf(err), code: err.code, message: err.message };
+      this.parts.logger.debug({ command: where, err: err.message }, 'cluster command failed (as on every holder)');
+    }
+    // A command that wrote nothing (or failed before writing) still moves the position.
+    if (!scope.staged) await runInApplyScope(scope, () => this.parts.engine.write(() => undefined));
+    this.results.set(topic, partition, a.lastOffset, result);
+    this.setPosition(topic, partition, after);
+  }
+
+  private async metaReached(cmd: LogCommand, where: string): Promise<void> {
+    try {
+      await this.waitMeta(cmd.metaOffset, AbortSignal.timeout(this.metaWaitMs));
+    } catch {
+      throw new MetaBehindError(
+        `cluster: log command ${where} needs the meta topic applied up to ${cmd.metaOffset}; not reached within ${this.metaWaitMs} ms`,
+      );
+    }
+  }
+
+  private run(cmd: Command): Promise<unknown> {
+    switch (cmd.kind) {
+      case 'schema':
+        return this.runSchema(cmd.schema).then(() => null);
+      case 'keys':
+        return this.runKeys(cmd);
+      case 'attrs':
+        return this.runPql(cmd.index, cmd.pql, undefined, undefined);
+      case 'pql': {
+        const { index, partition } = cmd;
+        return this.runPql(index, cmd.pql, cmd.shards, (s) => this.parts.partitionOf(index, s) === partition);
+      }
+      case 'import':
+        return this.runImport(cmd).then(() => null);
+    }
+  }
+
+  private runSchema(s: SchemaOp): Promise<void> {
+    const schema = this.parts.schema;
+    switch (s.op) {
+      case 'createIndex':
+        return schema.createIndex(s.index, s.options);
+      case 'deleteIndex':
+        return schema.deleteIndex(s.index);
+      case 'createField':
+        return schema.createField(s.index, s.field, { options: s.options, extraIntFields: s.extraIntFields });
+      case 'deleteField':
+        return schema.deleteField(s.index, s.field);
+      case 'applySchema':
+        return schema.applySchema(s.indexes);
+    }
+  }
+
+  /** IDs of the keys, new ones assigned here: every node applies the same meta order, so the same IDs. */
+  private runKeys(cmd: Extract<MetaCommand, { kind: 'keys' }>): Promise<{ columns: number[]; rows: number[][] }> {
+    return this.parts.engine.write((h, sink) => {
+      const idx = h.index(cmd.index);
+      if (!idx) throw indexNotFoundNamed(cmd.index);
+      if (cmd.columns.length > 0 && !idx.options.keys) throw badRequest(`index ${cmd.index} does not use string keys`);
+      for (const r of cmd.rows) {
+        const f = idx.field(r.field);
+        if (!f) throw fieldNotFoundNamed(r.field);
+        if (!f.options.keys) throw badRequest(`field ${r.field} does not use string keys`);
+      }
+      const columns = Array.from(assignKeys(idx.columnKeys, cmd.columns, sink, cmd.index, ''));
+      const rows = cmd.rows.map((r) =>
+        Array.from(assignKeys(idx.rowKeys.get(r.field), r.keys, sink, cmd.index, r.field)),
+      );
+      return { columns, rows };
+    });
+  }
+
+  private async runPql(
+    index: string,
+    text: string,
+    shards: number[] | undefined,
+    only: ((shard: number) => boolean) | undefined,
+  ): Promise<unknown> {
+    const parsed = parseQuery(text);
+    const engine = this.parts.engine;
+    const query = engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed));
+    const opts = { shards, columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
+    const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
+    const res = await engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits, undefined, only));
+    return res.results;
+  }
+
+  private runImport(cmd: Extract<LogCommand, { kind: 'import' }>): Promise<void> {
+    const { index, field, shard, clear } = cmd;
+    const imports = this.parts.imports;
+    switch (cmd.format) {
+      case 'bits': {
+        const b = decodeImportRequest(cmd.body);
+        return imports.importBits({ ...b, index, field, shard, clear });
+      }
+      case 'values': {
+        const v = decodeImportValueRequest(cmd.body);
+        return imports.importValues({ ...v, index, field, shard, clear });
+      }
+      case 'roaring': {
+        const views: { view: string; data: Uint8Array }[] = [];
+        let at = 0;
+        (cmd.views ?? []).forEach((view, i) => {
+          const n = cmd.viewBytes?.[i] ?? 0;
+          views.push({ view, data: cmd.body.subarray(at, at + n) });
+          at += n;
+        });
+        return imports.importRoaring({ index, field, shard, clear, views });
+      }
+    }
+  }
+
+  private setPosition(topic: ClusterTopic, partition: number, next: bigint): void {
+    const key = `${topic}/${partition}`;
+    this.positions.set(key, next);
+    const set = this.waiters.get(key);
+    if (set === undefined) return;
+    for (const w of set)
+      if (w.next <= next) {
+        set.delete(w);
+        w.resolve();
+      }
+  }
+}

@@ -1,0 +1,88 @@
+// What every coordinator of a write needs: send commands to the meta topic or the log partitions,
+// wait until this node has applied a meta command and take its own result (every node reaches the
+// same), and gather a log command's result from a holder of its partition (this node first).
+import { DomainError } from '../domain/errors.js';
+import type { LogCommand, MetaCommand } from './command.js';
+import type { CommandApplier } from './applier.js';
+import type { ClusterProducer, Produced } from './producer.js';
+import { fetchResult } from './result-route.js';
+import type { ClusterTopic, ClusterView } from './types.js';
+
+export interface ClusterWritesParts {
+  view: ClusterView;
+  producer: Pick<ClusterProducer, 'send'>;
+  /** This node's applier: its results answer for the partitions it holds and for meta. */
+  applier: CommandApplier;
+  /** How long a coordinator waits for an applied result (default 30 s). */
+  resultWaitMs?: number;
+}
+
+export class ClusterWrites {
+  readonly metaTopic: string;
+  readonly logTopic: string;
+
+  constructor(private readonly parts: ClusterWritesParts) {
+    this.metaTopic = `${parts.view.name}.meta`;
+    this.logTopic = `${parts.view.name}.log`;
+  }
+
+  get view(): ClusterView {
+    return this.parts.view;
+  }
+
+  /** This node's meta position: log commands carry it, so holders see the schema their writer saw. */
+  metaOffset(): string {
+    return this.parts.view.position('meta', 0).toString();
+  }
+
+  /** Runs a meta command: produced, applied here, answered with this node's result. */
+  async meta(command: MetaCommand): Promise<unknown> {
+    const [at] = await this.parts.producer.send([{ topic: this.metaTopic, partition: 0, command }]);
+    return this.localResult('meta', 0, at.offset);
+  }
+
+  /** Sends log commands (one transaction when they span partitions); answers where they landed. */
+  log(commands: readonly LogCommand[]): Promise<Produced[]> {
+    return this.parts.producer.send(
+      commands.map((command) => ({ topic: this.logTopic, partition: command.partition, command })),
+    );
+  }
+
+  /** The result of a log command from a holder of its partition (this node first). */
+  async logResult(at: Produced): Promise<unknown> {
+    const signal = AbortSignal.timeout(this.parts.resultWaitMs ?? 30_000);
+    for (const m of this.parts.view.holders(at.partition)) {
+      if (m.id === this.parts.view.self.id) {
+        try {
+          return await this.localResult('log', at.partition, at.offset, signal);
+        } catch (err) {
+          if (err instanceof DomainError && err.code === 'unavailable') continue;
+          throw err;
+        }
+      }
+      const r = await fetchResult(m.url, 'log', at.partition, at.offset, signal);
+      if (r === undefined) continue;
+      if (r.ok) return r.value;
+      throw r.error;
+    }
+    throw new DomainError(
+      'unavailable',
+      `cluster: the write was acknowledged by Kafka (partition ${at.partition}, offset ${at.offset}) but no holder answered its result`,
+    );
+  }
+
+  private async localResult(
+    topic: ClusterTopic,
+    partition: number,
+    offset: string,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    const s = signal ?? AbortSignal.timeout(this.parts.resultWaitMs ?? 30_000);
+    await this.parts.view.waitApplied(topic, partition, String(BigInt(offset) + 1n), s);
+    const r = this.parts.applier.results.get(topic, partition, offset);
+    if (r === undefined)
+      throw new DomainError('unavailable', `cluster: no result kept for ${topic}/${partition}@${offset}`);
+    if (r.ok) return r.value;
+    throw new DomainError(r.code as DomainError['code'], r.message);
+  }
+}

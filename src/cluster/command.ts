@@ -1,0 +1,67 @@
+// The commands of the cluster's topics (docs/CLUSTER.md, "Topics and commands"): what a
+// coordinator asks every holder to run, never the events it causes. Meta commands (schema, keys,
+// attributes) go to NAME.meta; log commands (PQL writes, imports) to the partition of their
+// shards, with the meta offset their writer had applied. The wire form is in command-codec.ts.
+import type { FieldOptions, IndexOptions } from '../domain/types.js';
+
+export type SchemaOp =
+  | { op: 'createIndex'; index: string; options: IndexOptions }
+  | { op: 'deleteIndex'; index: string }
+  | {
+      op: 'createField';
+      index: string;
+      field: string;
+      options: FieldOptions;
+      extraIntFields: { name: string; options: FieldOptions }[];
+    }
+  | { op: 'deleteField'; index: string; field: string }
+  | {
+      op: 'applySchema';
+      indexes: { name: string; options: IndexOptions; fields: { name: string; options: FieldOptions }[] }[];
+    };
+
+export type MetaCommand =
+  | { kind: 'schema'; schema: SchemaOp }
+  /** Keys to translate: the index's column keys, and row keys per field (new ones get IDs). */
+  | { kind: 'keys'; index: string; columns: string[]; rows: { field: string; keys: string[] }[] }
+  /** SetRowAttrs/SetColumnAttrs calls (PQL text, keys already translated by an earlier command). */
+  | { kind: 'attrs'; index: string; pql: string };
+
+export type ImportFormat = 'bits' | 'values' | 'roaring';
+
+export type LogCommand =
+  | {
+      kind: 'pql';
+      index: string;
+      /** The write calls of this partition, in request order (each call's own source text). */
+      pql: string;
+      /** The request's `shards` argument, when it named some. */
+      shards?: number[];
+      partition: number;
+      /** The writer's meta position (next offset): a holder applies this only once it has as much. */
+      metaOffset: string;
+    }
+  | {
+      kind: 'import';
+      index: string;
+      field: string;
+      shard: number;
+      format: ImportFormat;
+      clear: boolean;
+      /** roaring: the view names, one per body part (bits/values: one protobuf request). */
+      views?: string[];
+      /** Body bytes: an ImportRequest/ImportValueRequest, or the roaring views one after another. */
+      body: Uint8Array;
+      /** Byte length of each view's data in `body` (roaring only). */
+      viewBytes?: number[];
+      partition: number;
+      metaOffset: string;
+    };
+
+export type Command = MetaCommand | LogCommand;
+
+/** The per-command outcome a holder keeps for the coordinator (GET /internal/cluster/result). */
+export type CommandResult =
+  | { ok: true; value: unknown }
+  /** A DomainError: every holder fails the command the same way; the status and text go back. */
+  | { ok: false; status: number; code: string; message: string };

@@ -1,0 +1,73 @@
+// The write path of one cluster node, assembled for the composition root (src/app.ts): the
+// applier that membership's consumer loop delivers to, the producer, the services the HTTP routes
+// call instead of the local ones, and the result route. The engine must be opened with
+// CLUSTER_LOCAL_WRITE_REASON as its readOnlyReason, so that a route not routed through the
+// cluster is refused instead of writing to this node alone.
+import type { FastifyInstance } from 'fastify';
+import type { Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Engine } from '../engine/engine.js';
+import { ImportService } from '../service/import/import-service.js';
+import type { LegacyRelease } from '../service/legacy/legacy-release.js';
+import { SchemaService } from '../service/schema-service.js';
+import { CommandApplier } from './applier.js';
+import { ClusterWrites } from './cluster-writes.js';
+import { ClusterImportService } from './import-coordinator.js';
+import { ClusterProducer } from './producer.js';
+import { clusterResultRoute } from './result-route.js';
+import { ClusterSchemaService } from './schema-coordinator.js';
+import type { ClusterView } from './types.js';
+import { type ClusterReads, ClusterQueryService } from './write-coordinator.js';
+
+export interface WritePathParts {
+  engine: Engine;
+  kafka: Kafka;
+  view: ClusterView;
+  /** The read fan-out (QueryFanout.run). */
+  reads: ClusterReads;
+  logger: Logger;
+  legacyRelease?: LegacyRelease;
+}
+
+export interface ClusterWritePath {
+  /** The CommandSink for membership's consumer loop (meta and log). */
+  applier: CommandApplier;
+  producer: ClusterProducer;
+  writes: ClusterWrites;
+  /** For buildHttpApp's context in place of the local services. */
+  services: { query: ClusterQueryService; schema: ClusterSchemaService; imports: ClusterImportService };
+  /** Registers GET /internal/cluster/result on the node's HTTP app. */
+  routes(app: FastifyInstance): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
+  const { engine, view } = parts;
+  const applier = new CommandApplier(
+    {
+      engine,
+      schema: new SchemaService(engine),
+      imports: new ImportService(engine),
+      partitionOf: (index, shard) => view.partitionOf(index, shard),
+      logger: parts.logger,
+    },
+    { waitMeta: (next, signal) => view.waitApplied('meta', 0, next, signal) },
+  );
+  const producer = new ClusterProducer(parts.kafka, `${view.name}-${view.self.id}`);
+  const writes = new ClusterWrites({ view, producer, applier });
+  return {
+    applier,
+    producer,
+    writes,
+    services: {
+      query: new ClusterQueryService(engine, writes, parts.reads, parts.legacyRelease ?? ''),
+      schema: new ClusterSchemaService(engine, writes),
+      imports: new ClusterImportService(engine, writes),
+    },
+    routes: (app) =>
+      clusterResultRoute(app, { results: applier.results, waitApplied: (t, p, n, s) => view.waitApplied(t, p, n, s) }),
+    start: () => producer.start(),
+    stop: () => producer.stop(),
+  };
+}
