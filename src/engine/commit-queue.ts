@@ -29,14 +29,22 @@ export interface CommitQueueOptions {
   maxBatchRecords: number;
   /** Test hook: wait this long after each durable batch (a crash test kills in the gap). */
   pauseAfterBatchMs: number;
+  /** Test hook: wait this long before each append (a test looks at a staged, not yet durable write). */
+  pauseBeforeBatchMs: number;
 }
 
-const DEFAULT_OPTIONS: CommitQueueOptions = { maxBatchRecords: LIMITS.maxBatchRecords, pauseAfterBatchMs: 0 };
+const DEFAULT_OPTIONS: CommitQueueOptions = {
+  maxBatchRecords: LIMITS.maxBatchRecords,
+  pauseAfterBatchMs: 0,
+  pauseBeforeBatchMs: 0,
+};
 
 /**
  * Test hooks, read once where the engine builds its queue: BITLEDGER_TEST_MAX_BATCH_RECORDS
  * lowers the batch limit and BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS pauses after every durable
- * batch, so a crash test can stage more than the limit in one request and kill between batches.
+ * batch, so a crash test can stage more than the limit in one request and kill between batches;
+ * BITLEDGER_TEST_PAUSE_BEFORE_BATCH_MS holds every append back, so a test can act while a write
+ * is staged but not yet durable.
  */
 export function commitQueueOptionsFromEnv(env: NodeJS.ProcessEnv): Partial<CommitQueueOptions> {
   const opts: Partial<CommitQueueOptions> = {};
@@ -44,6 +52,8 @@ export function commitQueueOptionsFromEnv(env: NodeJS.ProcessEnv): Partial<Commi
   if (Number.isSafeInteger(max) && max > 0) opts.maxBatchRecords = max;
   const pause = Number(env.BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS);
   if (Number.isSafeInteger(pause) && pause > 0) opts.pauseAfterBatchMs = pause;
+  const before = Number(env.BITLEDGER_TEST_PAUSE_BEFORE_BATCH_MS);
+  if (Number.isSafeInteger(before) && before > 0) opts.pauseBeforeBatchMs = before;
   return opts;
 }
 
@@ -181,6 +191,8 @@ export class CommitQueue {
   private async flushLoop(): Promise<void> {
     try {
       while (this.hasClosedGroup()) {
+        if (this.options.pauseBeforeBatchMs > 0)
+          await new Promise((r) => setTimeout(r, this.options.pauseBeforeBatchMs));
         // Bounded so one giant backlog does not become one giant LevelDB write, but cut only
         // between groups: a request is durable as a whole or not at all.
         const groups = takeBatch(this.groups, this.options.maxBatchRecords);

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { encodeEvent } from '../events/codec.js';
+import type { PreparedEvent } from '../events/prepared.js';
 import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
@@ -26,7 +27,7 @@ import { encodeSnapshot } from './snapshot-codec.js';
 import { currentApplyScope, noteWrite } from '../util/write-scope.js';
 
 export interface LogFigures {
-  /** Highest sequence applied in memory (durable or about to be). */
+  /** Highest sequence staged (applied in memory, or a prepared group waiting to be durable). */
   assignedSeq: number;
   durableSeq: number;
   firstSeq: number;
@@ -56,6 +57,11 @@ export class Engine {
   private eventsSinceSnapshot = 0;
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
+  /**
+   * Settles once the group staged by writePrepared() is durable and applied. Until then later
+   * writes wait: they decide against the state, and the state must hold every earlier group.
+   */
+  private deferred: Promise<void> | undefined;
   private readonly snapshotStats: SnapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0, lastAt: 0 };
   /** Followers of the durable log (Kafka mirror; backup and point-in-time restore next). */
   readonly committedLog: CommittedLog;
@@ -136,6 +142,7 @@ export class Engine {
    * (memory and log never diverge); decide validates before it emits, so bad input emits nothing.
    */
   async write<T>(decide: (holder: Holder, sink: EventSink) => T, opts: { replicated?: boolean } = {}): Promise<T> {
+    while (this.deferred !== undefined) await this.deferred;
     const applying = currentApplyScope();
     this.checkWritable(opts.replicated === true || applying !== undefined);
     const sink: EventSink = { emit: (e) => this.emit(e) };
@@ -163,17 +170,59 @@ export class Engine {
     return result as T;
   }
 
-  /** Runs a read; answers only once everything it could have seen is durable. */
+  /**
+   * Commits events built and encoded beforehand (PreparedEvent.of: a large import does that off
+   * to the side, yielding). `decide` checks them against the current state — throwing as a
+   * decider does — and returns them, or undefined when the state changed under them in a way
+   * they cannot follow (the caller then decides afresh with write(); resolves false).
+   *
+   * They are staged as one group in one short step and applied, by apply() in their order, only
+   * once durable: until then reads answer from the state before them without waiting for them
+   * (a read never sees an import before it is durable), and later writes wait, since they must
+   * decide against a state that holds every earlier group. Resolves once applied.
+   */
+  async writePrepared(decide: (holder: Holder) => readonly PreparedEvent[] | undefined): Promise<boolean> {
+    while (this.deferred !== undefined) await this.deferred;
+    this.checkWritable(false);
+    const events = decide(this.holder);
+    if (events === undefined) return false;
+    if (events.length === 0) return true;
+    let last = 0;
+    for (const p of events) {
+      last = this.queue.stage(p.record);
+      this.eventsSinceSnapshot++;
+      this.bytesSinceSnapshot += p.record.payload.byteLength;
+    }
+    this.queue.endGroup();
+    noteWrite(last);
+    let settle = (): void => undefined;
+    this.deferred = new Promise<void>((resolve) => (settle = resolve));
+    try {
+      await this.queue.whenDurable(last);
+      for (const p of events) apply(this.holder, p.event);
+      this.holder.appliedSeq = last;
+    } finally {
+      this.deferred = undefined;
+      settle();
+    }
+    this.maybeSnapshot();
+    return true;
+  }
+
+  /**
+   * Runs a read; answers only once everything it could have seen is durable: the state applied
+   * so far (a prepared group staged but not yet applied is not part of it).
+   */
   async read<T>(fn: (holder: Holder) => T): Promise<T> {
     const result = fn(this.holder);
-    await this.queue.whenDurable(this.queue.lastAssignedSeq);
+    await this.queue.whenDurable(this.holder.appliedSeq);
     return result;
   }
 
   /** Async reads (large queries that yield between shards) also wait for durability. */
   async readAsync<T>(fn: (holder: Holder) => Promise<T>): Promise<T> {
     const result = await fn(this.holder);
-    await this.queue.whenDurable(this.queue.lastAssignedSeq);
+    await this.queue.whenDurable(this.holder.appliedSeq);
     return result;
   }
 

@@ -15,7 +15,7 @@ import {
   timeKey,
   type CommitBatch,
 } from './commit-times.js';
-import { encodeRecords, openEnvelope, type LogRecord, type NewRecord } from './envelope.js';
+import { encodeRecordsSliced, openEnvelope, type LogRecord, type NewRecord } from './envelope.js';
 import { LogCorruptionError, LogRangeError } from './errors.js';
 import {
   FLUSH_KEY,
@@ -172,7 +172,7 @@ export class EventLog {
       const batch = this.db.batch();
       let bytes: number;
       try {
-        bytes = encodeRecords(records, firstSeq, (key, value) => batch.put(key, value));
+        bytes = await encodeRecordsSliced(records, firstSeq, (key, value) => batch.put(key, value));
         for (const m of meta) bytes += addMeta(batch, m);
         if (records.length > 0 && timeMs !== null) {
           this.#lastTimeMs = Math.max(this.#lastTimeMs, timeMs ?? Date.now());

@@ -1,12 +1,12 @@
 // The import use case: validate a whole request first (nothing is applied when any item is bad),
 // translate keys in bulk, then emit one event per (view, shard) — roaring deltas, not pairs —
-// all in one engine.write, so one request is one atomic event group in the log. The rules for
-// bits (exclusivity, views, existence, keys) are the write model's (service/write-model/), the
-// same that PQL Set/Clear follow; Kafka-fed imports and legacy input come through decideBits.
+// as one group, so one request is one atomic event group in the log. The rules for bits
+// (exclusivity, views, existence, keys) are the write model's (service/write-model/), the same
+// that PQL Set/Clear follow; Kafka-fed imports and legacy input come through decideBits. Large
+// ID imports are built off to the side first (prepare-bits.ts).
 import { badRequest } from '../../domain/errors.js';
-import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
-import { EXISTS_FIELD, STANDARD_VIEW } from '../../domain/names.js';
-import { type IdArray, rebaseColumns } from '../../domain/id-array.js';
+import { STANDARD_VIEW } from '../../domain/names.js';
+import type { IdArray } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
 import { isTimeViewOf } from '../../domain/time-quantum.js';
 import type { Engine } from '../../engine/engine.js';
@@ -14,28 +14,21 @@ import type { EventSink } from '../../events/types.js';
 import type { Field } from '../../state/field.js';
 import type { Holder } from '../../state/holder.js';
 import type { Index } from '../../state/index-state.js';
-import {
-  checkBoolRow,
-  clearOtherRows,
-  isExclusive,
-  lastPerColumn,
-  markExistsAll,
-  setViews,
-} from '../write-model/bits.js';
+import { clearOtherRows, isExclusive, lastPerColumn, markExistsAll } from '../write-model/bits.js';
 import { assignKeys, knownKeyIds, knownPairs } from '../write-model/keys.js';
 import type { Bitmap } from '../../roaring/bitmap.js';
 import { decodeRoaringPositions, RoaringFormatError } from '../../roaring/pilosa-roaring.js';
+import { runSteps } from '../../util/steps.js';
+import { bucketBits, bucketEvents } from './bits-buckets.js';
+import { checkColumns, lookup, type Rebased, rebased, validateBits } from './import-checks.js';
 import type { BitsImport, RoaringImport, ValuesImport } from './import-types.js';
-import { bucketByRow, splitByShard } from './row-buckets.js';
+import { prepareBits } from './prepare-bits.js';
+import { splitByShard } from './row-buckets.js';
 
 export type { BitsImport, RoaringImport, ValuesImport };
 
 export class ImportService {
   constructor(private readonly engine: Engine) {}
-
-  importBits(req: BitsImport): Promise<void> {
-    return this.engine.write((h, sink) => this.decideBits(h, sink, req));
-  }
 
   importValues(req: ValuesImport): Promise<void> {
     return this.engine.write((h, sink) => this.decideValues(h, sink, req));
@@ -71,71 +64,33 @@ export class ImportService {
     });
   }
 
+  /**
+   * A bits import: large ones are validated, bucketed and encoded off to the side while other
+   * requests are answered (prepareBits), then committed in one short step that applies them once
+   * durable (Engine.writePrepared). Imports whose events depend on state a concurrent write may
+   * change (keys to assign, mutex/bool rows to clear) are decided in one step, as before.
+   */
+  async importBits(req: BitsImport): Promise<void> {
+    const prepared = await prepareBits(this.engine, req);
+    if (prepared !== undefined && (await this.engine.writePrepared((h) => prepared.commit(h)))) return;
+    await this.engine.write((h, sink) => this.decideBits(h, sink, req));
+  }
+
   /** Validates and emits the events of a bit import (for callers that add events of their own). */
   decideBits(h: Holder, sink: EventSink, wide: BitsImport): void {
     const { index, field } = lookup(h, wide.index, wide.field);
     const { req, baseShard } = rebased(wide);
-    if (field.options.type === 'int')
-      throw badRequest(`field ${req.field} is an int field: import values (ImportValueRequest) instead`);
-    const n = checkLengths(req);
-    if (req.timestamps !== null && req.timestamps.length !== n)
-      throw badRequest(`timestamps has ${req.timestamps.length} items but there are ${n} bits`);
-    const hasTimes = req.timestamps !== null && req.timestamps.some((t) => t !== 0n);
-    if (hasTimes && field.options.type !== 'time')
-      throw badRequest(`timestamps given but field ${req.field} has no time quantum`);
-    if (hasTimes && req.clear) throw badRequest('import clear is not supported with timestamps');
-    if (field.options.type === 'bool') for (let i = 0; i < n; i++) checkBoolRow(field, req.rowIds[i], i);
-    if (field.options.keys) {
-      if (req.rowIds.length > 0) throw badRequest('row ids cannot be used because field uses string keys');
-    } else if (req.rowKeys.length > 0)
-      throw badRequest(`row keys cannot be used because field ${req.field} does not use string keys`);
-    else checkIds(req.rowIds, 'row');
-    checkColumns(index, req.columnIds, req.columnKeys, req.shard, baseShard);
+    const n = runSteps(validateBits(index, field, req, baseShard));
 
     // Validation is over: from here on every step succeeds.
     const [rows, cols] = req.clear ? clearIds(index, field, req) : setIds(index, field, req, sink);
     const exclusive = isExclusive(field);
     const [r, c] = exclusive && !req.clear ? lastPerColumn(rows, cols) : [rows, cols];
     // Exclusive fields are never time fields, so timestamps stay aligned with r and c.
-    // Existence rides on the BitsSet events themselves (apply ORs their columns into _exists),
-    // so the log does not carry every imported column twice.
     const exists = !req.clear && index.existence !== undefined;
-    for (const [view, sel] of viewSelections(field, req.timestamps, n)) {
-      const vr = sel === undefined ? r : pick(r, sel);
-      const vc = sel === undefined ? c : pick(c, sel);
-      // A validated named shard holds every column: no need to scan for others.
-      const shards =
-        req.shard !== undefined && !index.options.keys
-          ? new Map([[req.shard - baseShard, undefined]])
-          : splitByShard(vc);
-      for (const [relShard, idx] of shards) {
-        const b = bucketByRow(vr, vc, relShard, idx);
-        const shard = relShard + baseShard;
-        if (exclusive && !req.clear) clearOtherRows(index.name, field, view, shard, b, sink);
-        if (req.clear)
-          sink.emit({
-            type: 'BitsCleared',
-            index: index.name,
-            field: field.name,
-            view,
-            shard,
-            rows: b.rows,
-            columns: b.columns,
-          });
-        // b's bitmaps are this request's own: the fragment may keep them (adopt) rather than copy.
-        else
-          sink.emit({
-            type: 'BitsSet',
-            index: index.name,
-            field: field.name,
-            view,
-            shard,
-            rows: b.rows,
-            columns: b.columns,
-            adopt: true,
-            ...(exists ? { exists } : {}),
-          });
-      }
+    for (const b of runSteps(bucketBits(index, field, req, r, c, n, baseShard))) {
+      if (exclusive && !req.clear) clearOtherRows(index.name, field, b.view, b.shard, b, sink);
+      for (const e of bucketEvents(index, field, b, req.clear, exists, Number.POSITIVE_INFINITY)) sink.emit(e);
     }
   }
 
@@ -154,7 +109,7 @@ export class ImportService {
           throw badRequest(`value ${v} of item ${i} is out of range [${min}, ${max}] for field ${req.field}`);
       }
     }
-    checkColumns(index, req.columnIds, req.columnKeys, req.shard, baseShard);
+    runSteps(checkColumns(index, req.columnIds, req.columnKeys, req.shard, baseShard));
     const cols = index.options.keys
       ? assignKeys(index.columnKeys, req.columnKeys, sink, index.name, '')
       : req.columnIds;
@@ -183,21 +138,6 @@ export class ImportService {
   }
 }
 
-/** A request whose column IDs are exact numbers, relative to a base shard. */
-type Rebased<T> = T & { columnIds: IdArray };
-
-/**
- * The request with its column IDs relative to baseShard (see rebaseColumns): the same object
- * when every ID is an exact number, so the common path allocates nothing.
- */
-function rebased<T extends BitsImport | ValuesImport>(wide: T): { req: Rebased<T>; baseShard: number } {
-  const { ids, baseShard } = rebaseColumns(wide.columnIds, (m) => {
-    throw badRequest(m);
-  });
-  const req = (ids === wide.columnIds ? wide : { ...wide, columnIds: ids }) as Rebased<T>;
-  return { req, baseShard };
-}
-
 function decodeRoaring(data: Uint8Array): Map<number, Bitmap> {
   try {
     return decodeRoaringPositions(data);
@@ -205,14 +145,6 @@ function decodeRoaring(data: Uint8Array): Map<number, Bitmap> {
     if (err instanceof RoaringFormatError) throw badRequest(err.message);
     throw err;
   }
-}
-
-function lookup(h: Holder, indexName: string, fieldName: string): { index: Index; field: Field } {
-  const index = h.index(indexName);
-  if (!index) throw indexNotFoundNamed(indexName);
-  const field = fieldName === EXISTS_FIELD ? undefined : index.field(fieldName);
-  if (!field) throw fieldNotFoundNamed(fieldName);
-  return { index, field };
 }
 
 /** A set assigns the keys it names (one KeysAssigned per translator). */
@@ -231,72 +163,8 @@ function clearIds(index: Index, field: Field, req: Rebased<BitsImport>): [IdArra
   return field.options.keys || index.options.keys ? knownPairs(rows, cols) : [rows, cols];
 }
 
-function checkLengths(req: BitsImport): number {
-  const rows = req.rowKeys.length > 0 ? req.rowKeys.length : req.rowIds.length;
-  const cols = req.columnKeys.length > 0 ? req.columnKeys.length : req.columnIds.length;
-  if (rows !== cols) throw badRequest(`row and column lists differ in length: ${rows} rows, ${cols} columns`);
-  return rows;
-}
-
-function checkIds(ids: IdArray, what: string): void {
-  if (ids instanceof Uint32Array) return; // every uint32 is a valid ID
-  for (let i = 0; i < ids.length; i++) {
-    const v = ids[i];
-    if (!Number.isSafeInteger(v) || v < 0)
-      throw badRequest(`${what} ID ${v} of item ${i} is not an unsigned integer below 2^53`);
-  }
-}
-
 /** The error for an import-roaring view no query of the field would read (the name cut short). */
 function notTimeView(view: string, field: Field): string {
   const name = view.length > 80 ? `${view.slice(0, 80)}…` : view;
   return `view ${name} is not a time view of field ${field.name} (time quantum ${field.options.timeQuantum}): views are named by the quantum's units, as 2006, 200601, 20060102 or 2006010215`;
-}
-
-/** `ids` relative to baseShard (see rebased); `shard`, as the client named it, absolute. */
-function checkColumns(index: Index, ids: IdArray, keys: string[], shard: number | undefined, baseShard: number): void {
-  if (index.options.keys) {
-    if (ids.length > 0) throw badRequest('column ids cannot be used because index uses string keys');
-    return;
-  }
-  if (keys.length > 0)
-    throw badRequest(`column keys cannot be used because index ${index.name} does not use string keys`);
-  checkIds(ids, 'column');
-  if (shard === undefined) return;
-  const lo = (shard - baseShard) * SHARD_WIDTH;
-  const hi = lo + SHARD_WIDTH;
-  for (let i = 0; i < ids.length; i++) {
-    if (ids[i] < lo || ids[i] >= hi)
-      throw badRequest(
-        `column ${baseShard === 0 ? ids[i] : BigInt(ids[i]) + (BigInt(baseShard) << 20n)} of item ${i} is not in shard ${shard}`,
-      );
-  }
-}
-
-/** The views a request writes, each with the item indices it takes (undefined = all items). */
-function viewSelections(field: Field, ts: BigInt64Array | null, n: number): Map<string, Uint32Array | undefined> {
-  const out = new Map<string, Uint32Array | undefined>();
-  const hasTimes = ts !== null && ts.some((t) => t !== 0n);
-  if (!hasTimes) {
-    for (const v of setViews(field, undefined)) out.set(v, undefined);
-    return out;
-  }
-  const lists = new Map<string, number[]>();
-  for (let i = 0; i < n; i++) {
-    const t = ts![i];
-    // Nanoseconds in the request, milliseconds in the model; 0 = no timestamp.
-    for (const v of setViews(field, t === 0n ? undefined : Number(t / 1_000_000n))) {
-      let l = lists.get(v);
-      if (!l) lists.set(v, (l = []));
-      l.push(i);
-    }
-  }
-  for (const [v, l] of lists) out.set(v, Uint32Array.from(l));
-  return out;
-}
-
-function pick(a: IdArray, sel: Uint32Array): Float64Array {
-  const out = new Float64Array(sel.length);
-  for (let i = 0; i < sel.length; i++) out[i] = a[sel[i]];
-  return out;
 }

@@ -3,12 +3,14 @@
 // (built from its serialized form when the run's columns ascend, the common sorted case);
 // otherwise a counting sort by row scatters offsets into one Uint32Array (typed-array counters
 // when row IDs are small, which they are in practice, then each row sorted; a Map only for sparse
-// huge row IDs).
+// huge row IDs). The work pauses between pieces (bucketByRowSteps), so a large import can be
+// bucketed while other requests are answered; bucketByRow runs it straight through.
 import { SHARD_WIDTH } from '../../domain/shard.js';
 import type { IdArray } from '../../domain/id-array.js';
 import { bitmapFromAscending } from '../../roaring/ascending-bitmap.js';
 import { sortSegment } from './column-radix.js';
 import { RoaringBitmap32, type Bitmap } from '../../roaring/bitmap.js';
+import { runSteps, STEP_ITEMS, type Steps } from '../../util/steps.js';
 
 export interface RowBitmaps {
   rows: number[];
@@ -20,21 +22,39 @@ const DENSE_ROW_LIMIT = 1 << 22;
 
 /** `idx` selects the pairs (indices into rows/cols) that belong to `shard`; undefined = all. */
 export function bucketByRow(allRows: IdArray, allCols: IdArray, shard: number, sel?: Uint32Array): RowBitmaps {
+  return runSteps(bucketByRowSteps(allRows, allCols, shard, sel));
+}
+
+/** bucketByRow as work that pauses about every STEP_ITEMS pairs (or rows). */
+export function* bucketByRowSteps(
+  allRows: IdArray,
+  allCols: IdArray,
+  shard: number,
+  sel?: Uint32Array,
+): Steps<RowBitmaps> {
   // A selection is gathered once, so the loops below index plain arrays (monomorphic, no branch).
-  const rows = sel === undefined ? allRows : gather(allRows, sel);
-  const cols = sel === undefined ? allCols : gather(allCols, sel);
+  const rows = sel === undefined ? allRows : yield* gather(allRows, sel);
+  const cols = sel === undefined ? allCols : yield* gather(allCols, sel);
   const base = shard * SHARD_WIDTH;
   const starts = runStarts(rows);
-  if (starts !== undefined && distinctRuns(rows, starts)) return fromRuns(rows, cols, base, starts);
+  yield;
+  if (starts !== undefined && distinctRuns(rows, starts)) return yield* fromRuns(rows, cols, base, starts);
   const n = rows.length;
   let maxRow = 0;
   for (let i = 0; i < n; i++) if (rows[i] > maxRow) maxRow = rows[i];
-  return maxRow < DENSE_ROW_LIMIT ? denseSort(rows, cols, base, maxRow) : mapSort(rows, cols, base, new Uint32Array(n));
+  yield;
+  return maxRow < DENSE_ROW_LIMIT
+    ? yield* denseSort(rows, cols, base, maxRow)
+    : mapSort(rows, cols, base, new Uint32Array(n));
 }
 
-function gather(a: IdArray, sel: Uint32Array): Float64Array {
+function* gather(a: IdArray, sel: Uint32Array): Steps<Float64Array> {
   const out = new Float64Array(sel.length);
-  for (let i = 0; i < sel.length; i++) out[i] = a[sel[i]];
+  for (let lo = 0; lo < sel.length; lo += STEP_ITEMS) {
+    const hi = Math.min(sel.length, lo + STEP_ITEMS);
+    for (let i = lo; i < hi; i++) out[i] = a[sel[i]];
+    yield;
+  }
   return out;
 }
 
@@ -96,13 +116,19 @@ function distinctRuns(rows: IdArray, starts: Uint32Array): boolean {
  * One bitmap per run: straight from the serialized form when the run's columns ascend (sorted
  * input), else through CRoaring's inserting constructor (it sorts as it goes).
  */
-function fromRuns(rows: IdArray, cols: IdArray, base: number, starts: Uint32Array): RowBitmaps {
+function* fromRuns(rows: IdArray, cols: IdArray, base: number, starts: Uint32Array): Steps<RowBitmaps> {
   const out: RowBitmaps = { rows: [], columns: [] };
+  let done = 0;
   for (let r = 0; r + 1 < starts.length; r++) {
     const start = starts[r];
     const end = starts[r + 1];
     out.rows.push(rows[start]);
     out.columns.push(bitmapFromAscending(cols, start, end, base) ?? fromOffsets(cols, start, end, base));
+    done += end - start;
+    if (done >= STEP_ITEMS) {
+      done = 0;
+      yield;
+    }
   }
   return out;
 }
@@ -114,10 +140,13 @@ function fromOffsets(cols: IdArray, start: number, end: number, base: number): B
 }
 
 /** Counting sort by row (row IDs below DENSE_ROW_LIMIT), then each row's offsets sorted. */
-function denseSort(rows: IdArray, cols: IdArray, base: number, maxRow: number): RowBitmaps {
+function* denseSort(rows: IdArray, cols: IdArray, base: number, maxRow: number): Steps<RowBitmaps> {
   const n = rows.length;
   const pos = new Uint32Array(maxRow + 2);
-  for (let i = 0; i < n; i++) pos[rows[i] + 1]++;
+  for (let lo = 0; lo < n; lo += STEP_ITEMS) {
+    countRows(rows, pos, lo, Math.min(n, lo + STEP_ITEMS));
+    yield;
+  }
   const out: RowBitmaps = { rows: [], columns: [] };
   // Prefix sums; remember the rows present (ascending, because we walk row IDs in order).
   for (let r = 0; r <= maxRow; r++) {
@@ -126,15 +155,41 @@ function denseSort(rows: IdArray, cols: IdArray, base: number, maxRow: number): 
   }
   const ends = pos.slice(); // ends[r + 1] after scatter = end of row r
   const offsets = new Uint32Array(n);
-  for (let i = 0; i < n; i++) offsets[pos[rows[i]]++] = cols[i] - base;
+  for (let lo = 0; lo < n; lo += STEP_ITEMS) {
+    scatter(rows, cols, base, pos, offsets, lo, Math.min(n, lo + STEP_ITEMS));
+    yield;
+  }
+  let done = 0;
   for (const r of out.rows) {
     const s = ends[r];
     const e = ends[r + 1];
     sortSegment(offsets, s, e);
     // Repeated pairs make bitmapFromAscending decline; the constructor takes those.
     out.columns.push(bitmapFromAscending(offsets, s, e, 0) ?? new RoaringBitmap32(offsets.subarray(s, e)));
+    done += e - s;
+    if (done >= STEP_ITEMS) {
+      done = 0;
+      yield;
+    }
   }
   return out;
+}
+
+// The per-pair loops of denseSort, in plain functions: hot loops stay out of the generator.
+function countRows(rows: IdArray, pos: Uint32Array, lo: number, hi: number): void {
+  for (let i = lo; i < hi; i++) pos[rows[i] + 1]++;
+}
+
+function scatter(
+  rows: IdArray,
+  cols: IdArray,
+  base: number,
+  pos: Uint32Array,
+  offsets: Uint32Array,
+  lo: number,
+  hi: number,
+): void {
+  for (let i = lo; i < hi; i++) offsets[pos[rows[i]]++] = cols[i] - base;
 }
 
 function mapSort(rows: IdArray, cols: IdArray, base: number, offsets: Uint32Array): RowBitmaps {
