@@ -183,7 +183,8 @@ export class Engine {
    */
   async writePrepared(decide: (holder: Holder) => readonly PreparedEvent[] | undefined): Promise<boolean> {
     while (this.deferred !== undefined) await this.deferred;
-    this.checkWritable(false);
+    const applying = currentApplyScope();
+    this.checkWritable(applying !== undefined);
     const events = decide(this.holder);
     if (events === undefined) return false;
     if (events.length === 0) return true;
@@ -192,6 +193,11 @@ export class Engine {
       last = this.queue.stage(p.record);
       this.eventsSinceSnapshot++;
       this.bytesSinceSnapshot += p.record.payload.byteLength;
+    }
+    // A command applied from a cluster topic: its position rides in this group (see write()).
+    if (applying !== undefined) {
+      for (const c of applying.cursors) this.queue.stageMeta(c.key, c.value);
+      applying.staged = true;
     }
     this.queue.endGroup();
     noteWrite(last);
