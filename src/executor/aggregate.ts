@@ -44,7 +44,11 @@ export function* valCountAcc(ctx: ReadContext, p: ValCountPlan): Work<ValCount |
 }
 
 /** Two accumulations of disjoint shard sets as one. */
-export function mergeValCount(op: ValCountPlan['op'], a: ValCount | undefined, b: ValCount | undefined): ValCount | undefined {
+export function mergeValCount(
+  op: ValCountPlan['op'],
+  a: ValCount | undefined,
+  b: ValCount | undefined,
+): ValCount | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
   return op === 'sum' ? { value: a.value + b.value, count: a.count + b.count } : better(a, b, op);

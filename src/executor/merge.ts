@@ -32,7 +32,13 @@ export function mergePreps(plan: ReadPlan, preps: readonly CallPrep[]): CallPrep
     return { kind: 'topN', candidates: topNCandidateFilter(p, [...set]) };
   }
   if (p.kind === 'groupBy' && preps.some((x) => x.kind === 'groupBy'))
-    return { kind: 'groupBy', allowed: mergeAllowed(p, preps.flatMap((x) => (x.kind === 'groupBy' ? [x.allowed] : []))) };
+    return {
+      kind: 'groupBy',
+      allowed: mergeAllowed(
+        p,
+        preps.flatMap((x) => (x.kind === 'groupBy' ? [x.allowed] : [])),
+      ),
+    };
   return { kind: 'none' };
 }
 
@@ -64,7 +70,13 @@ export function mergePartials(plan: ReadPlan, parts: readonly CallPartial[]): Ca
     case 'topN':
       return { kind: 'topN', counts: mergeTopN(parts.flatMap((x) => (x.kind === 'topN' ? [x.counts] : []))) };
     case 'rows':
-      return { kind: 'rows', ids: mergeRowIds(p.spec, parts.map((x) => (x.kind === 'rows' ? x.ids : []))) };
+      return {
+        kind: 'rows',
+        ids: mergeRowIds(
+          p.spec,
+          parts.map((x) => (x.kind === 'rows' ? x.ids : [])),
+        ),
+      };
     case 'groupBy':
       return { kind: 'groups', groups: mergeGroups(parts.map((x) => (x.kind === 'groups' ? x.groups : []))) };
   }
@@ -93,16 +105,11 @@ function mergeTopN(parts: readonly TopNCounts[]): TopNCounts {
 export function finalizeCall(index: Index, plan: ReadPlan, part: CallPartial, opts: ResultOptions): CallOutput {
   if (plan.kind === 'options') {
     const s = plan.settings;
-    const out = finalizeCall(
-      index,
-      plan.child,
-      part,
-      {
-        excludeColumns: s.excludeColumns ?? opts.excludeColumns,
-        excludeRowAttrs: s.excludeRowAttrs ?? opts.excludeRowAttrs,
-        maxResultRows: opts.maxResultRows,
-      },
-    );
+    const out = finalizeCall(index, plan.child, part, {
+      excludeColumns: s.excludeColumns ?? opts.excludeColumns,
+      excludeRowAttrs: s.excludeRowAttrs ?? opts.excludeRowAttrs,
+      maxResultRows: opts.maxResultRows,
+    });
     return s.columnAttrs === true ? { ...out, columnAttrs: true } : out;
   }
   const max = opts.maxResultRows;

@@ -31,7 +31,10 @@ export function encodePartial(p: CallPartial): WirePartial {
     case 'columns':
       return { kind: 'columns', columns: p.columns.map((c) => (typeof c === 'bigint' ? c.toString() : c)) };
     case 'valCount':
-      return { kind: 'valCount', acc: p.acc === undefined ? null : { value: p.acc.value.toString(), count: p.acc.count } };
+      return {
+        kind: 'valCount',
+        acc: p.acc === undefined ? null : { value: p.acc.value.toString(), count: p.acc.count },
+      };
     case 'best':
       return { kind: 'best', best: p.best ?? null };
     case 'topN': {

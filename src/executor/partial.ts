@@ -36,7 +36,10 @@ export type CallPartial =
 const NO_PREP: CallPrep = { kind: 'none' };
 
 /** The plan under any Options() wrappers and the context it runs in. */
-export function innermost(ctx: ReadContext, plan: ReadPlan): { ctx: ReadContext; plan: Exclude<ReadPlan, { kind: 'options' }> } {
+export function innermost(
+  ctx: ReadContext,
+  plan: ReadPlan,
+): { ctx: ReadContext; plan: Exclude<ReadPlan, { kind: 'options' }> } {
   let c = ctx;
   let p = plan;
   while (p.kind === 'options') {
@@ -111,7 +114,11 @@ export function* prepsWork(ctx: ReadContext, plans: readonly ReadPlan[]): Work<C
 }
 
 /** Every call's partial, yielding between calls. */
-export function* partialsWork(ctx: ReadContext, plans: readonly ReadPlan[], preps: readonly CallPrep[]): Work<CallPartial[]> {
+export function* partialsWork(
+  ctx: ReadContext,
+  plans: readonly ReadPlan[],
+  preps: readonly CallPrep[],
+): Work<CallPartial[]> {
   const out: CallPartial[] = [];
   for (let i = 0; i < plans.length; i++) {
     if (i > 0) yield;

@@ -55,7 +55,12 @@ export function mergeRowIds(spec: RowsSpec, lists: readonly (readonly number[])[
   return spec.limit === undefined ? ids : ids.slice(0, spec.limit);
 }
 
-export function rowsResult(index: Index, spec: RowsSpec, ids: number[], maxResultRows: number | undefined): QueryResult {
+export function rowsResult(
+  index: Index,
+  spec: RowsSpec,
+  ids: number[],
+  maxResultRows: number | undefined,
+): QueryResult {
   checkResultRows(ids.length, maxResultRows, 'Rows');
   if (isKeyedField(spec.field))
     return { type: 'rowids', rows: [], keys: ids.map((id) => rowKeyOf(index, spec.field, id)) };

@@ -73,7 +73,9 @@ function worldArb(): fc.Arbitrary<World> {
       fc
         .tuple(rowArb, fc.constantFrom(...TIMES), fc.constantFrom(...TIMES))
         .map(([r, a, b]) => `Row(t=${r}, from=${a}, to=${b})`),
-      fc.tuple(fc.constantFrom('<', '>=', '=='), fc.integer({ min: -10, max: 10 })).map(([op, v]) => `Row(n ${op} ${v})`),
+      fc
+        .tuple(fc.constantFrom('<', '>=', '=='), fc.integer({ min: -10, max: 10 }))
+        .map(([op, v]) => `Row(n ${op} ${v})`),
     );
     const expr = fc.letrec<{ e: string }>((tie) => ({
       e: fc.oneof(
@@ -82,7 +84,10 @@ function worldArb(): fc.Arbitrary<World> {
         {
           weight: 2,
           arbitrary: fc
-            .tuple(fc.constantFrom('Union', 'Intersect', 'Difference', 'Xor'), fc.array(tie('e'), { minLength: 1, maxLength: 3 }))
+            .tuple(
+              fc.constantFrom('Union', 'Intersect', 'Difference', 'Xor'),
+              fc.array(tie('e'), { minLength: 1, maxLength: 3 }),
+            )
             .map(([op, kids]) => `${op}(${kids.join(', ')})`),
         },
         { weight: 1, arbitrary: tie('e').map((e) => `Not(${e})`) },
@@ -120,7 +125,7 @@ function worldArb(): fc.Arbitrary<World> {
             attr: fc.boolean(),
           })
           .map((x) => {
-            const args = [x.fld];
+            const args: string[] = [x.fld];
             if (x.src !== undefined) args.push(x.src);
             if (x.n !== undefined) args.push(`n=${x.n}`);
             if (x.ids !== undefined && x.fld === 's1') args.push(`ids=[${x.ids.join(', ')}]`);
@@ -169,13 +174,17 @@ function worldArb(): fc.Arbitrary<World> {
         weight: 3,
         arbitrary: fc
           .record({
-            inner: fc.oneof(expr, expr.map((e) => `Count(${e})`), rowArb.map((r) => `TopN(s1, n=${r})`)),
+            inner: fc.oneof(
+              expr,
+              expr.map((e) => `Count(${e})`),
+              rowArb.map((r) => `TopN(s1, n=${r})`),
+            ),
             shards: fc.option(shardList, { nil: undefined }),
             columnAttrs: fc.boolean(),
             excludeColumns: fc.boolean(),
           })
           .map((x) => {
-            const args = [x.inner];
+            const args: string[] = [x.inner];
             if (x.shards !== undefined) args.push(`shards=[${x.shards.join(', ')}]`);
             if (x.columnAttrs) args.push('columnAttrs=true');
             if (x.excludeColumns) args.push('excludeColumns=true');
