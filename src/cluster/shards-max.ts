@@ -2,6 +2,8 @@
 // answer. A member that does not answer is fine as long as every log partition has a holder
 // that did (its shards are counted there); otherwise 503, never a max that may be too low.
 import { DomainError } from '../domain/errors.js';
+import type { Engine } from '../engine/engine.js';
+import { maxShards } from '../executor/max-shards.js';
 import type { ClusterView, Member } from './types.js';
 
 export type MaxShards = { [index: string]: number };
@@ -42,4 +44,18 @@ async function remoteMax(m: Member, timeoutMs: number): Promise<MaxShards> {
   const out: MaxShards = {};
   for (const [k, v] of Object.entries(standard)) if (typeof v === 'number') out[k] = v;
   return out;
+}
+
+/**
+ * What GET /internal/shards/max answers in cluster mode, given the request's query arguments:
+ * this node's own answer when asked with ?local=true (by another member), else the cluster's.
+ */
+export function shardsMaxAnswer(
+  view: ClusterView,
+  engine: Engine,
+): (query: Record<string, string | undefined>) => Promise<{ standard: MaxShards }> {
+  const local = (): Promise<MaxShards> => engine.read(maxShards);
+  return async (query) => ({
+    standard: query[LOCAL_ARG] === 'true' ? await local() : await clusterMaxShards(view, local),
+  });
 }

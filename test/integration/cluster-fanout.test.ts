@@ -4,6 +4,7 @@
 // fanned-out answer of every query must equal a single server's holding all the data; a holder
 // that is down sends its partitions to the other holder (R=2) or makes the query answer 503
 // (R=1), never a wrong answer.
+import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { DomainError } from '../../src/domain/errors.js';
@@ -12,7 +13,7 @@ import { createServer } from '../../src/app.js';
 import { DEFAULTS } from '../../src/config/config.js';
 import { clusterPartialRoutes } from '../../src/cluster/partial-routes.js';
 import { QueryFanout } from '../../src/cluster/query-fanout.js';
-import { clusterMaxShards } from '../../src/cluster/shards-max.js';
+import { clusterMaxShards, shardsMaxAnswer } from '../../src/cluster/shards-max.js';
 import type { ClusterTopic, ClusterView, Member, PartitionMap } from '../../src/cluster/types.js';
 import { maxShards } from '../../src/executor/max-shards.js';
 import type { QueryOptions, QueryResponse } from '../../src/executor/result.js';
@@ -148,6 +149,11 @@ async function setupSchema(url: string): Promise<void> {
   for (const [name, body] of SCHEMA) await post(`${url}/index/i/field/${name}`, JSON.stringify(body));
 }
 
+/** A fastify app nobody listens on: only to get a PartialRunner from clusterPartialRoutes. */
+async function bareApp(): Promise<FastifyInstance> {
+  return Fastify();
+}
+
 describe('query fan-out over real nodes', () => {
   const nodes: Node[] = [];
   let single: TestServer | undefined;
@@ -265,11 +271,76 @@ describe('query fan-out over real nodes', () => {
     }
   });
 
+  it("the result bound is checked on the merged answer, with a single node's error", async () => {
+    if (single === undefined) throw new Error('no single server');
+    const bounded = new QueryService(single.engine, { queryTimeoutMs: 0, maxResultRows: 3 });
+    const n = nodes[0];
+    const fanout = new QueryFanout(
+      new StaticView(n.member, () => members, holdersR(2), 2),
+      {
+        engine: n.server.engine,
+        runner: clusterPartialRoutes(await bareApp(), {
+          engine: n.server.engine,
+          view: new StaticView(n.member, () => members, holdersR(2), 2),
+        }),
+      },
+      { queryTimeoutMs: 0, maxResultRows: 3 },
+    );
+    for (const q of [
+      'Rows(s)',
+      'Rows(s, limit=3)',
+      'GroupBy(Rows(s), Rows(m))',
+      'GroupBy(Rows(s), Rows(m), limit=3)',
+      'TopN(s)',
+      'TopN(s, n=3)',
+    ]) {
+      const expected = await bounded.execute('i', q, opts).then(
+        (r) => ({ ok: r.response }),
+        (e: unknown) => ({ error: String(e) }),
+      );
+      const got = await fanout.run('i', parse(q), opts).then(
+        (r) => ({ ok: r }),
+        (e: unknown) => ({ error: String(e) }),
+      );
+      expect({ q, got }).toEqual({ q, got: expected });
+    }
+  });
+
+  it('POST /internal/cluster/partial: a bad body is 400, a partition not held is 503, both JSON', async () => {
+    const url = `${nodes[0].member.url}/internal/cluster/partial`;
+    const bad = await fetch(url, { method: 'POST', body: '{"index": "i"}' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: expect.stringContaining('cluster partial:') });
+    const body = {
+      index: 'i',
+      query: [],
+      opts: { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false },
+      partitions: [1],
+      waitFor: { 1: '0' },
+      metaOffset: '0',
+      phase: 'partial',
+      now: Date.now(),
+    };
+    // node0 holds partitions 0, 2, 3, 5 under R=2.
+    const notHeld = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
+    expect(notHeld.status).toBe(503);
+    expect(await notHeld.json()).toEqual({ error: expect.stringContaining('does not hold log partition 1') });
+    const held = await fetch(url, {
+      method: 'POST',
+      body: JSON.stringify({ ...body, partitions: [0], waitFor: { 0: '0' } }),
+    });
+    expect(held.status).toBe(200);
+    expect(await held.json()).toEqual({ partials: [] });
+  });
+
   it('cluster-wide shards max is the max over every member', async () => {
     // node2 holds partitions 1, 2, 4, 5 (shards up to 7); shards 9 and BIG_SHARD are in partition 3.
     const view = new StaticView(nodes[2].member, () => members, holdersR(2), 2);
     expect(await nodes[2].server.engine.read(maxShards)).toEqual({ i: 7 });
     expect(await clusterMaxShards(view, () => nodes[2].server.engine.read(maxShards))).toEqual({ i: BIG_SHARD });
+    const answer = shardsMaxAnswer(view, nodes[2].server.engine);
+    expect(await answer({})).toEqual({ standard: { i: BIG_SHARD } });
+    expect(await answer({ local: 'true' })).toEqual({ standard: { i: 7 } });
   });
 
   it('a holder down: R=2 answers from the other holder, R=1 answers 503, never a wrong count', async () => {
