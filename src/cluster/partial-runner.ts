@@ -5,7 +5,7 @@
 // same function, without HTTP.
 import { type DomainError, badRequest } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
-import { QueryClock, lookupIndex, queryBudget, queryContext } from '../executor/index.js';
+import { QueryClock, checkBudget, lookupIndex, queryBudget, queryContext } from '../executor/index.js';
 import { type CallPrep, partialsWork, prepsWork } from '../executor/partial.js';
 import { type WirePartial, type WirePrep, decodePrep, encodePartial, encodePrep } from '../executor/partial-wire.js';
 import { runSliced } from '../executor/query-async.js';
@@ -51,12 +51,20 @@ export class PartialRunner {
 
   async run(req: PartialRequest, signal?: AbortSignal): Promise<PartialResponse> {
     const budget = queryBudget(req.timeoutMs ?? 0, signal);
-    const waits: Promise<void>[] = [this.view.waitApplied('meta', 0, req.metaOffset, signal)];
+    // Waiting for offsets ends with the deadline too: a lagging holder answers 400 timeout, as
+    // the query would, rather than hold the coordinator.
+    const timeout = req.timeoutMs === undefined ? undefined : AbortSignal.timeout(Math.ceil(req.timeoutMs));
+    const waitSignal =
+      timeout === undefined ? signal : signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    const waits: Promise<void>[] = [this.view.waitApplied('meta', 0, req.metaOffset, waitSignal)];
     for (const p of req.partitions) {
       const off = req.waitFor[String(p)];
-      if (off !== undefined) waits.push(this.view.waitApplied('log', p, off, signal));
+      if (off !== undefined) waits.push(this.view.waitApplied('log', p, off, waitSignal));
     }
-    await Promise.all(waits);
+    await Promise.all(waits).catch((err: unknown) => {
+      checkBudget(budget);
+      throw err;
+    });
     const query = decodeQuery(req.query);
     const parts = new Set(req.partitions);
     const preps: CallPrep[] | undefined = req.preps?.map(decodePrep);

@@ -52,12 +52,18 @@ export class QueryFanout {
   ) {}
 
   async run(index: string, query: Query, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<QueryResponse> {
-    const budget = queryBudget(effectiveTimeout(this.settings.queryTimeoutMs, req.timeoutMs), req.signal);
+    const timeoutMs = effectiveTimeout(this.settings.queryTimeoutMs, req.timeoutMs);
+    // Waits for offsets end with the deadline too (a lagging node must not hold the query).
+    const signal = timeoutMs > 0 ? anySignal(req.signal, AbortSignal.timeout(timeoutMs)) : req.signal;
+    const budget = queryBudget(timeoutMs, req.signal);
     const now = Date.now();
     const queryOpts: QueryOptions = { ...opts, maxResultRows: this.settings.maxResultRows };
     // The schema and keys as of now: a field created just before the query is known here.
     const metaOffset = await this.view.metaEndOffset();
-    await this.view.waitApplied('meta', 0, metaOffset, req.signal);
+    await this.view.waitApplied('meta', 0, metaOffset, signal).catch((err: unknown) => {
+      checkBudget(budget);
+      throw err;
+    });
     // Validation first, here: the same errors, with the same texts, as a single node.
     const plans = this.local.engine.peekApplied(
       (h) => compileReads(lookupIndex(h, index), query.calls, queryOpts, new QueryClock(now)).plans,
@@ -174,7 +180,7 @@ export class QueryFanout {
     }
     const wait = Math.min(this.settings.holderTimeoutMs ?? 30_000, left ?? Infinity);
     const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(wait)));
-    const signal = budget.signal === undefined ? timeout : AbortSignal.any([budget.signal, timeout]);
+    const signal = anySignal(budget.signal, timeout);
     let res: Response;
     let text: string;
     try {
@@ -234,6 +240,10 @@ function codeOf(status: number): DomainError['code'] {
     default:
       return 'bad_request';
   }
+}
+
+function anySignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
+  return a === undefined ? b : AbortSignal.any([a, b]);
 }
 
 /** A request's `timeout` can shorten the server's deadline, never lift it. */

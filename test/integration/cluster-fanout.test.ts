@@ -13,6 +13,7 @@ import { createServer } from '../../src/app.js';
 import { DEFAULTS } from '../../src/config/config.js';
 import { clusterPartialRoutes } from '../../src/cluster/partial-routes.js';
 import { QueryFanout } from '../../src/cluster/query-fanout.js';
+import type { PartialRunner } from '../../src/cluster/partial-runner.js';
 import { clusterMaxShards, shardsMaxAnswer } from '../../src/cluster/shards-max.js';
 import type { ClusterTopic, ClusterView, Member, PartitionMap } from '../../src/cluster/types.js';
 import { maxShards } from '../../src/executor/max-shards.js';
@@ -64,9 +65,15 @@ class StaticView implements ClusterView {
   async metaEndOffset(): Promise<string> {
     return '0';
   }
-  async waitApplied(topic: ClusterTopic, partition: number): Promise<void> {
+  /** A lagging node never catches up on its log partitions (until the waiter gives up). */
+  lagging = false;
+  async waitApplied(topic: ClusterTopic, partition: number, _next: string, signal?: AbortSignal): Promise<void> {
     if (topic === 'log' && !this.holderIds(partition).includes(this.self.id))
       throw new DomainError('unavailable', `node ${this.self.id} does not hold log partition ${partition}`);
+    if (topic === 'log' && this.lagging)
+      await new Promise<void>((_, reject) =>
+        signal?.addEventListener('abort', () => reject(new DomainError('unavailable', 'gave up waiting'))),
+      );
   }
 }
 
@@ -159,6 +166,8 @@ describe('query fan-out over real nodes', () => {
   let single: TestServer | undefined;
   let members: Member[] = [];
   const dirs: string[] = [];
+  const routeViews: StaticView[] = [];
+  const nodeRunners: PartialRunner[] = [];
   // R=2: partition p on nodes p%3 and (p+1)%3; R=1: on node p%3 only.
   const holdersR = (r: number) => (p: number) =>
     Array.from({ length: r }, (_, k) => members[(p + k) % members.length].id);
@@ -187,6 +196,8 @@ describe('query fan-out over real nodes', () => {
       // The route's view: it holds what R=2 gives it (a superset of R=1).
       const member: Member = { id, url: '' };
       const runner = clusterPartialRoutes(server.app, { engine: server.engine, view: viewFor(2) });
+      routeViews.push(viewFor(2));
+      nodeRunners.push(runner);
       await server.app.ready();
       const port = await server.listen();
       Object.assign(member, { url: `http://127.0.0.1:${port}` });
@@ -341,6 +352,24 @@ describe('query fan-out over real nodes', () => {
     const answer = shardsMaxAnswer(view, nodes[2].server.engine);
     expect(await answer({})).toEqual({ standard: { i: BIG_SHARD } });
     expect(await answer({ local: 'true' })).toEqual({ standard: { i: 7 } });
+  });
+
+  it('a holder that lags behind the end offsets is passed over for the next holder', async () => {
+    // Asked from node1, partitions 2 and 5 go to node2 first (node1 does not hold them).
+    const lagging = routeViews[2];
+    lagging.lagging = true;
+    try {
+      const n = nodes[1];
+      const fanout = new QueryFanout(
+        new StaticView(n.member, () => members, holdersR(2), 2),
+        { engine: n.server.engine, runner: nodeRunners[1] },
+        { queryTimeoutMs: 0, maxResultRows: 0, holderTimeoutMs: 300 },
+      );
+      for (const q of ['Count(Row(s=1))', 'TopN(s, n=2)', 'GroupBy(Rows(s, limit=2), Rows(m))'])
+        expect({ q, got: await fanout.run('i', parse(q), opts) }).toEqual({ q, got: await want(q) });
+    } finally {
+      lagging.lagging = false;
+    }
   });
 
   it('a holder down: R=2 answers from the other holder, R=1 answers 503, never a wrong count', async () => {
