@@ -80,18 +80,19 @@ export class QueryFanout {
       metaOffset,
       now,
     };
-    if (partitions.length > 1 && plans.some(readMovesColumns) && !this.oneHolder(partitions))
-      throw badRequest('executing: Shift() needs the shards of several nodes: cluster mode does not run it yet');
+    // A Shift moves columns across shards: only one node holding every partition answers it.
+    const whole = partitions.length > 1 && plans.some(readMovesColumns);
+    if (whole && !this.oneHolder(partitions)) throw shiftRefused();
     const failed = new Set<string>();
     let preps: CallPrep[] | undefined;
     if (plans.some(needsPrep)) {
-      const answers = await this.collect('prep', partitions, base, undefined, failed, budget);
+      const answers = await this.collect('prep', partitions, base, undefined, failed, budget, whole);
       preps = mergeAllPreps(
         plans,
         answers.map((a) => ('preps' in a ? a.preps.map(decodePrep) : [])),
       );
     }
-    const answers = await this.collect('partial', partitions, base, preps?.map(encodePrep), failed, budget);
+    const answers = await this.collect('partial', partitions, base, preps?.map(encodePrep), failed, budget, whole);
     const parts: CallPartial[][] = answers.map((a) => ('partials' in a ? a.partials.map(decodePartial) : []));
     if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
     return this.local.engine.peekApplied((h) => finalizeQuery(lookupIndex(h, index), plans, parts, queryOpts));
@@ -122,6 +123,8 @@ export class QueryFanout {
     preps: WirePrep[] | undefined,
     failed: Set<string>,
     budget: QueryBudget,
+    /** All partitions must go to one holder (Shift): a failover that splits them refuses. */
+    whole: boolean,
   ): Promise<PartialResponse[]> {
     const out: PartialResponse[] = [];
     let pending = [...partitions];
@@ -141,6 +144,7 @@ export class QueryFanout {
         groups.set(member.id, g);
       }
       const asked = [...groups.values()];
+      if (whole && (asked.length > 1 || out.length > 0)) throw shiftRefused();
       const settled = await Promise.allSettled(
         asked.map((g) => this.ask(g.member, { ...base, partitions: g.partitions, phase, preps }, budget)),
       );
@@ -201,6 +205,10 @@ export class QueryFanout {
     // The holder refused the query itself (its deadline, the result bound, an index deleted).
     throw new DomainError(codeOf(res.status), message);
   }
+}
+
+function shiftRefused(): DomainError {
+  return badRequest('executing: Shift() needs the shards of several nodes: cluster mode does not run it yet');
 }
 
 /** A holder that could not answer: its partitions go to another holder. */
