@@ -282,6 +282,13 @@ describe('query fan-out over real nodes', () => {
     }
   });
 
+  it('Shift over shards of several nodes is refused, not answered wrong', async () => {
+    await expect(nodes[0].fanout(2).run('i', parse('Count(Shift(Row(s=1), n=1))'), opts)).rejects.toMatchObject({
+      code: 'bad_request',
+      message: expect.stringContaining('Shift()'),
+    });
+  });
+
   it("the result bound is checked on the merged answer, with a single node's error", async () => {
     if (single === undefined) throw new Error('no single server');
     const bounded = new QueryService(single.engine, { queryTimeoutMs: 0, maxResultRows: 3 });
