@@ -7,11 +7,22 @@ import type { QueryResult } from './result.js';
 import { bitmapAt, outShards } from './bitmap-eval.js';
 import type { ReadContext } from './context.js';
 import type { ReadPlan } from './plan.js';
+import type { Index } from '../state/index-state.js';
 import { isKeyedField, rowKeyOf } from './refs.js';
 
 type Work<T> = Generator<void, T, undefined>;
 
-export function* valCount(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'valCount' }>): Work<QueryResult> {
+type ValCountPlan = Extract<ReadPlan, { kind: 'valCount' }>;
+type MinMaxRowPlan = Extract<ReadPlan, { kind: 'minMaxRow' }>;
+/** The best row of some shards: its ID and count (1 without a filter). */
+export type BestRow = { id: number; count: number };
+
+export function* valCount(ctx: ReadContext, p: ValCountPlan): Work<QueryResult> {
+  return valCountResult(yield* valCountAcc(ctx, p));
+}
+
+/** Sum, or the extreme with its count, over the context's shards; undefined: no value. */
+export function* valCountAcc(ctx: ReadContext, p: ValCountPlan): Work<ValCount | undefined> {
   const view = bsiViewName(p.field.name);
   let acc: ValCount | undefined;
   for (const s of p.filter === undefined ? ctx.shards : outShards(ctx, p.filter)) {
@@ -29,6 +40,21 @@ export function* valCount(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'valCou
     }
     yield;
   }
+  return acc;
+}
+
+/** Two accumulations of disjoint shard sets as one. */
+export function mergeValCount(
+  op: ValCountPlan['op'],
+  a: ValCount | undefined,
+  b: ValCount | undefined,
+): ValCount | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return op === 'sum' ? { value: a.value + b.value, count: a.count + b.count } : better(a, b, op);
+}
+
+export function valCountResult(acc: ValCount | undefined): QueryResult {
   if (acc === undefined || acc.count === 0) return { type: 'valcount', value: 0n, count: 0 };
   return { type: 'valcount', value: acc.value, count: acc.count };
 }
@@ -43,8 +69,12 @@ function better(acc: ValCount | undefined, r: ValCount, op: 'min' | 'max'): ValC
  * The smallest/largest row with a bit (∩ filter). Without a filter the count is 1, as in Pilosa
  * ("a row exists"); with one it is the row's intersection count over all shards.
  */
-export function* minMaxRow(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'minMaxRow' }>): Work<QueryResult> {
-  let best: { id: number; count: number } | undefined;
+export function* minMaxRow(ctx: ReadContext, p: MinMaxRowPlan): Work<QueryResult> {
+  return minMaxRowResult(ctx.index, p, yield* minMaxBest(ctx, p));
+}
+
+export function* minMaxBest(ctx: ReadContext, p: MinMaxRowPlan): Work<BestRow | undefined> {
+  let best: BestRow | undefined;
   for (const s of p.filter === undefined ? ctx.shards : outShards(ctx, p.filter)) {
     const frag = ctx.fragment(p.field, STANDARD_VIEW, s);
     if (frag !== undefined && !frag.isEmpty) {
@@ -63,9 +93,21 @@ export function* minMaxRow(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'minMa
     }
     yield;
   }
+  return best;
+}
+
+/** The best rows of disjoint shard sets as one: the same row adds its counts (with a filter). */
+export function mergeBestRow(p: MinMaxRowPlan, a: BestRow | undefined, b: BestRow | undefined): BestRow | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  if (a.id === b.id) return p.filter === undefined ? a : { id: a.id, count: a.count + b.count };
+  return (p.op === 'min' ? b.id < a.id : b.id > a.id) ? b : a;
+}
+
+export function minMaxRowResult(index: Index, p: MinMaxRowPlan, best: BestRow | undefined): QueryResult {
   if (best === undefined) return { type: 'pair', pair: { id: 0, count: 0 } };
   const pair = isKeyedField(p.field)
-    ? { id: best.id, key: rowKeyOf(ctx.index, p.field, best.id), count: best.count }
+    ? { id: best.id, key: rowKeyOf(index, p.field, best.id), count: best.count }
     : { ...best };
   return { type: 'pair', pair };
 }

@@ -13,19 +13,28 @@ export interface ResultOptions {
   maxResultRows?: number;
 }
 
+/**
+ * The shards one node answers for (cluster mode: those of the log partitions it was asked for);
+ * every shard list of the context, an Options(shards=…) one included, is cut down to it.
+ */
+export type ShardScope = (shard: number) => boolean;
+
 export class ReadContext {
   /** Only for an explicit shard list: with all available shards, no other shard has data anyway. */
   private readonly shardSet: ReadonlySet<number> | undefined;
   private viewMemo: Map<object, string[]> | undefined;
+  readonly shards: readonly number[];
 
   constructor(
     readonly index: Index,
-    readonly shards: readonly number[],
+    shards: readonly number[],
     readonly opts: ResultOptions,
     /** false when `shards` are all the index's available shards (the common case, checked free) */
     restricted = true,
+    readonly scope?: ShardScope,
   ) {
-    this.shardSet = restricted ? new Set(shards) : undefined;
+    this.shards = scope === undefined ? shards : shards.filter(scope);
+    this.shardSet = restricted || scope !== undefined ? new Set(this.shards) : undefined;
   }
 
   fragment(field: Field, view: string, shard: number): Fragment | undefined {
@@ -40,8 +49,9 @@ export class ReadContext {
       excludeRowAttrs: s.excludeRowAttrs ?? this.opts.excludeRowAttrs,
       maxResultRows: this.opts.maxResultRows,
     };
-    if (s.shards === undefined) return new ReadContext(this.index, this.shards, opts, this.shardSet !== undefined);
-    return new ReadContext(this.index, normalizeShards(s.shards), opts);
+    if (s.shards === undefined)
+      return new ReadContext(this.index, this.shards, opts, this.shardSet !== undefined, this.scope);
+    return new ReadContext(this.index, normalizeShards(s.shards), opts, true, this.scope);
   }
 
   /** Existing time views of `field` covering [from, to) (§3.6), computed once per plan node. */
@@ -57,9 +67,13 @@ export class ReadContext {
 }
 
 /** The context a query's calls run in: the request's shards and result options. */
-export function queryContext(index: Index, opts: ResultOptions & { shards?: readonly number[] }): ReadContext {
+export function queryContext(
+  index: Index,
+  opts: ResultOptions & { shards?: readonly number[] },
+  scope?: ShardScope,
+): ReadContext {
   const explicit = opts.shards !== undefined && opts.shards.length > 0;
-  return new ReadContext(index, shardsFor(index, opts.shards), opts, explicit);
+  return new ReadContext(index, shardsFor(index, opts.shards), opts, explicit, scope);
 }
 
 const NO_SHARDS: readonly number[] = [0];

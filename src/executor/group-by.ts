@@ -12,29 +12,55 @@ import { checkResultRows } from './budget.js';
 import type { ReadContext } from './context.js';
 import type { ReadPlan } from './plan.js';
 import { isKeyedField, rowKeyOf, rowOrdinal } from './refs.js';
-import { rowIds } from './rows.js';
+import { mergeRowIds, rowIds } from './rows.js';
+import type { Index } from '../state/index-state.js';
 
 type Work<T> = Generator<void, T, undefined>;
-type Group = { ids: number[]; count: number };
+export type Group = { ids: number[]; count: number };
+type GroupByPlan = Extract<ReadPlan, { kind: 'groupBy' }>;
+/** Per child: the rows it may take (children with limit/column), undefined for any row. */
+export type AllowedRows = (number[] | undefined)[];
 
-export function* groupBy(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'groupBy' }>): Work<QueryResult> {
-  const n = p.children.length;
-  // Children with limit/column are evaluated over all shards first (as Pilosa does).
-  const allowed: (Set<number> | undefined)[] = [];
-  for (const spec of p.children) {
-    if (spec.limit === undefined && spec.column === undefined) {
-      allowed.push(undefined);
-      continue;
+export function* groupBy(ctx: ReadContext, p: GroupByPlan): Work<QueryResult> {
+  const allowed = yield* groupByAllowed(ctx, p);
+  const groups = yield* groupByGroups(ctx, p, allowed);
+  return groupByResult(ctx.index, p, groups, ctx.opts.maxResultRows);
+}
+
+/** Children with limit/column are evaluated over all shards first (as Pilosa does). */
+export function* groupByAllowed(ctx: ReadContext, p: GroupByPlan): Work<AllowedRows> {
+  const allowed: AllowedRows = [];
+  for (const spec of p.children)
+    allowed.push(spec.limit === undefined && spec.column === undefined ? undefined : yield* rowIds(ctx, spec));
+  return allowed;
+}
+
+/** The allowed rows of disjoint shard sets as one. */
+export function mergeAllowed(p: GroupByPlan, parts: readonly AllowedRows[]): AllowedRows {
+  return p.children.map((spec, i) => {
+    const lists: number[][] = [];
+    for (const a of parts) {
+      const l = a[i];
+      if (l !== undefined) lists.push(l);
     }
-    const ids = yield* rowIds(ctx, spec);
-    if (ids.length === 0) return { type: 'groupcounts', groups: [] };
-    allowed.push(new Set(ids));
-  }
+    return spec.limit === undefined && spec.column === undefined ? undefined : mergeRowIds(spec, lists);
+  });
+}
+
+/** Groups over all shards are within the first offset+limit of every shard (∞ without a limit). */
+export function groupByCap(p: GroupByPlan): number {
+  return p.limit === undefined ? Infinity : (p.offset ?? 0) + p.limit;
+}
+
+/** The groups of the context's shards, counts summed, in no order. */
+export function* groupByGroups(ctx: ReadContext, p: GroupByPlan, allowedRows: AllowedRows): Work<Group[]> {
+  if (allowedRows.some((a) => a !== undefined && a.length === 0)) return [];
+  const allowed = allowedRows.map((a) => (a === undefined ? undefined : new Set(a)));
+  const n = p.children.length;
   const start = p.children.map((s) => (s.previous === undefined ? 0 : rowOrdinal(ctx.index, s.field, s.previous)));
   if (p.children[n - 1].previous !== undefined) start[n - 1] += 1;
-  const offset = p.offset ?? 0;
   // Each shard's first offset+limit groups contain the global first offset+limit.
-  const cap = p.limit === undefined ? Infinity : offset + p.limit;
+  const cap = groupByCap(p);
   // Without a limit, stop as soon as the groups pass the result bound rather than at the end.
   const maxRows = cap === Infinity ? ctx.opts.maxResultRows : undefined;
 
@@ -54,16 +80,49 @@ export function* groupBy(ctx: ReadContext, p: Extract<ReadPlan, { kind: 'groupBy
     }
     yield;
   }
-  const sorted = [...merged.values()].sort((a, b) => compareIds(a.ids, b.ids));
+  return [...merged.values()];
+}
+
+/** The groups of disjoint shard sets as one (a group's counts add up). */
+export function mergeGroups(parts: readonly Group[][]): Group[] {
+  if (parts.length === 1) return parts[0];
+  const merged = new Map<string, Group>();
+  for (const part of parts)
+    for (const g of part) {
+      const key = g.ids.join(',');
+      const prev = merged.get(key);
+      if (prev === undefined) merged.set(key, { ids: g.ids, count: g.count });
+      else prev.count += g.count;
+    }
+  return [...merged.values()];
+}
+
+/** The first offset+limit groups in order: all a merge needs from one node (see groupByCap). */
+export function firstGroups(p: GroupByPlan, groups: Group[]): Group[] {
+  const cap = groupByCap(p);
+  const sorted = [...groups].sort((a, b) => compareIds(a.ids, b.ids));
+  return cap === Infinity ? sorted : sorted.slice(0, cap);
+}
+
+export function groupByResult(
+  index: Index,
+  p: GroupByPlan,
+  groups: Group[],
+  maxResultRows: number | undefined,
+): QueryResult {
+  const offset = p.offset ?? 0;
+  const maxRows = p.limit === undefined ? maxResultRows : undefined;
+  checkResultRows(groups.length, maxRows, 'GroupBy');
+  const sorted = [...groups].sort((a, b) => compareIds(a.ids, b.ids));
   const page = sorted.slice(offset, p.limit === undefined ? undefined : offset + p.limit);
-  checkResultRows(page.length, ctx.opts.maxResultRows, 'GroupBy');
+  checkResultRows(page.length, maxResultRows, 'GroupBy');
   return {
     type: 'groupcounts',
     groups: page.map((g) => ({
       group: g.ids.map((id, i): FieldRow => {
         const field = p.children[i].field;
         return isKeyedField(field)
-          ? { field: field.name, rowKey: rowKeyOf(ctx.index, field, id) }
+          ? { field: field.name, rowKey: rowKeyOf(index, field, id) }
           : { field: field.name, rowID: id };
       }),
       count: g.count,

@@ -13,7 +13,7 @@ import type { Holder } from '../state/holder.js';
 import { type QueryBudget, checkBudget } from './budget.js';
 import { QueryClock } from './clock.js';
 import { prepareReads } from './query.js';
-import { type Reads, readsWork, runReadsSync, unsliced } from './reads.js';
+import { readsWork, runReadsSync, unsliced } from './reads.js';
 import type { QueryOptions, QueryResponse } from './result.js';
 import { type Work, drainSync } from './run.js';
 
@@ -49,38 +49,52 @@ export function executeQueryAsync(
     const reads = prepareReads(holder, indexName, query, opts, clock);
     const maxRestarts = o.maxRestarts ?? 3;
     if (maxRestarts <= 0 || unsliced(reads)) return Promise.resolve(runReadsSync(reads));
+    const prepare = (): Work<QueryResponse> => readsWork(prepareReads(holder, indexName, query, opts, clock));
+    return runSliced(readsWork(reads), prepare, holder, o);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/**
+ * Any read work sliced as executeQueryAsync slices a query: `work` is prepared against the
+ * holder's current state, `prepare` prepares it again after a restart. Not an async function,
+ * for the same reason as executeQueryAsync.
+ */
+export function runSliced<T>(work: Work<T>, prepare: () => Work<T>, holder: Holder, o: AsyncReadOptions): Promise<T> {
+  try {
+    const maxRestarts = o.maxRestarts ?? 3;
+    if (maxRestarts <= 0) return Promise.resolve(finish(work, o.budget));
     const version = o.version ?? ((): number => holder.appliedSeq);
     const v0 = version();
     // 1 ms slices: a small query arriving meanwhile waits at most about that long.
     const sliceMs = o.sliceMs ?? 1;
-    const work = readsWork(reads);
     // The first slice runs now, as it would at the start of an async function.
     const budget = o.budget;
     const r = drainSlice(work, sliceMs, budget);
     if (r.done === true) return Promise.resolve(r.value);
-    const prepare = (): Reads => prepareReads(holder, indexName, query, opts, clock);
     return continueAsync(prepare, { sliceMs, version, maxRestarts, budget }, work, v0);
   } catch (e) {
     return Promise.reject(e);
   }
 }
 
-/** The rest of executeQueryAsync once its first slice ran out: yield, check, resume or restart. */
-async function continueAsync(
-  prepare: () => Reads,
+/** The rest of runSliced once its first slice ran out: yield, check, resume or restart. */
+async function continueAsync<T>(
+  prepare: () => Work<T>,
   o: Required<Omit<AsyncReadOptions, 'now' | 'budget'>> & { budget: QueryBudget | undefined },
-  work: Work<QueryResponse>,
+  work: Work<T>,
   v0: number,
-): Promise<QueryResponse> {
+): Promise<T> {
   for (let attempt = 0; ; ) {
     const r = await drainAsync(work, o.sliceMs, () => o.version() === v0, attempt === 0, o.budget);
     if (r.done) return r.value;
     attempt++;
-    const reads = prepare();
+    const next = prepare();
     // The last attempt runs straight through, but still within the deadline.
-    if (attempt >= o.maxRestarts) return finish(readsWork(reads), o.budget);
+    if (attempt >= o.maxRestarts) return finish(next, o.budget);
     v0 = o.version();
-    work = readsWork(reads);
+    work = next;
     const first = drainSlice(work, o.sliceMs, o.budget);
     if (first.done === true) return first.value;
   }

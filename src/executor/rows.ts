@@ -7,6 +7,7 @@ import { checkResultRows } from './budget.js';
 import type { QueryResult } from './result.js';
 import { type ReadContext, existingTimeViews } from './context.js';
 import type { RowsSpec } from './plan.js';
+import type { Index } from '../state/index-state.js';
 import { isKeyedField, resolveCol, rowKeyOf, rowOrdinal } from './refs.js';
 
 type Work<T> = Generator<void, T, undefined>;
@@ -44,10 +45,25 @@ export function* rowIds(ctx: ReadContext, spec: RowsSpec): Work<number[]> {
 const ROWS_PER_YIELD = 4096;
 
 export function* rows(ctx: ReadContext, spec: RowsSpec): Work<QueryResult> {
-  const ids = yield* rowIds(ctx, spec);
-  checkResultRows(ids.length, ctx.opts.maxResultRows, 'Rows');
+  return rowsResult(ctx.index, spec, yield* rowIds(ctx, spec), ctx.opts.maxResultRows);
+}
+
+/** The row IDs of disjoint shard sets (each ascending, each cut at the limit) as one. */
+export function mergeRowIds(spec: RowsSpec, lists: readonly (readonly number[])[]): number[] {
+  if (lists.length === 1) return [...lists[0]];
+  const ids = [...new Set(lists.flat())].sort((a, b) => a - b);
+  return spec.limit === undefined ? ids : ids.slice(0, spec.limit);
+}
+
+export function rowsResult(
+  index: Index,
+  spec: RowsSpec,
+  ids: number[],
+  maxResultRows: number | undefined,
+): QueryResult {
+  checkResultRows(ids.length, maxResultRows, 'Rows');
   if (isKeyedField(spec.field))
-    return { type: 'rowids', rows: [], keys: ids.map((id) => rowKeyOf(ctx.index, spec.field, id)) };
+    return { type: 'rowids', rows: [], keys: ids.map((id) => rowKeyOf(index, spec.field, id)) };
   return { type: 'rowids', rows: ids };
 }
 

@@ -7,7 +7,8 @@ import { assertNever } from '../util/assert.js';
 import type { QueryResult } from './result.js';
 import { minMaxRow, valCount } from './aggregate.js';
 import { countAt, outShards, planColumns } from './bitmap-eval.js';
-import type { ReadContext } from './context.js';
+import type { ReadContext, ResultOptions } from './context.js';
+import type { Index } from '../state/index-state.js';
 import { groupBy } from './group-by.js';
 import type { BitmapPlan, ReadPlan } from './plan.js';
 import { columnKeyOf, resolveRow } from './refs.js';
@@ -49,12 +50,7 @@ export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput>
   switch (plan.kind) {
     case 'bitmap': {
       const columns = ctx.opts.excludeColumns ? [] : yield* planColumns(ctx, plan.plan);
-      let attrs: AttrMap = {};
-      if (plan.attrs !== undefined && !ctx.opts.excludeRowAttrs) {
-        const id = resolveRow(ctx.index, plan.attrs.field, plan.attrs.row);
-        attrs = { ...(id === undefined ? {} : (plan.attrs.field.rowAttrs.get(id) ?? {})) };
-      }
-      return { result: rowResult(ctx, columns, attrs), columns };
+      return bitmapOutput(ctx.index, plan, columns, ctx.opts);
     }
     case 'count': {
       // Yields between shards, not after the last: a one-shard count never suspends.
@@ -85,14 +81,33 @@ export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput>
   }
 }
 
+/** A top-level bitmap call's output from its columns (over all shards): row attributes, keys. */
+export function bitmapOutput(
+  index: Index,
+  plan: Extract<ReadPlan, { kind: 'bitmap' }>,
+  columns: ColumnId[],
+  opts: ResultOptions,
+): CallOutput {
+  let attrs: AttrMap = {};
+  if (plan.attrs !== undefined && !opts.excludeRowAttrs) {
+    const id = resolveRow(index, plan.attrs.field, plan.attrs.row);
+    attrs = { ...(id === undefined ? {} : (plan.attrs.field.rowAttrs.get(id) ?? {})) };
+  }
+  return { result: rowResultOf(index, columns, attrs), columns };
+}
+
 /** A Row-shaped result: keys instead of columns on an index with keys (§4.5). */
 export function rowResult(ctx: ReadContext, columns: ColumnId[], attrs: AttrMap): QueryResult {
-  if (ctx.index.options.keys)
+  return rowResultOf(ctx.index, columns, attrs);
+}
+
+export function rowResultOf(index: Index, columns: ColumnId[], attrs: AttrMap): QueryResult {
+  if (index.options.keys)
     // Keys are assigned IDs from 1 on: a column beyond 2^53−1 (import-roaring) has none.
     return {
       type: 'row',
       columns: [],
-      keys: columns.map((c) => (typeof c === 'number' ? columnKeyOf(ctx.index, c) : '')),
+      keys: columns.map((c) => (typeof c === 'number' ? columnKeyOf(index, c) : '')),
       attrs,
     };
   return { type: 'row', columns, attrs };

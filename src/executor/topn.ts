@@ -12,34 +12,55 @@ import { bitmapAt, outShards } from './bitmap-eval.js';
 import { cachedRows } from './cache.js';
 import type { ReadContext } from './context.js';
 import type { TopNPlan } from './plan.js';
+import type { Index } from '../state/index-state.js';
 import { isKeyedField, rowKeyOf } from './refs.js';
 
 type Work<T> = Generator<void, T, undefined>;
 
 export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
+  const candidates = topNCandidateFilter(p, p.ids ?? topNCandidates(ctx, p));
+  const counted = yield* topNCounts(ctx, p, candidates);
+  return topNResult(ctx.index, p, counted, ctx.opts.maxResultRows);
+}
+
+/** Per-candidate sums over some shards; `srcCount`: |src| there (tanimoto only, else 0). */
+export interface TopNCounts {
+  counts: Map<number, number>;
+  sizes: Map<number, number>;
+  srcCount: number;
+}
+
+/**
+ * Phase one: the rows of the shards' caches (or every row of the inverse view), in no order;
+ * with `ids` there is no phase one. A cluster unions every node's candidates before phase two.
+ */
+export function topNCandidates(ctx: ReadContext, p: TopNPlan): number[] {
   const { field } = p;
-  let candidates: number[];
-  const view = p.view ?? STANDARD_VIEW;
-  if (p.ids !== undefined) {
-    candidates = p.ids;
-  } else if (p.view !== undefined) {
+  const set = new Set<number>();
+  if (p.view !== undefined) {
     // The ranked cache is the standard view's: an inverse view's rows are all candidates.
-    const set = new Set<number>();
     for (const s of ctx.shards) for (const r of ctx.fragment(field, p.view, s)?.rows.keys() ?? []) set.add(r);
-    candidates = [...set];
   } else {
-    const set = new Set<number>();
     for (const s of ctx.shards) {
       const frag = ctx.fragment(field, STANDARD_VIEW, s);
       if (frag !== undefined) for (const r of cachedRows(field, s, frag)) set.add(r);
     }
-    candidates = [...set];
   }
-  if (p.attrName !== undefined && p.attrValues !== undefined && p.attrValues.length > 0) {
-    const name = p.attrName;
-    const values = p.attrValues;
-    candidates = candidates.filter((r) => attrMatches(field.rowAttrs.get(r)?.[name], values));
-  }
+  return [...set];
+}
+
+/** The candidates whose row attribute `attrName` is one of `attrValues` (all without a filter). */
+export function topNCandidateFilter(p: TopNPlan, candidates: number[]): number[] {
+  if (p.attrName === undefined || p.attrValues === undefined || p.attrValues.length === 0) return candidates;
+  const name = p.attrName;
+  const values = p.attrValues;
+  return candidates.filter((r) => attrMatches(p.field.rowAttrs.get(r)?.[name], values));
+}
+
+/** Phase two: every candidate counted in every shard (∩ src), the threshold applied per shard. */
+export function* topNCounts(ctx: ReadContext, p: TopNPlan, candidates: readonly number[]): Work<TopNCounts> {
+  const { field } = p;
+  const view = p.view ?? STANDARD_VIEW;
   const tanimoto = p.tanimoto > 0 && p.src !== undefined;
   const counts = new Map<number, number>();
   const sizes = new Map<number, number>();
@@ -64,16 +85,23 @@ export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
     }
     yield;
   }
+  return { counts, sizes, srcCount };
+}
+
+/** The pairs from the counts over all shards: tanimoto, order, n, the result bound, keys. */
+export function topNResult(index: Index, p: TopNPlan, c: TopNCounts, maxResultRows: number | undefined): QueryResult {
+  const { field } = p;
+  const tanimoto = p.tanimoto > 0 && p.src !== undefined;
   let pairs: PairResult[] = [];
-  for (const [id, count] of counts) {
-    if (tanimoto && Math.ceil((count * 100) / ((sizes.get(id) ?? 0) + srcCount - count)) <= p.tanimoto) continue;
+  for (const [id, count] of c.counts) {
+    if (tanimoto && Math.ceil((count * 100) / ((c.sizes.get(id) ?? 0) + c.srcCount - count)) <= p.tanimoto) continue;
     pairs.push({ id, count });
   }
   pairs.sort((a, b) => b.count - a.count || a.id - b.id);
   if (p.ids === undefined && p.n > 0) pairs = pairs.slice(0, p.n);
-  checkResultRows(pairs.length, ctx.opts.maxResultRows, 'TopN');
+  checkResultRows(pairs.length, maxResultRows, 'TopN');
   // Keyed fields: Pilosa's translated pairs carry the key and a zero id.
-  if (isKeyedField(field)) pairs = pairs.map((q) => ({ id: 0, key: rowKeyOf(ctx.index, field, q.id), count: q.count }));
+  if (isKeyedField(field)) pairs = pairs.map((q) => ({ id: 0, key: rowKeyOf(index, field, q.id), count: q.count }));
   return { type: 'pairs', pairs };
 }
 

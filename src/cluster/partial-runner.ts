@@ -1,0 +1,164 @@
+// The holder's side of a fanned-out read: wait until this node has applied what the coordinator
+// saw (the meta offset and each listed log partition's end offset), then run the query's calls
+// over the local shards of the listed partitions and answer their partials (or, phase one,
+// TopN candidates and GroupBy children rows). The coordinator runs its own part through the
+// same function, without HTTP.
+import { type DomainError, badRequest } from '../domain/errors.js';
+import type { Engine } from '../engine/engine.js';
+import { QueryClock, checkBudget, lookupIndex, queryBudget, queryContext } from '../executor/index.js';
+import { type CallPrep, partialsWork, prepsWork } from '../executor/partial.js';
+import { type WirePartial, type WirePrep, decodePrep, encodePartial, encodePrep } from '../executor/partial-wire.js';
+import { runSliced } from '../executor/query-async.js';
+import { compileReads } from '../executor/reads.js';
+import type { QueryOptions } from '../executor/result.js';
+import type { Work } from '../executor/run.js';
+import type { ClusterView } from './types.js';
+import { type WireCall, decodeQuery } from './query-wire.js';
+
+export interface PartialRequest {
+  index: string;
+  query: WireCall[];
+  opts: {
+    shards?: number[];
+    columnAttrs: boolean;
+    excludeColumns: boolean;
+    excludeRowAttrs: boolean;
+    maxResultRows?: number;
+  };
+  /** Log partitions whose local shards this node answers for. */
+  partitions: number[];
+  /** Log partition → offset this node must have applied first (the coordinator's end offsets). */
+  waitFor: Record<string, string>;
+  /** Meta offset to have applied first (schema, keys, attributes). */
+  metaOffset: string;
+  /** 'prep': phase one (TopN candidates, GroupBy children rows); 'partial': the partials. */
+  phase: 'prep' | 'partial';
+  /** Phase one merged over all shards, one per call (phase 'partial' of a query that has one). */
+  preps?: WirePrep[];
+  /** The coordinator's clock (ms since epoch): a time range's default end derives from it. */
+  now: number;
+  /** What is left of the query's deadline; absent: none. */
+  timeoutMs?: number;
+}
+
+export type PartialResponse = { preps: WirePrep[] } | { partials: WirePartial[] };
+
+export class PartialRunner {
+  constructor(
+    private readonly engine: Engine,
+    private readonly view: ClusterView,
+  ) {}
+
+  async run(req: PartialRequest, signal?: AbortSignal): Promise<PartialResponse> {
+    const budget = queryBudget(req.timeoutMs ?? 0, signal);
+    // Waiting for offsets ends with the deadline too: a lagging holder answers 400 timeout, as
+    // the query would, rather than hold the coordinator.
+    const timeout = req.timeoutMs === undefined ? undefined : AbortSignal.timeout(Math.ceil(req.timeoutMs));
+    const waitSignal =
+      timeout === undefined ? signal : signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    const waits: Promise<void>[] = [this.view.waitApplied('meta', 0, req.metaOffset, waitSignal)];
+    for (const p of req.partitions) {
+      const off = req.waitFor[String(p)];
+      if (off !== undefined) waits.push(this.view.waitApplied('log', p, off, waitSignal));
+    }
+    await Promise.all(waits).catch((err: unknown) => {
+      checkBudget(budget);
+      throw err;
+    });
+    const query = decodeQuery(req.query);
+    const parts = new Set(req.partitions);
+    const preps: CallPrep[] | undefined = req.preps?.map(decodePrep);
+    const opts: QueryOptions = req.opts;
+    const clock = new QueryClock(req.now);
+    return this.engine.readAsync((h) => {
+      const prepare = (): Work<PartialResponse> => {
+        const index = lookupIndex(h, req.index);
+        const { plans } = compileReads(index, query.calls, opts, clock);
+        const ctx = queryContext(index, opts, (s) => parts.has(this.view.partitionOf(index.name, s)));
+        return req.phase === 'prep'
+          ? prepWork(prepsWork(ctx, plans))
+          : partialWork(partialsWork(ctx, plans, preps ?? []));
+      };
+      return runSliced(prepare(), prepare, h, { budget });
+    });
+  }
+}
+
+function* prepWork(w: Work<CallPrep[]>): Work<PartialResponse> {
+  return { preps: (yield* w).map(encodePrep) };
+}
+
+function* partialWork(w: ReturnType<typeof partialsWork>): Work<PartialResponse> {
+  return { partials: (yield* w).map(encodePartial) };
+}
+
+/** The request body, checked: a malformed one is a 400, never a wrong answer. */
+export function decodePartialRequest(body: unknown): PartialRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('expected a JSON object');
+  const b = body as Record<string, unknown>;
+  if (typeof b.index !== 'string') throw bad('index: expected a string');
+  if (!Array.isArray(b.query)) throw bad('query: expected a list of calls');
+  const partitions = uints(b.partitions, 'partitions');
+  const waitFor = offsets(b.waitFor);
+  if (!isOffset(b.metaOffset)) throw bad('metaOffset: expected a decimal offset');
+  if (b.phase !== 'prep' && b.phase !== 'partial') throw bad('phase: expected "prep" or "partial"');
+  if (typeof b.now !== 'number' || !Number.isFinite(b.now)) throw bad('now: expected ms since the epoch');
+  if (b.timeoutMs !== undefined && (typeof b.timeoutMs !== 'number' || !(b.timeoutMs > 0)))
+    throw bad('timeoutMs: expected a positive number');
+  if (b.preps !== undefined && !Array.isArray(b.preps)) throw bad('preps: expected a list');
+  return {
+    index: b.index,
+    query: b.query as WireCall[],
+    opts: options(b.opts),
+    partitions,
+    waitFor,
+    metaOffset: b.metaOffset,
+    phase: b.phase,
+    preps: b.preps as WirePrep[] | undefined,
+    now: b.now,
+    timeoutMs: b.timeoutMs,
+  };
+}
+
+function options(v: unknown): PartialRequest['opts'] {
+  if (typeof v !== 'object' || v === null) throw bad('opts: expected an object');
+  const o = v as Record<string, unknown>;
+  const flag = (k: string): boolean => {
+    if (typeof o[k] !== 'boolean') throw bad(`opts.${k}: expected a boolean`);
+    return o[k] as boolean;
+  };
+  const out: PartialRequest['opts'] = {
+    columnAttrs: flag('columnAttrs'),
+    excludeColumns: flag('excludeColumns'),
+    excludeRowAttrs: flag('excludeRowAttrs'),
+  };
+  if (o.shards !== undefined) out.shards = uints(o.shards, 'opts.shards');
+  if (o.maxResultRows !== undefined) {
+    if (typeof o.maxResultRows !== 'number' || !Number.isSafeInteger(o.maxResultRows))
+      throw bad('opts.maxResultRows: expected an integer');
+    out.maxResultRows = o.maxResultRows;
+  }
+  return out;
+}
+
+function uints(v: unknown, what: string): number[] {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0))
+    throw bad(`${what}: expected a list of non-negative integers`);
+  return v as number[];
+}
+
+function offsets(v: unknown): Record<string, string> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad('waitFor: expected an object');
+  const out: Record<string, string> = {};
+  for (const [k, off] of Object.entries(v)) {
+    if (!/^\d+$/.test(k) || !isOffset(off)) throw bad('waitFor: expected partition → decimal offset');
+    out[k] = off;
+  }
+  return out;
+}
+
+function isOffset(v: unknown): v is string {
+  return typeof v === 'string' && /^\d+$/.test(v);
+}
+
+const bad = (m: string): DomainError => badRequest(`cluster partial: ${m}`);

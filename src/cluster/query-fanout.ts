@@ -1,0 +1,261 @@
+// A read query at any node of a cluster: validated here against the whole schema (every node
+// has it), then split by log partition, each part sent to one holder of its partitions (this
+// node first, without HTTP), the partials merged and finalized exactly as one node merges
+// shards (executor/merge.ts). Consistency: the coordinator reads the end offsets first and
+// every holder waits until it has applied them, so a write acknowledged before the query
+// started is in the answer. A holder that fails is replaced by the next holder of the same
+// partitions; with none left the query answers 503, never a partial answer.
+import { DomainError, badRequest } from '../domain/errors.js';
+import type { Engine } from '../engine/engine.js';
+import {
+  type QueryBudget,
+  QueryClock,
+  checkBudget,
+  compileReads,
+  lookupIndex,
+  queryBudget,
+  type ReadPlan,
+} from '../executor/index.js';
+import { finalizeQuery, mergeAllPreps } from '../executor/merge.js';
+import { type CallPartial, type CallPrep, needsPrep, readMovesColumns } from '../executor/partial.js';
+import { type WirePrep, decodePartial, decodePrep, encodePrep } from '../executor/partial-wire.js';
+import type { QueryOptions, QueryResponse } from '../executor/result.js';
+import type { Query } from '../pql/ast.js';
+import type { QueryRequestBounds } from '../service/query-service.js';
+import { PARTIAL_PATH } from './partial-routes.js';
+import type { PartialRequest, PartialResponse, PartialRunner } from './partial-runner.js';
+import { encodeQuery } from './query-wire.js';
+import type { ClusterView, Member } from './types.js';
+
+export interface FanoutSettings {
+  /** --query-timeout (0: none); a request's `timeout` can shorten it. */
+  queryTimeoutMs: number;
+  /** --max-result-rows (0: none). */
+  maxResultRows: number;
+  /** Longest wait for one holder's answer before asking the next holder (default 30 s). */
+  holderTimeoutMs?: number;
+}
+
+export interface FanoutLocal {
+  engine: Engine;
+  /** This node's partial runner (clusterPartialRoutes returns it). */
+  runner: PartialRunner;
+}
+
+type Phase = PartialRequest['phase'];
+
+export class QueryFanout {
+  constructor(
+    private readonly view: ClusterView,
+    private readonly local: FanoutLocal,
+    private readonly settings: FanoutSettings,
+  ) {}
+
+  async run(index: string, query: Query, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<QueryResponse> {
+    const timeoutMs = effectiveTimeout(this.settings.queryTimeoutMs, req.timeoutMs);
+    // Waits for offsets end with the deadline too (a lagging node must not hold the query).
+    const signal = timeoutMs > 0 ? anySignal(req.signal, AbortSignal.timeout(timeoutMs)) : req.signal;
+    const budget = queryBudget(timeoutMs, req.signal);
+    const now = Date.now();
+    const queryOpts: QueryOptions = { ...opts, maxResultRows: this.settings.maxResultRows };
+    // The schema and keys as of now: a field created just before the query is known here.
+    const metaOffset = await this.view.metaEndOffset();
+    await this.view.waitApplied('meta', 0, metaOffset, signal).catch((err: unknown) => {
+      checkBudget(budget);
+      throw err;
+    });
+    // Validation first, here: the same errors, with the same texts, as a single node.
+    const plans = this.local.engine.peekApplied(
+      (h) => compileReads(lookupIndex(h, index), query.calls, queryOpts, new QueryClock(now)).plans,
+    );
+    const partitions = this.partitionsFor(index, plans, opts);
+    const ends = await this.view.logEndOffsets(partitions);
+    const waitFor: Record<string, string> = {};
+    for (const p of partitions) waitFor[String(p)] = ends.get(p) ?? '0';
+    const base = {
+      index,
+      query: encodeQuery(query),
+      opts: wireOpts(queryOpts),
+      waitFor,
+      metaOffset,
+      now,
+    };
+    // A Shift moves columns across shards: only one node holding every partition answers it.
+    const whole = partitions.length > 1 && plans.some(readMovesColumns);
+    if (whole && !this.oneHolder(partitions)) throw shiftRefused();
+    const failed = new Set<string>();
+    let preps: CallPrep[] | undefined;
+    if (plans.some(needsPrep)) {
+      const answers = await this.collect('prep', partitions, base, undefined, failed, budget, whole);
+      preps = mergeAllPreps(
+        plans,
+        answers.map((a) => ('preps' in a ? a.preps.map(decodePrep) : [])),
+      );
+    }
+    const answers = await this.collect('partial', partitions, base, preps?.map(encodePrep), failed, budget, whole);
+    const parts: CallPartial[][] = answers.map((a) => ('partials' in a ? a.partials.map(decodePartial) : []));
+    if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
+    return this.local.engine.peekApplied((h) => finalizeQuery(lookupIndex(h, index), plans, parts, queryOpts));
+  }
+
+  /** All partitions; only those of the request's shards when no Options() names others. */
+  private partitionsFor(index: string, plans: readonly ReadPlan[], opts: QueryOptions): number[] {
+    const own = (p: ReadPlan): boolean => p.kind === 'options' && (p.settings.shards !== undefined || own(p.child));
+    if (opts.shards !== undefined && opts.shards.length > 0 && !plans.some(own))
+      return [...new Set(opts.shards.map((s) => this.view.partitionOf(index, s)))].sort((a, b) => a - b);
+    return Array.from({ length: this.view.partitions }, (_, p) => p);
+  }
+
+  private oneHolder(partitions: readonly number[]): boolean {
+    const first = this.view.holders(partitions[0])[0]?.id;
+    return first !== undefined && partitions.every((p) => this.view.holders(p)[0]?.id === first);
+  }
+
+  /**
+   * One answer per holder asked, covering every partition once. A holder that fails (down,
+   * 5xx, too slow) is dropped for the rest of the query and its partitions go to their next
+   * holder; a 4xx is the query's own error and ends it.
+   */
+  private async collect(
+    phase: Phase,
+    partitions: readonly number[],
+    base: Omit<PartialRequest, 'partitions' | 'phase' | 'preps' | 'timeoutMs'>,
+    preps: WirePrep[] | undefined,
+    failed: Set<string>,
+    budget: QueryBudget,
+    /** All partitions must go to one holder (Shift): a failover that splits them refuses. */
+    whole: boolean,
+  ): Promise<PartialResponse[]> {
+    const out: PartialResponse[] = [];
+    let pending = [...partitions];
+    const reasons: string[] = [];
+    while (pending.length > 0) {
+      checkBudget(budget);
+      const groups = new Map<string, { member: Member; partitions: number[] }>();
+      for (const p of pending) {
+        const member = this.view.holders(p).find((m) => !failed.has(m.id));
+        if (member === undefined)
+          throw new DomainError(
+            'unavailable',
+            `cluster: no node holding log partition ${p} could answer${reasons.length > 0 ? ` (${reasons.join('; ')})` : ''}; try again`,
+          );
+        const g = groups.get(member.id) ?? { member, partitions: [] };
+        g.partitions.push(p);
+        groups.set(member.id, g);
+      }
+      const asked = [...groups.values()];
+      if (whole && (asked.length > 1 || out.length > 0)) throw shiftRefused();
+      const settled = await Promise.allSettled(
+        asked.map((g) => this.ask(g.member, { ...base, partitions: g.partitions, phase, preps }, budget)),
+      );
+      pending = [];
+      for (let i = 0; i < asked.length; i++) {
+        const s = settled[i];
+        if (s.status === 'fulfilled') {
+          out.push(s.value);
+          continue;
+        }
+        const err: unknown = s.reason;
+        if (!(err instanceof HolderFailure)) throw err;
+        failed.add(asked[i].member.id);
+        reasons.push(`${asked[i].member.id}: ${err.message}`);
+        pending.push(...asked[i].partitions);
+      }
+    }
+    return out;
+  }
+
+  /** One holder's answer: this node's runner in process, another node's over HTTP. */
+  private async ask(
+    member: Member,
+    body: Omit<PartialRequest, 'timeoutMs'>,
+    budget: QueryBudget,
+  ): Promise<PartialResponse> {
+    const left = budget.deadline === Infinity ? undefined : Math.max(1, budget.deadline - performance.now());
+    const req: PartialRequest = left === undefined ? body : { ...body, timeoutMs: left };
+    if (member.id === this.view.self.id) {
+      try {
+        return await this.local.runner.run(req, budget.signal);
+      } catch (err) {
+        // This node gave up a partition meanwhile: another holder answers for it.
+        if (err instanceof DomainError && err.code === 'unavailable') throw new HolderFailure(err.message);
+        throw err;
+      }
+    }
+    const wait = Math.min(this.settings.holderTimeoutMs ?? 30_000, left ?? Infinity);
+    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(wait)));
+    const signal = anySignal(budget.signal, timeout);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(`${member.url}${PARTIAL_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(req),
+        signal,
+      });
+      text = await res.text();
+    } catch (err) {
+      checkBudget(budget);
+      throw new HolderFailure(err instanceof Error ? err.message : String(err));
+    }
+    if (res.ok) return JSON.parse(text) as PartialResponse;
+    const message = errorText(text) ?? `HTTP ${res.status}`;
+    if (res.status >= 500) throw new HolderFailure(message);
+    // The holder refused the query itself (its deadline, the result bound, an index deleted).
+    throw new DomainError(codeOf(res.status), message);
+  }
+}
+
+function shiftRefused(): DomainError {
+  return badRequest('executing: Shift() needs the shards of several nodes: cluster mode does not run it yet');
+}
+
+/** A holder that could not answer: its partitions go to another holder. */
+class HolderFailure extends Error {
+  override name = 'HolderFailure';
+}
+
+function wireOpts(o: QueryOptions): PartialRequest['opts'] {
+  const out: PartialRequest['opts'] = {
+    columnAttrs: o.columnAttrs,
+    excludeColumns: o.excludeColumns,
+    excludeRowAttrs: o.excludeRowAttrs,
+  };
+  if (o.shards !== undefined) out.shards = o.shards;
+  if (o.maxResultRows !== undefined) out.maxResultRows = o.maxResultRows;
+  return out;
+}
+
+function errorText(body: string): string | undefined {
+  try {
+    const v: unknown = JSON.parse(body);
+    if (typeof v === 'object' && v !== null && 'error' in v && typeof v.error === 'string') return v.error;
+  } catch {
+    // not JSON
+  }
+  return undefined;
+}
+
+function codeOf(status: number): DomainError['code'] {
+  switch (status) {
+    case 404:
+      return 'not_found';
+    case 409:
+      return 'conflict';
+    case 413:
+      return 'too_large';
+    default:
+      return 'bad_request';
+  }
+}
+
+function anySignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
+  return a === undefined ? b : AbortSignal.any([a, b]);
+}
+
+/** A request's `timeout` can shorten the server's deadline, never lift it. */
+function effectiveTimeout(server: number, requested: number | undefined): number {
+  if (requested === undefined || requested <= 0) return server;
+  return server > 0 ? Math.min(server, requested) : requested;
+}

@@ -1,0 +1,171 @@
+// Merging partial results (partial.ts) of disjoint shard sets, and finalizing the merged
+// partial into exactly the CallOutput one node computes over all shards: order, limits,
+// offsets, tie-breaks, the result bound (--max-result-rows), keys and attributes come here,
+// after the merge, never per node.
+import type { ColumnId } from '../domain/shard.js';
+import type { Index } from '../state/index-state.js';
+import { mergeBestRow, mergeValCount, minMaxRowResult, valCountResult } from './aggregate.js';
+import type { ResultOptions } from './context.js';
+import { groupByResult, mergeAllowed, mergeGroups } from './group-by.js';
+import type { CallPartial, CallPrep } from './partial.js';
+import type { ReadPlan } from './plan.js';
+import { respond } from './respond.js';
+import type { QueryOptions, QueryResponse } from './result.js';
+import { mergeRowIds, rowsResult } from './rows.js';
+import { type CallOutput, bitmapOutput } from './run.js';
+import { type TopNCounts, topNCandidateFilter, topNResult } from './topn.js';
+
+type Inner = Exclude<ReadPlan, { kind: 'options' }>;
+
+function inner(plan: ReadPlan): Inner {
+  let p = plan;
+  while (p.kind === 'options') p = p.child;
+  return p;
+}
+
+/** Phase one of all shards from every node's: TopN candidates (attr-filtered), GroupBy rows. */
+export function mergePreps(plan: ReadPlan, preps: readonly CallPrep[]): CallPrep {
+  const p = inner(plan);
+  if (p.kind === 'topN' && p.ids === undefined) {
+    const set = new Set<number>();
+    for (const prep of preps) if (prep.kind === 'topN') for (const r of prep.candidates) set.add(r);
+    return { kind: 'topN', candidates: topNCandidateFilter(p, [...set]) };
+  }
+  if (p.kind === 'groupBy' && preps.some((x) => x.kind === 'groupBy'))
+    return {
+      kind: 'groupBy',
+      allowed: mergeAllowed(
+        p,
+        preps.flatMap((x) => (x.kind === 'groupBy' ? [x.allowed] : [])),
+      ),
+    };
+  return { kind: 'none' };
+}
+
+/** The partials of one call from disjoint shard sets as one partial. */
+export function mergePartials(plan: ReadPlan, parts: readonly CallPartial[]): CallPartial {
+  const p = inner(plan);
+  if (parts.length === 0) throw new Error('merging no partials');
+  if (parts.length === 1) return parts[0];
+  const kind = parts[0].kind;
+  if (parts.some((x) => x.kind !== kind)) throw new Error(`partials of different kinds for a ${p.kind} call`);
+  switch (p.kind) {
+    case 'bitmap':
+      return { kind: 'columns', columns: mergeColumns(parts.map((x) => (x.kind === 'columns' ? x.columns : []))) };
+    case 'count': {
+      let n = 0;
+      for (const x of parts) if (x.kind === 'count') n += x.n;
+      return { kind: 'count', n };
+    }
+    case 'valCount': {
+      let acc: (CallPartial & { kind: 'valCount' })['acc'];
+      for (const x of parts) if (x.kind === 'valCount') acc = mergeValCount(p.op, acc, x.acc);
+      return { kind: 'valCount', acc };
+    }
+    case 'minMaxRow': {
+      let best: (CallPartial & { kind: 'best' })['best'];
+      for (const x of parts) if (x.kind === 'best') best = mergeBestRow(p, best, x.best);
+      return { kind: 'best', best };
+    }
+    case 'topN':
+      return { kind: 'topN', counts: mergeTopN(parts.flatMap((x) => (x.kind === 'topN' ? [x.counts] : []))) };
+    case 'rows':
+      return {
+        kind: 'rows',
+        ids: mergeRowIds(
+          p.spec,
+          parts.map((x) => (x.kind === 'rows' ? x.ids : [])),
+        ),
+      };
+    case 'groupBy':
+      return { kind: 'groups', groups: mergeGroups(parts.map((x) => (x.kind === 'groups' ? x.groups : []))) };
+  }
+}
+
+/** Columns of disjoint shard sets, each list ascending: one ascending list. */
+function mergeColumns(lists: readonly ColumnId[][]): ColumnId[] {
+  const nonEmpty = lists.filter((l) => l.length > 0);
+  if (nonEmpty.length <= 1) return nonEmpty[0] ?? [];
+  return nonEmpty.flat().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function mergeTopN(parts: readonly TopNCounts[]): TopNCounts {
+  const counts = new Map<number, number>();
+  const sizes = new Map<number, number>();
+  let srcCount = 0;
+  for (const c of parts) {
+    for (const [id, n] of c.counts) counts.set(id, (counts.get(id) ?? 0) + n);
+    for (const [id, n] of c.sizes) sizes.set(id, (sizes.get(id) ?? 0) + n);
+    srcCount += c.srcCount;
+  }
+  return { counts, sizes, srcCount };
+}
+
+/** The call's output from its partial over all shards. `opts`: the query's result options. */
+export function finalizeCall(index: Index, plan: ReadPlan, part: CallPartial, opts: ResultOptions): CallOutput {
+  if (plan.kind === 'options') {
+    const s = plan.settings;
+    const out = finalizeCall(index, plan.child, part, {
+      excludeColumns: s.excludeColumns ?? opts.excludeColumns,
+      excludeRowAttrs: s.excludeRowAttrs ?? opts.excludeRowAttrs,
+      maxResultRows: opts.maxResultRows,
+    });
+    return s.columnAttrs === true ? { ...out, columnAttrs: true } : out;
+  }
+  const max = opts.maxResultRows;
+  switch (plan.kind) {
+    case 'bitmap':
+      return bitmapOutput(index, plan, expect(part, 'columns').columns, opts);
+    case 'count':
+      return { result: { type: 'count', n: expect(part, 'count').n } };
+    case 'valCount':
+      return { result: valCountResult(expect(part, 'valCount').acc) };
+    case 'minMaxRow':
+      return { result: minMaxRowResult(index, plan, expect(part, 'best').best) };
+    case 'topN':
+      return { result: topNResult(index, plan, expect(part, 'topN').counts, max) };
+    case 'rows':
+      return { result: rowsResult(index, plan.spec, expect(part, 'rows').ids, max) };
+    case 'groupBy':
+      return { result: groupByResult(index, plan, expect(part, 'groups').groups, max) };
+  }
+}
+
+function expect<K extends CallPartial['kind']>(part: CallPartial, kind: K): Extract<CallPartial, { kind: K }> {
+  if (part.kind !== kind) throw new Error(`a ${part.kind} partial where a ${kind} one belongs`);
+  return part as Extract<CallPartial, { kind: K }>;
+}
+
+/**
+ * The response from every call's partials of every node (parts[node][call]): merged,
+ * finalized, plus the response-level columnAttrs, as respond() builds it for one node.
+ */
+export function finalizeQuery(
+  index: Index,
+  plans: readonly ReadPlan[],
+  parts: readonly (readonly CallPartial[])[],
+  opts: QueryOptions,
+): QueryResponse {
+  const outputs = plans.map((plan, i) =>
+    finalizeCall(
+      index,
+      plan,
+      mergePartials(
+        plan,
+        parts.map((node) => node[i]),
+      ),
+      opts,
+    ),
+  );
+  return respond(index, outputs, opts.columnAttrs);
+}
+
+/** Every call's phase one over all shards from every node's (preps[node][call]). */
+export function mergeAllPreps(plans: readonly ReadPlan[], preps: readonly (readonly CallPrep[])[]): CallPrep[] {
+  return plans.map((plan, i) =>
+    mergePreps(
+      plan,
+      preps.map((node) => node[i]),
+    ),
+  );
+}
