@@ -23,18 +23,17 @@ export class ReadContext {
   /** Only for an explicit shard list: with all available shards, no other shard has data anyway. */
   private readonly shardSet: ReadonlySet<number> | undefined;
   private viewMemo: Map<object, string[]> | undefined;
-  readonly shards: readonly number[];
 
   constructor(
     readonly index: Index,
-    shards: readonly number[],
+    /** Already cut down to `scope` (see scoped()). */
+    readonly shards: readonly number[],
     readonly opts: ResultOptions,
     /** false when `shards` are all the index's available shards (the common case, checked free) */
     restricted = true,
     readonly scope?: ShardScope,
   ) {
-    this.shards = scope === undefined ? shards : shards.filter(scope);
-    this.shardSet = restricted || scope !== undefined ? new Set(this.shards) : undefined;
+    this.shardSet = restricted ? new Set(shards) : undefined;
   }
 
   fragment(field: Field, view: string, shard: number): Fragment | undefined {
@@ -51,7 +50,7 @@ export class ReadContext {
     };
     if (s.shards === undefined)
       return new ReadContext(this.index, this.shards, opts, this.shardSet !== undefined, this.scope);
-    return new ReadContext(this.index, normalizeShards(s.shards), opts, true, this.scope);
+    return new ReadContext(this.index, scoped(normalizeShards(s.shards), this.scope), opts, true, this.scope);
   }
 
   /** Existing time views of `field` covering [from, to) (§3.6), computed once per plan node. */
@@ -73,7 +72,13 @@ export function queryContext(
   scope?: ShardScope,
 ): ReadContext {
   const explicit = opts.shards !== undefined && opts.shards.length > 0;
-  return new ReadContext(index, shardsFor(index, opts.shards), opts, explicit, scope);
+  const shards = shardsFor(index, opts.shards);
+  if (scope === undefined) return new ReadContext(index, shards, opts, explicit);
+  return new ReadContext(index, scoped(shards, scope), opts, true, scope);
+}
+
+function scoped(shards: readonly number[], scope: ShardScope | undefined): readonly number[] {
+  return scope === undefined ? shards : shards.filter(scope);
 }
 
 const NO_SHARDS: readonly number[] = [0];
