@@ -25,9 +25,8 @@ import { readiness } from './http/readiness.js';
 import { opsRoutes } from './http/routes/ops-routes.js';
 import { startupHandler } from './http/startup-handler.js';
 import { KafkaRuntime, replicaReadOnlyReason } from './kafka/index.js';
-import { ClusterRuntime, type SinkFactory, clusterSettings } from './cluster/index.js';
-import { clusterHttpRoutes } from './cluster/http-routes.js';
-import { clusterState, shardNodes, statusNodes } from './cluster/status.js';
+import { type SinkFactory, clusterSettings } from './cluster/index.js';
+import { CLUSTER_LOCAL_WRITE_REASON, ClusterNode } from './cluster/node.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
@@ -53,21 +52,10 @@ export interface BootOptions {
   /** Awaited after each replayed batch (tests use it to make a replay last). */
   onReplayProgress?: ReplayProgressListener;
   /**
-   * Cluster mode (--cluster-name): builds the node's command applier (the holder side of the
-   * write path) from the cluster view. Tests pass their own; without one, clusterSinkFactory.
+   * Cluster mode (--cluster-name): a test of membership alone passes a sink of its own; the
+   * node's command applier otherwise.
    */
   clusterSink?: SinkFactory;
-}
-
-/**
- * The production command applier for cluster mode, set where the write path is wired in (the
- * integrator). Until then a node started with --cluster-name refuses to start.
- */
-export let clusterSinkFactory: SinkFactory | undefined;
-
-/** Installs the production command applier (see clusterSinkFactory). */
-export function setClusterSinkFactory(f: SinkFactory): void {
-  clusterSinkFactory = f;
 }
 
 export async function createServer(
@@ -80,9 +68,6 @@ export async function createServer(
   const security = httpSecurity(cfg, parseBind(cfg.bind).host);
   // Contradictory cluster flags stop the start before anything is opened.
   const clusterCfg = clusterSettings(cfg);
-  const sinkFactory = opts.clusterSink ?? clusterSinkFactory;
-  if (clusterCfg !== undefined && sinkFactory === undefined)
-    throw new ConfigError('cluster-name: this build has no cluster command applier wired in');
   const metrics = opts.metrics ?? new ServerMetrics();
   await ensureDataDir(cfg.dataDir);
   await releaseReserveIfShort(cfg.dataDir, cfg.diskReserveBytes, logger);
@@ -95,7 +80,7 @@ export async function createServer(
   });
   let engine: Engine | undefined;
   let kafka: KafkaRuntime;
-  let cluster: ClusterRuntime | undefined;
+  let cluster: ClusterNode | undefined;
   let id: string;
   try {
     id = await nodeId(cfg.dataDir);
@@ -106,7 +91,14 @@ export async function createServer(
     });
     metrics.replay.phase = 'done';
     // A replica (--replica-of) applies only what it consumes: local writes are refused.
-    const readOnly = cfg.replicaOf !== '' ? { readOnlyReason: replicaReadOnlyReason(cfg.replicaOf) } : {};
+    // A cluster node writes only what it applies from the cluster's topics: a route that does not
+    // go through the cluster is refused instead of writing to this node alone.
+    const readOnly =
+      cfg.replicaOf !== ''
+        ? { readOnlyReason: replicaReadOnlyReason(cfg.replicaOf) }
+        : clusterCfg !== undefined
+          ? { readOnlyReason: CLUSTER_LOCAL_WRITE_REASON }
+          : {};
     await keepReserve(cfg.dataDir, cfg.diskReserveBytes, logger);
     const diskSpace = await DiskSpace.open(cfg.dataDir, cfg.diskReserveBytes);
     engine = new Engine(
@@ -131,8 +123,15 @@ export async function createServer(
       mirrorAckTimeoutMs: cfg.kafkaMirrorAckTimeout,
     };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
-    if (clusterCfg !== undefined && sinkFactory !== undefined)
-      cluster = await ClusterRuntime.open(cfg, engine, sinkFactory, logger, id);
+    if (clusterCfg !== undefined)
+      cluster = await ClusterNode.open({
+        cfg,
+        engine,
+        logger,
+        nodeId: id,
+        legacyRelease: cfg.legacyRelease,
+        ...(opts.clusterSink !== undefined ? { sink: opts.clusterSink } : {}),
+      });
   } catch (err) {
     await log.close();
     throw err;
@@ -152,9 +151,7 @@ export async function createServer(
       ...kafka.statusExtras(),
       // Cluster mode: every member, and the cluster's state (DEGRADED while a partition has no
       // caught-up holder), in Pilosa's shape.
-      ...(cluster !== undefined && eng.state === 'NORMAL'
-        ? { state: clusterState(cluster), nodes: statusNodes(cluster) }
-        : {}),
+      ...(cluster !== undefined && eng.state === 'NORMAL' ? cluster.statusExtras() : {}),
       ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }),
     };
   };
@@ -173,9 +170,7 @@ export async function createServer(
       recalculateCaches: recalc,
       statusExtras,
       legacyRelease: cfg.legacyRelease,
-      ...(cluster !== undefined
-        ? { shardNodes: (index: string, shard: number) => shardNodes(cluster, index, shard) }
-        : {}),
+      ...(cluster !== undefined ? cluster.httpContext() : {}),
     },
     logger,
     onFatal,
@@ -185,7 +180,7 @@ export async function createServer(
   // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
   // kafka/ do not import each other.
   kafkaRoutes(app, kafka);
-  if (cluster !== undefined) clusterHttpRoutes(app, cluster);
+  cluster?.routes(app);
   installOpsHooks(app, { metrics, logger, accessLogPerSecond: cfg.accessLogPerSecond, slowQueryMs: cfg.slowQueryMs });
   opsRoutes(app, metrics, ready, () => eng.state);
   const timer = setInterval(recalc, cfg.cacheRecalcIntervalMs);
@@ -193,8 +188,8 @@ export async function createServer(
   kafka.start();
   const http = opts.listening?.http;
   // The advertised URL needs the bound port: a node that listens already joins now, else at listen().
-  const joinCluster = (): void => cluster?.start({ scheme, host: bind.host, port });
-  if (http !== undefined) joinCluster();
+  const joinCluster = async (): Promise<void> => cluster?.start({ scheme, host: bind.host, port });
+  if (http !== undefined) void joinCluster().catch((err: unknown) => onFatal(toError(err)));
   return {
     app,
     engine: eng,
@@ -204,7 +199,7 @@ export async function createServer(
       await app.listen({ host: bind.host, port: bind.port });
       const addr = app.server.address();
       if (addr !== null && typeof addr === 'object') port = addr.port;
-      joinCluster();
+      await joinCluster();
       logger.info(
         {
           bind: `${scheme}://${bind.host}:${port}`,
@@ -314,4 +309,8 @@ function listenOn(http: HttpServer | HttpsServer, host: string, port: number): P
 
 function closeHttp(http: HttpServer | HttpsServer): Promise<void> {
   return new Promise((resolve) => http.close(() => resolve()));
+}
+
+function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }

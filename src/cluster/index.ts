@@ -43,7 +43,8 @@ export class ClusterRuntime {
     nodeId: string,
     private readonly ends: EndOffsets,
     readonly positions: Positions,
-    kafka: Kafka,
+    /** The node's Kafka client, shared with the write path's producer. */
+    readonly kafka: Kafka,
     private readonly sinkFactory: SinkFactory,
     private readonly engine: Engine,
     private readonly logger: Logger,

@@ -38,6 +38,8 @@ export interface HttpContext {
    * /internal/fragment/nodes. Absent: this node holds every shard.
    */
   shardNodes?: (index: string, shard: number) => { [k: string]: string | boolean | { [k: string]: string | number } }[];
+  /** Cluster mode: GET /internal/shards/max over every member (given the request's query arguments). */
+  shardsMax?: (query: Record<string, string | undefined>) => Promise<{ standard: { [index: string]: number } }>;
   /** --legacy-release: answer as this 0.x release (absent or '': every spelling). */
   legacyRelease?: LegacyRelease;
 }

@@ -40,7 +40,9 @@ export function parseClusterMap(body: string): ClusterMapView | undefined {
     generation?: unknown;
   } | null;
   if (top === null || typeof top !== 'object' || !('map' in top))
-    throw new Error(`GET /cluster has no "map" (expected {members, map: [{partition, holders}]}): ${body.slice(0, 300)}`);
+    throw new Error(
+      `GET /cluster has no "map" (expected {members, map: [{partition, holders}]}): ${body.slice(0, 300)}`,
+    );
   if (top.map === null || top.map === undefined) return undefined; // no assignment yet
   if (!Array.isArray(top.map) || !Array.isArray(top.members) || typeof top.partitions !== 'number')
     throw new Error(`GET /cluster lacks members/map/partitions: ${body.slice(0, 300)}`);

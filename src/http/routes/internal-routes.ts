@@ -39,9 +39,11 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
   );
 
   // Pilosa registers this route's validator under a misspelt name: any argument is accepted.
-  app.get('/internal/shards/max', async (_req, reply) =>
-    sendJson(reply, { standard: await ctx.engine.read(maxShards) }),
-  );
+  app.get('/internal/shards/max', async (req, reply) => {
+    const cluster = ctx.shardsMax;
+    if (cluster !== undefined) return sendJson(reply, await cluster(req.query as Record<string, string | undefined>));
+    return sendJson(reply, { standard: await ctx.engine.read(maxShards) });
+  });
 }
 
 /** Pilosa's query-argument validator: unknown → "x is not a valid argument", missing → "x is required". */

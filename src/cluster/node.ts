@@ -1,0 +1,133 @@
+// One cluster node assembled for the composition root (src/app.ts): membership (ClusterRuntime),
+// the write path whose applier membership delivers to, the read fan-out, and what the HTTP app
+// needs in cluster mode (the cluster services, /status members, holders of a shard, the
+// cluster-wide max shard, the internal routes).
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { Engine } from '../engine/engine.js';
+import type { HttpContext } from '../http/context.js';
+import type { LegacyRelease } from '../service/legacy/legacy-release.js';
+import { clusterHttpRoutes } from './http-routes.js';
+import { ClusterRuntime, type SinkFactory } from './index.js';
+import { clusterPartialRoutes } from './partial-routes.js';
+import type { PartialRunner } from './partial-runner.js';
+import { QueryFanout } from './query-fanout.js';
+import { shardsMaxAnswer } from './shards-max.js';
+import { clusterState, shardNodes, statusNodes } from './status.js';
+import { type ClusterWritePath, clusterWritePath } from './write-path.js';
+
+export { CLUSTER_LOCAL_WRITE_REASON } from './local-writes.js';
+
+export interface ClusterNodeOptions {
+  cfg: Config;
+  engine: Engine;
+  logger: Logger;
+  nodeId: string;
+  legacyRelease: LegacyRelease;
+  /** Tests of membership alone deliver to their own sink; the node's applier otherwise. */
+  sink?: SinkFactory;
+}
+
+export class ClusterNode {
+  private runner: PartialRunner | undefined;
+
+  private constructor(
+    readonly runtime: ClusterRuntime,
+    readonly writes: ClusterWritePath,
+    private readonly engine: Engine,
+  ) {}
+
+  /** undefined without --cluster-name. */
+  static async open(o: ClusterNodeOptions): Promise<ClusterNode | undefined> {
+    let writes: ClusterWritePath | undefined;
+    let fanout: QueryFanout | undefined;
+    let node: ClusterNode | undefined;
+    const make = (rt: ClusterRuntime): ClusterWritePath =>
+      clusterWritePath({
+        engine: o.engine,
+        kafka: rt.kafka,
+        view: rt.view,
+        // The fan-out needs this node's partial runner, which exists once the routes are
+        // registered (before the node joins the group, so before any query can come).
+        reads: (index, query, opts, req) => {
+          fanout ??= new QueryFanout(
+            rt.view,
+            { engine: o.engine, runner: node?.partialRunner() ?? missingRunner() },
+            { queryTimeoutMs: o.cfg.queryTimeout, maxResultRows: o.cfg.maxResultRows },
+          );
+          return fanout.run(index, query, opts, req);
+        },
+        logger: o.logger.child({ mod: 'cluster-writes' }),
+        legacyRelease: o.legacyRelease,
+      });
+    const sink: SinkFactory = o.sink ?? (() => writes?.applier ?? missingApplier());
+    const rt = await ClusterRuntime.open(o.cfg, o.engine, sink, o.logger, o.nodeId);
+    if (rt === undefined) return undefined;
+    writes = make(rt);
+    node = new ClusterNode(rt, writes, o.engine);
+    return node;
+  }
+
+  private partialRunner(): PartialRunner | undefined {
+    return this.runner;
+  }
+
+  /** The services the HTTP routes call in place of the local ones. */
+  get services(): ClusterWritePath['services'] {
+    return this.writes.services;
+  }
+
+  /** What buildHttpApp's context takes from the cluster in place of the local parts. */
+  httpContext(): Pick<HttpContext, 'schema' | 'query' | 'imports' | 'shardNodes' | 'shardsMax'> {
+    const s = this.writes.services;
+    return {
+      schema: s.schema,
+      query: s.query,
+      imports: s.imports,
+      shardNodes: (index, shard) => this.shardNodes(index, shard),
+      shardsMax: this.shardsMax(),
+    };
+  }
+
+  /** /status in cluster mode: every member and the cluster's state. */
+  statusExtras(): Record<string, unknown> {
+    return { state: clusterState(this.runtime), nodes: statusNodes(this.runtime) };
+  }
+
+  shardNodes(index: string, shard: number): ReturnType<typeof shardNodes> {
+    return shardNodes(this.runtime, index, shard);
+  }
+
+  /** GET /internal/shards/max: the cluster's answer (a member asking with ?local=true: this node's). */
+  shardsMax(): ReturnType<typeof shardsMaxAnswer> {
+    return shardsMaxAnswer(this.runtime.view, this.engine);
+  }
+
+  /** GET /cluster, POST /internal/cluster/partial, GET /internal/cluster/result. */
+  routes(app: FastifyInstance): void {
+    clusterHttpRoutes(app, this.runtime);
+    this.runner = clusterPartialRoutes(app, { engine: this.engine, view: this.runtime.view });
+    this.writes.routes(app);
+  }
+
+  /** Starts the producer, then joins the group (the advertised URL needs the bound port). */
+  async start(bound: { scheme: string; host: string; port: number }): Promise<void> {
+    await this.writes.start();
+    this.runtime.start(bound);
+  }
+
+  /** Hands over and leaves the group, then stops the producer. */
+  async stop(): Promise<void> {
+    await this.runtime.stop();
+    await this.writes.stop();
+  }
+}
+
+function missingRunner(): never {
+  throw new Error('cluster: a query came before the partial route was registered');
+}
+
+function missingApplier(): never {
+  throw new Error('cluster: a delivery came before the write path was built');
+}
