@@ -8,6 +8,7 @@ import type { Config } from '../config/config.js';
 import type { Engine } from '../engine/engine.js';
 import type { HttpContext } from '../http/context.js';
 import type { LegacyRelease } from '../service/legacy/legacy-release.js';
+import { bitDepthRoutes, clusterBitDepths } from './bit-depths.js';
 import { clusterHttpRoutes } from './http-routes.js';
 import { ClusterRuntime, type SinkFactory } from './index.js';
 import { clusterPartialRoutes } from './partial-routes.js';
@@ -79,7 +80,7 @@ export class ClusterNode {
   }
 
   /** What buildHttpApp's context takes from the cluster in place of the local parts. */
-  httpContext(): Pick<HttpContext, 'schema' | 'query' | 'imports' | 'shardNodes' | 'shardsMax'> {
+  httpContext(): Pick<HttpContext, 'schema' | 'query' | 'imports' | 'shardNodes' | 'shardsMax' | 'bitDepths'> {
     const s = this.writes.services;
     return {
       schema: s.schema,
@@ -87,6 +88,7 @@ export class ClusterNode {
       imports: s.imports,
       shardNodes: (index, shard) => this.shardNodes(index, shard),
       shardsMax: this.shardsMax(),
+      bitDepths: () => clusterBitDepths(this.runtime.view, this.engine),
     };
   }
 
@@ -107,6 +109,7 @@ export class ClusterNode {
   /** GET /cluster, POST /internal/cluster/partial, GET /internal/cluster/result. */
   routes(app: FastifyInstance): void {
     clusterHttpRoutes(app, this.runtime);
+    bitDepthRoutes(app, this.engine);
     this.runner = clusterPartialRoutes(app, { engine: this.engine, view: this.runtime.view });
     this.writes.routes(app);
   }

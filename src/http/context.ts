@@ -1,4 +1,5 @@
 // What routes need from the rest of the server (built by src/app.ts).
+import type { BitDepths } from '../encoding/schema-json.js';
 import type { Engine } from '../engine/engine.js';
 import type { SchemaService } from '../service/schema-service.js';
 import type { QueryService } from '../service/query-service.js';
@@ -38,6 +39,8 @@ export interface HttpContext {
    * /internal/fragment/nodes. Absent: this node holds every shard.
    */
   shardNodes?: (index: string, shard: number) => { [k: string]: string | boolean | { [k: string]: string | number } }[];
+  /** Cluster mode: int fields' bit depths over every member (listings show the largest). */
+  bitDepths?: () => Promise<BitDepths>;
   /** Cluster mode: GET /internal/shards/max over every member (given the request's query arguments). */
   shardsMax?: (query: Record<string, string | undefined>) => Promise<{ standard: { [index: string]: number } }>;
   /** --legacy-release: answer as this 0.x release (absent or '': every spelling). */

@@ -54,7 +54,7 @@ describe('cluster: every node answers as one server', () => {
         const got = await call(node.url, method, path, body);
         if (got.status !== want.status || normalised(got.body) !== normalised(want.body))
           mismatches.push(
-            `node ${node.n} ${path} ${body ?? ''}:\n  cluster ${got.status} ${got.body.slice(0, 400)}\n  single  ${want.status} ${want.body.slice(0, 400)}`,
+            `node ${node.n} ${path} ${body ?? ''}:\n  cluster ${got.status} ${diffTail(got.body, want.body)}\n  single  ${want.status} ${diffTail(want.body, got.body)}`,
           );
       }
     };
@@ -65,3 +65,11 @@ describe('cluster: every node answers as one server', () => {
     expect(mismatches, mismatches.join('\n')).toEqual([]);
   });
 });
+
+/** The part of `a` from a little before where it first differs from `b` (bodies are long). */
+function diffTail(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const from = Math.max(0, i - 120);
+  return `${from > 0 ? '…' : ''}${a.slice(from, from + 400)}`;
+}

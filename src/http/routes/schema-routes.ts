@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest, notFound } from '../../domain/errors.js';
 import type { FieldOptions, IndexOptions } from '../../domain/types.js';
-import { indexJson, schemaJson } from '../../encoding/schema-json.js';
+import { type BitDepths, indexJson, schemaJson } from '../../encoding/schema-json.js';
 import { parseFieldOptions } from '../../service/field-options.js';
 import { parseFieldBody, parseIndexOptions } from '../../service/schema-service.js';
 import { jsonBody } from '../../encoding/json-body.js';
@@ -13,7 +13,12 @@ type IndexParams = { index: string };
 type FieldParams = { index: string; field: string };
 
 export function schemaRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const listing = async (): Promise<ReturnType<typeof schemaJson>> => ctx.engine.read((h) => schemaJson(h));
+  // Cluster mode: int fields' bit depths are the largest any member has seen.
+  const depths = async (): Promise<BitDepths | undefined> => ctx.bitDepths?.();
+  const listing = async (): Promise<ReturnType<typeof schemaJson>> => {
+    const d = await depths();
+    return ctx.engine.read((h) => schemaJson(h, d));
+  };
   app.get('/schema', async (_req, reply) => sendJson(reply, await listing()));
   app.get('/index', async (_req, reply) => sendJson(reply, await listing()));
 
@@ -23,10 +28,11 @@ export function schemaRoutes(app: FastifyInstance, ctx: HttpContext): void {
   });
 
   app.get<{ Params: IndexParams }>('/index/:index', async (req, reply) => {
+    const d = await depths();
     const body = await ctx.engine.read((h) => {
       const idx = h.index(req.params.index);
       if (!idx) throw notFound(`index ${req.params.index} not found`);
-      return indexJson(idx);
+      return indexJson(idx, d);
     });
     return sendJson(reply, body);
   });
