@@ -8,7 +8,7 @@ import type { Config } from '../config/config.js';
 import type { Engine } from '../engine/engine.js';
 import type { HttpContext } from '../http/context.js';
 import type { LegacyRelease } from '../service/legacy/legacy-release.js';
-import { bitDepthRoutes, clusterBitDepths } from './bit-depths.js';
+import { bitDepthRoutes, clusterBitDepths, recalculateAtMembers } from './member-figures.js';
 import { clusterHttpRoutes } from './http-routes.js';
 import { ClusterRuntime, type SinkFactory } from './index.js';
 import { clusterPartialRoutes } from './partial-routes.js';
@@ -80,7 +80,10 @@ export class ClusterNode {
   }
 
   /** What buildHttpApp's context takes from the cluster in place of the local parts. */
-  httpContext(): Pick<HttpContext, 'schema' | 'query' | 'imports' | 'shardNodes' | 'shardsMax' | 'bitDepths'> {
+  httpContext(): Pick<
+    HttpContext,
+    'schema' | 'query' | 'imports' | 'shardNodes' | 'shardsMax' | 'bitDepths' | 'recalculateEverywhere'
+  > {
     const s = this.writes.services;
     return {
       schema: s.schema,
@@ -89,6 +92,7 @@ export class ClusterNode {
       shardNodes: (index, shard) => this.shardNodes(index, shard),
       shardsMax: this.shardsMax(),
       bitDepths: () => clusterBitDepths(this.runtime.view, this.engine),
+      recalculateEverywhere: () => recalculateAtMembers(this.runtime.view),
     };
   }
 

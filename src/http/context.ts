@@ -39,6 +39,8 @@ export interface HttpContext {
    * /internal/fragment/nodes. Absent: this node holds every shard.
    */
   shardNodes?: (index: string, shard: number) => { [k: string]: string | boolean | { [k: string]: string | number } }[];
+  /** Cluster mode: asks every other member to recalculate its caches too. */
+  recalculateEverywhere?: () => Promise<void>;
   /** Cluster mode: int fields' bit depths over every member (listings show the largest). */
   bitDepths?: () => Promise<BitDepths>;
   /** Cluster mode: GET /internal/shards/max over every member (given the request's query arguments). */

@@ -32,8 +32,12 @@ export function clusterRoutes(app: FastifyInstance, ctx: HttpContext): void {
       cpuMHz: cpuMHz(cpus[0]?.speed ?? 0),
     });
   });
-  app.post('/recalculate-caches', async (_req, reply) => {
+  app.post('/recalculate-caches', async (req, reply) => {
     ctx.recalculateCaches();
+    // Cluster mode: every member recalculates (TopN candidates come from each holder's cache);
+    // a member asks the others with ?local=true.
+    const local = (req.query as Record<string, string | undefined>).local === 'true';
+    if (!local) await ctx.recalculateEverywhere?.();
     return reply.code(204).send();
   });
 }

@@ -1,4 +1,5 @@
-// Int fields' bit depths across the cluster. A field's depth grows with the values written to
+// Per-node figures gathered across the cluster: int fields' bit depths, and TopN caches.
+// Int fields' bit depths: A field's depth grows with the values written to
 // it, and each node holds only some shards' values, so one node's depth can be lower than a
 // single server's; listings (/schema, /index/i) show the largest depth any member has seen.
 import type { FastifyInstance } from 'fastify';
@@ -33,4 +34,14 @@ async function remote(m: Member, timeoutMs: number): Promise<Record<string, unkn
   const res = await fetch(`${m.url}${BIT_DEPTHS_PATH}`, { signal: AbortSignal.timeout(timeoutMs) });
   if (!res.ok) throw new Error(`${m.id}: HTTP ${res.status}`);
   return (await res.json()) as Record<string, unknown>;
+}
+
+/** POST /recalculate-caches?local=true at every other member (one that does not answer is skipped). */
+export async function recalculateAtMembers(view: ClusterView, timeoutMs = 10_000): Promise<void> {
+  const others = (view.map()?.members ?? []).filter((m) => m.id !== view.self.id);
+  await Promise.allSettled(
+    others.map((m) =>
+      fetch(`${m.url}/recalculate-caches?local=true`, { method: 'POST', signal: AbortSignal.timeout(timeoutMs) }),
+    ),
+  );
 }
