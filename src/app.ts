@@ -121,6 +121,9 @@ export async function createServer(
       replicaOf: cfg.replicaOf,
       mirrorAck: cfg.kafkaMirrorAck,
       mirrorAckTimeoutMs: cfg.kafkaMirrorAckTimeout,
+      ...(clusterCfg !== undefined
+        ? { ingestsRefused: 'Kafka ingests are not supported in cluster mode yet: import through any node instead' }
+        : {}),
     };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
     if (clusterCfg !== undefined)

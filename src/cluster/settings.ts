@@ -29,6 +29,11 @@ export function clusterSettings(cfg: Config): ClusterSettings | undefined {
     throw new ConfigError(
       'cluster-name and replica-of exclude each other: a cluster member is not a read-only replica',
     );
+  // Members call each other's internal routes without a token: refuse rather than answer 401s.
+  if (cfg.authTokenFile !== '')
+    throw new ConfigError(
+      'cluster-name and auth-token-file cannot be used together yet: members call each other without tokens',
+    );
   if (!Number.isInteger(cfg.replicas) || cfg.replicas < 1)
     throw new ConfigError(`replicas must be a whole number ≥ 1, got ${cfg.replicas}`);
   if (!Number.isInteger(cfg.clusterPartitions) || cfg.clusterPartitions < 1 || cfg.clusterPartitions > MAX_PARTITIONS)

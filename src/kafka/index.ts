@@ -35,6 +35,8 @@ export interface KafkaConfig {
   mirrorAck: 'local' | 'kafka';
   /** How long a write waits for the mirror under mirrorAck 'kafka' (then 503). */
   mirrorAckTimeoutMs?: number;
+  /** Set in cluster mode: ingests would write to this node alone, so they are refused with it. */
+  ingestsRefused?: string;
 }
 
 export class KafkaRuntime {
@@ -81,15 +83,17 @@ export class KafkaRuntime {
         : undefined;
     const replica = cfg.replicaOf !== '' ? await Replica.open(engine, kafka, cfg.replicaOf, log, onFatal) : undefined;
     const ingests =
-      replica !== undefined
-        ? new IngestManager(
-            engine,
-            imports,
-            undefined,
-            `this node is a read-only replica of Kafka topic "${cfg.replicaOf}": define and run ingests on the primary`,
-            log,
-          )
-        : new IngestManager(engine, imports, kafka, '', log);
+      cfg.ingestsRefused !== undefined
+        ? new IngestManager(engine, imports, undefined, cfg.ingestsRefused, log)
+        : replica !== undefined
+          ? new IngestManager(
+              engine,
+              imports,
+              undefined,
+              `this node is a read-only replica of Kafka topic "${cfg.replicaOf}": define and run ingests on the primary`,
+              log,
+            )
+          : new IngestManager(engine, imports, kafka, '', log);
     return new KafkaRuntime(ingests, mirror, replica, engine, cfg.mirrorAck, cfg.mirrorAckTimeoutMs);
   }
 
