@@ -26,9 +26,13 @@ const recordingSink =
   (_view, engine) => ({
     async deliver(topic: ClusterTopic, partition: number, messages, next: string) {
       for (const m of messages) delivered.push(`${topic}/${partition}/${m.offset}`);
-      await engine.write(() => {
-        engine.cursors.stage(positionKey(topic, partition), encodePosition(next));
-      });
+      // A cluster node's engine refuses local writes: this sink applies as the cluster does.
+      await engine.write(
+        () => {
+          engine.cursors.stage(positionKey(topic, partition), encodePosition(next));
+        },
+        { replicated: true },
+      );
     },
   });
 
