@@ -24,7 +24,7 @@ import { LIMITS } from '../config/limits.js';
 import { runInApplyScope } from '../util/write-scope.js';
 import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
-import { decodePosition, encodePosition } from './position.js';
+import { decodeStoredPosition, encodePosition } from './position.js';
 import { CommandResults } from './results.js';
 import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from './types.js';
 
@@ -58,6 +58,8 @@ export class CommandApplier implements CommandSink {
   readonly results: CommandResults;
   private readonly assemblers = new Map<string, CommandAssembler>();
   private readonly positions = new Map<string, bigint>();
+  /** Per partition: last offsets of commands applied beyond the durable position (position.ts). */
+  private readonly appliedAfter = new Map<string, Set<bigint>>();
   private readonly waiters = new Map<string, Set<{ next: bigint; resolve: () => void }>>();
   private readonly metaWaitMs: number;
   private readonly waitMeta: (next: string, signal: AbortSignal) => Promise<void>;
@@ -74,8 +76,9 @@ export class CommandApplier implements CommandSink {
   /** Reads the durable positions of these partitions (call once at start, before any deliver). */
   async load(topic: ClusterTopic, partitions: readonly number[]): Promise<void> {
     for (const p of partitions) {
-      const v = await this.parts.engine.cursors.get(positionKey(topic, p));
-      this.setPosition(topic, p, decodePosition(v));
+      const stored = decodeStoredPosition(await this.parts.engine.cursors.get(positionKey(topic, p)));
+      this.appliedAfter.set(`${topic}/${p}`, new Set(stored.appliedAfter));
+      this.setPosition(topic, p, stored.next);
     }
   }
 
@@ -127,25 +130,58 @@ export class CommandApplier implements CommandSink {
       // applied already: the durable position says so, and those messages are skipped.
       if (BigInt(msg.offset) < (this.positions.get(key) ?? 0n)) continue;
       const whole = asm.push(msg);
-      if (whole !== undefined) await this.applyOne(topic, partition, whole);
+      if (whole !== undefined) await this.applyOne(topic, partition, whole, asm.pendingFrom);
     }
     // What follows the last command (transaction markers, the first chunks of a command still
     // incomplete) moves the position too, but never past a command not yet applied.
     const pending = asm.pendingFrom;
     const target = pending === undefined ? BigInt(next) : BigInt(pending);
     if (target > (this.positions.get(key) ?? -1n)) {
-      const scope = { cursors: [{ key: positionKey(topic, partition), value: encodePosition(target) }], staged: false };
+      const kept = this.keptAfter(key, target);
+      const value = encodePosition(target, kept);
+      const scope = { cursors: [{ key: positionKey(topic, partition), value }], staged: false };
       await runInApplyScope(scope, () => this.parts.engine.write(() => undefined));
+      this.appliedAfter.set(key, new Set(kept));
       this.setPosition(topic, partition, target);
     }
   }
 
-  private async applyOne(topic: ClusterTopic, partition: number, a: AssembledCommand): Promise<void> {
-    const after = BigInt(a.lastOffset) + 1n;
+  /** Commands applied at or beyond `target` (to skip when a restart re-reads from it). */
+  private keptAfter(key: string, target: bigint, also?: bigint): bigint[] {
+    const kept = [...(this.appliedAfter.get(key) ?? [])].filter((o) => o >= target);
+    if (also !== undefined && also >= target && !kept.includes(also)) kept.push(also);
+    return kept.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /**
+   * Applies one assembled command, its position staged in the same write: the next offset, or
+   * the first chunk of a command still in assembly (`pendingFrom`) with this one listed as
+   * applied beyond it. A command listed so (applied before a restart) is not applied again.
+   */
+  private async applyOne(
+    topic: ClusterTopic,
+    partition: number,
+    a: AssembledCommand,
+    pendingFrom: string | undefined,
+  ): Promise<void> {
+    const key = `${topic}/${partition}`;
+    const last = BigInt(a.lastOffset);
+    const after = pendingFrom !== undefined && BigInt(pendingFrom) < last + 1n ? BigInt(pendingFrom) : last + 1n;
+    const kept = this.keptAfter(key, after, last);
+    const position = {
+      cursors: [{ key: positionKey(topic, partition), value: encodePosition(after, kept) }],
+      staged: false,
+    };
+    if (this.appliedAfter.get(key)?.has(last) === true) {
+      await runInApplyScope(position, () => this.parts.engine.write(() => undefined));
+      this.appliedAfter.set(key, new Set(kept));
+      this.setPosition(topic, partition, after);
+      return;
+    }
     const where = `${topic}/${partition}@${a.lastOffset}`;
     const cmd = decodeCommand(a.value, where);
     if (cmd.kind === 'pql' || cmd.kind === 'import') await this.metaReached(cmd, where);
-    const scope = { cursors: [{ key: positionKey(topic, partition), value: encodePosition(after) }], staged: false };
+    const scope = position;
     let result: CommandResult;
     try {
       result = { ok: true, value: await runInApplyScope(scope, () => this.run(cmd)) };
@@ -157,6 +193,7 @@ export class CommandApplier implements CommandSink {
     // A command that wrote nothing (or failed before writing) still moves the position.
     if (!scope.staged) await runInApplyScope(scope, () => this.parts.engine.write(() => undefined));
     this.results.set(topic, partition, a.lastOffset, result);
+    this.appliedAfter.set(key, new Set(kept));
     this.setPosition(topic, partition, after);
   }
 

@@ -103,42 +103,49 @@ interface Pending {
   firstOffset: string;
 }
 
-/** Reassembles commands from the messages of one partition, read in offset order. */
+/**
+ * Reassembles commands from the messages of one partition, read in offset order. Chunks of
+ * commands sent by concurrent transactions interleave, so several commands can be in assembly
+ * at once, each by its id. Chunks are only sent in transactions, so a read-committed reader sees
+ * every chunk of a command or none; a chunk out of order is a broken writer: its command is dropped.
+ */
 export class CommandAssembler {
-  private pending: Pending | undefined;
+  private readonly pending = new Map<string, Pending>();
 
-  /** Offset of the first message of a command not complete yet (undefined: none). */
+  /** Offset of the first message of the earliest command not complete yet (undefined: none). */
   get pendingFrom(): string | undefined {
-    return this.pending?.firstOffset;
+    let min: bigint | undefined;
+    for (const p of this.pending.values()) {
+      const o = BigInt(p.firstOffset);
+      if (min === undefined || o < min) min = o;
+    }
+    return min === undefined ? undefined : String(min);
   }
 
   reset(): void {
-    this.pending = undefined;
+    this.pending.clear();
   }
 
   /** Feeds one message; returns the command it completes, if any. */
   push(msg: { offset: string; headers?: IHeaders; value: Buffer | null }): AssembledCommand | undefined {
     const value = msg.value ?? Buffer.alloc(0);
     const chunk = header(msg.headers, H_CHUNK);
-    if (chunk === undefined) {
-      this.pending = undefined;
-      return { value, firstOffset: msg.offset, lastOffset: msg.offset };
-    }
+    if (chunk === undefined) return { value, firstOffset: msg.offset, lastOffset: msg.offset };
     const m = /^(\d+)\/(\d+)$/.exec(chunk);
     const id = header(msg.headers, H_CID);
     if (m === null || id === undefined)
       throw new CommandFormatError(`offset ${msg.offset}: bad chunk headers ${H_CHUNK}=${chunk} ${H_CID}=${id}`);
     const [i, n] = [Number(m[1]), Number(m[2])];
-    if (i === 0) this.pending = { id, next: 0, count: n, parts: [], firstOffset: msg.offset };
-    const p = this.pending;
-    if (p === undefined || p.id !== id || p.next !== i || p.count !== n) {
-      this.pending = undefined;
+    if (i === 0) this.pending.set(id, { id, next: 0, count: n, parts: [], firstOffset: msg.offset });
+    const p = this.pending.get(id);
+    if (p === undefined || p.next !== i || p.count !== n) {
+      this.pending.delete(id);
       return undefined;
     }
     p.parts.push(value);
     p.next++;
     if (p.next < p.count) return undefined;
-    this.pending = undefined;
+    this.pending.delete(id);
     return { value: Buffer.concat(p.parts), firstOffset: p.firstOffset, lastOffset: msg.offset };
   }
 }

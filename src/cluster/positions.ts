@@ -3,7 +3,8 @@
 // delivery, with the waits that queries and writes park on until a position is reached.
 import { DomainError } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
-import { type ClusterTopic, decodePosition, positionKey } from './types.js';
+import { decodePosition } from './position.js';
+import { type ClusterTopic, positionKey } from './types.js';
 
 interface Waiter {
   next: bigint;

@@ -58,6 +58,10 @@ export class QueryFanout {
     const budget = queryBudget(timeoutMs, req.signal);
     const now = Date.now();
     const queryOpts: QueryOptions = { ...opts, maxResultRows: this.settings.maxResultRows };
+    // Both topics' ends are read at once, after the query arrived (every partition's: one
+    // ListOffsets answers them all); the log's are waited for below, once the plan is known.
+    const allEnds = this.view.logEndOffsets(this.allPartitions());
+    allEnds.catch(() => undefined); // awaited below; a failure of the meta read comes first
     // The schema and keys as of now: a field created just before the query is known here.
     const metaOffset = await this.view.metaEndOffset();
     await this.view.waitApplied('meta', 0, metaOffset, signal).catch((err: unknown) => {
@@ -69,7 +73,7 @@ export class QueryFanout {
       (h) => compileReads(lookupIndex(h, index), query.calls, queryOpts, new QueryClock(now)).plans,
     );
     const partitions = this.partitionsFor(index, plans, opts);
-    const ends = await this.view.logEndOffsets(partitions);
+    const ends = await allEnds;
     const waitFor: Record<string, string> = {};
     for (const p of partitions) waitFor[String(p)] = ends.get(p) ?? '0';
     const base = {
@@ -103,6 +107,10 @@ export class QueryFanout {
     const own = (p: ReadPlan): boolean => p.kind === 'options' && (p.settings.shards !== undefined || own(p.child));
     if (opts.shards !== undefined && opts.shards.length > 0 && !plans.some(own))
       return [...new Set(opts.shards.map((s) => this.view.partitionOf(index, s)))].sort((a, b) => a - b);
+    return this.allPartitions();
+  }
+
+  private allPartitions(): number[] {
     return Array.from({ length: this.view.partitions }, (_, p) => p);
   }
 

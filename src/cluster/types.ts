@@ -54,16 +54,6 @@ export function positionKey(topic: ClusterTopic, partition: number): string {
   return `cluster-position/${topic}/${partition}`;
 }
 
-/** A stored position (positionKey's value): the next offset, as decimal text. */
-export function encodePosition(next: string | bigint): Uint8Array {
-  return Buffer.from(String(next), 'utf8');
-}
-
-/** The stored position, or 0 when none was stored. */
-export function decodePosition(raw: Uint8Array | undefined): bigint {
-  return raw === undefined ? 0n : BigInt(Buffer.from(raw).toString('utf8'));
-}
-
 /** What the rest of the node asks of membership: the map, positions, end offsets, waits. */
 export interface ClusterView {
   readonly name: string;

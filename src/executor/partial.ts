@@ -7,12 +7,12 @@
 import type { ColumnId } from '../domain/shard.js';
 import type { ValCount } from '../state/bsi.js';
 import { type BestRow, minMaxBest, valCountAcc } from './aggregate.js';
-import { countAt, outShards, planColumns } from './bitmap-eval.js';
+import { planColumns } from './bitmap-eval.js';
 import type { ReadContext } from './context.js';
 import { type AllowedRows, type Group, firstGroups, groupByAllowed, groupByGroups } from './group-by.js';
 import type { BitmapPlan, ReadPlan } from './plan.js';
 import { rowIds } from './rows.js';
-import type { Work } from './run.js';
+import { type Work, countWork } from './run.js';
 import { type TopNCounts, topNCandidateFilter, topNCandidates, topNCounts } from './topn.js';
 
 /** Phase one's answer for one call (of the innermost plan under Options()). */
@@ -73,15 +73,8 @@ export function* callPartial(ctx0: ReadContext, plan0: ReadPlan, prep: CallPrep)
   switch (plan.kind) {
     case 'bitmap':
       return { kind: 'columns', columns: ctx.opts.excludeColumns ? [] : yield* planColumns(ctx, plan.plan) };
-    case 'count': {
-      const shards = outShards(ctx, plan.child);
-      let n = 0;
-      for (let i = 0; i < shards.length; i++) {
-        if (i > 0) yield;
-        n += countAt(ctx, plan.child, shards[i]);
-      }
-      return { kind: 'count', n };
-    }
+    case 'count':
+      return { kind: 'count', n: yield* countWork(ctx, plan.child) };
     case 'valCount':
       return { kind: 'valCount', acc: yield* valCountAcc(ctx, plan) };
     case 'minMaxRow':

@@ -31,6 +31,17 @@ export function executeReadSync(ctx: ReadContext, plan: ReadPlan): CallOutput {
   return { result: { type: 'count', n: countSync(ctx, plan.child) } };
 }
 
+/** Count(child), yielding between shards, not after the last: a one-shard count never suspends. */
+export function* countWork(ctx: ReadContext, child: BitmapPlan): Work<number> {
+  const shards = outShards(ctx, child);
+  let n = 0;
+  for (let i = 0; i < shards.length; i++) {
+    if (i > 0) yield;
+    n += countAt(ctx, child, shards[i]);
+  }
+  return n;
+}
+
 /** Count(child) straight through. */
 export function countSync(ctx: ReadContext, child: BitmapPlan): number {
   const shards = outShards(ctx, child);
@@ -52,16 +63,8 @@ export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput>
       const columns = ctx.opts.excludeColumns ? [] : yield* planColumns(ctx, plan.plan);
       return bitmapOutput(ctx.index, plan, columns, ctx.opts);
     }
-    case 'count': {
-      // Yields between shards, not after the last: a one-shard count never suspends.
-      const shards = outShards(ctx, plan.child);
-      let n = 0;
-      for (let i = 0; i < shards.length; i++) {
-        if (i > 0) yield;
-        n += countAt(ctx, plan.child, shards[i]);
-      }
-      return { result: { type: 'count', n } };
-    }
+    case 'count':
+      return { result: { type: 'count', n: yield* countWork(ctx, plan.child) } };
     case 'valCount':
       return { result: yield* valCount(ctx, plan) };
     case 'minMaxRow':

@@ -9,7 +9,7 @@ import { STEP_ITEMS, type Steps } from '../../util/steps.js';
 import { setViews } from '../write-model/bits.js';
 import type { Rebased } from './import-checks.js';
 import type { BitsImport } from './import-types.js';
-import { bucketByRowSteps, type RowBitmaps, splitByShard } from './row-buckets.js';
+import { bucketByRowSteps, gather, type RowBitmaps, splitByShard } from './row-buckets.js';
 
 /** The row bitmaps of one (view, shard). */
 export interface BitsBucket extends RowBitmaps {
@@ -29,8 +29,8 @@ export function* bucketBits(
 ): Steps<BitsBucket[]> {
   const out: BitsBucket[] = [];
   for (const [view, sel] of yield* viewSelections(field, req.timestamps, n)) {
-    const vr = sel === undefined ? r : yield* pick(r, sel);
-    const vc = sel === undefined ? c : yield* pick(c, sel);
+    const vr = sel === undefined ? r : yield* gather(r, sel);
+    const vc = sel === undefined ? c : yield* gather(c, sel);
     // A validated named shard holds every column: no need to scan for others.
     const shards =
       req.shard !== undefined && !index.options.keys ? new Map([[req.shard - baseShard, undefined]]) : splitByShard(vc);
@@ -102,15 +102,5 @@ function* viewSelections(
     if (i % STEP_ITEMS === STEP_ITEMS - 1) yield;
   }
   for (const [v, l] of lists) out.set(v, Uint32Array.from(l));
-  return out;
-}
-
-function* pick(a: IdArray, sel: Uint32Array): Steps<Float64Array> {
-  const out = new Float64Array(sel.length);
-  for (let lo = 0; lo < sel.length; lo += STEP_ITEMS) {
-    const hi = Math.min(sel.length, lo + STEP_ITEMS);
-    for (let i = lo; i < hi; i++) out[i] = a[sel[i]];
-    yield;
-  }
   return out;
 }

@@ -48,7 +48,8 @@ export function* bucketByRowSteps(
     : mapSort(rows, cols, base, new Uint32Array(n));
 }
 
-function* gather(a: IdArray, sel: Uint32Array): Steps<Float64Array> {
+/** The selected elements of `a`, in steps (a selection of millions must not hold the event loop). */
+export function* gather(a: IdArray, sel: Uint32Array): Steps<Float64Array> {
   const out = new Float64Array(sel.length);
   for (let lo = 0; lo < sel.length; lo += STEP_ITEMS) {
     const hi = Math.min(sel.length, lo + STEP_ITEMS);

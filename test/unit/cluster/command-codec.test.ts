@@ -94,15 +94,24 @@ describe('cluster command codec', () => {
     expect(back.kind === 'import' && Buffer.from(back.body).equals(Buffer.from(body))).toBe(true);
   });
 
-  it('drops an incomplete chunk run when another command follows', () => {
+  it('assembles interleaved chunk runs each by its id (concurrent transactions)', () => {
     const a = commandMessages({ kind: 'attrs', index: 'i', pql: 'x'.repeat(3000) }, 1000);
     const b = commandMessages(commands[0], 1000);
     const asm = new CommandAssembler();
-    expect(asm.push({ offset: '0', headers: a[0].headers, value: a[0].value as Buffer })).toBeUndefined();
-    const next = asm.push({ offset: '1', headers: b[0].headers, value: b[0].value as Buffer });
+    const push = (offset: number, m: (typeof a)[number]) =>
+      asm.push({ offset: String(offset), headers: m.headers, value: m.value as Buffer });
+    expect(push(0, a[0])).toBeUndefined();
+    // Another command completes while the first is still in assembly.
+    const next = push(1, b[0]);
     expect(next && decodeCommand(next.value, 't')).toEqual(commands[0]);
+    expect(asm.pendingFrom).toBe('0');
+    for (let i = 1; i < a.length - 1; i++) expect(push(1 + i, a[i])).toBeUndefined();
+    const whole = push(1 + a.length, a[a.length - 1]);
+    expect(whole && decodeCommand(whole.value, 't')).toEqual({ kind: 'attrs', index: 'i', pql: 'x'.repeat(3000) });
+    expect(whole?.firstOffset).toBe('0');
+    expect(asm.pendingFrom).toBeUndefined();
     // A chunk from the middle of a run never starts one.
-    expect(asm.push({ offset: '2', headers: a[1].headers, value: a[1].value as Buffer })).toBeUndefined();
+    expect(push(10 + a.length, a[1])).toBeUndefined();
     expect(asm.pendingFrom).toBeUndefined();
   });
 });
