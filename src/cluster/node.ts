@@ -61,6 +61,8 @@ export class ClusterNode {
         },
         logger: o.logger.child({ mod: 'cluster-writes' }),
         legacyRelease: o.legacyRelease,
+        // Headroom for the record batch and headers around one message.
+        chunkBytes: Math.max(64 * 1024, rt.topics.maxMessageBytes - 64 * 1024),
       });
     const sink: SinkFactory = o.sink ?? (() => writes?.applier ?? missingApplier());
     const rt = await ClusterRuntime.open(o.cfg, o.engine, sink, o.logger, o.nodeId);

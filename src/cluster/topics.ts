@@ -8,14 +8,39 @@ import { StartupError } from '../engine/bootstrap.js';
 export interface ClusterTopics {
   meta: string;
   log: string;
+  /** The smaller of the two topics' max.message.bytes: commands above it are sent in chunks. */
+  maxMessageBytes: number;
 }
 
-export const clusterTopics = (name: string): ClusterTopics => ({ meta: `${name}.meta`, log: `${name}.log` });
+export const clusterTopics = (name: string): Omit<ClusterTopics, 'maxMessageBytes'> => ({
+  meta: `${name}.meta`,
+  log: `${name}.log`,
+});
+
+/**
+ * Messages up to 16 MiB: an import of one shard is usually one message, sent without a
+ * transaction, where Kafka's 1 MiB default would cut it into chunks that need one.
+ */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 const CONFIG = [
   { name: 'retention.ms', value: '-1' },
   { name: 'retention.bytes', value: '-1' },
+  { name: 'max.message.bytes', value: String(MAX_MESSAGE_BYTES) },
 ];
+
+/** kafkajs's ConfigResourceTypes.TOPIC (a number, so that no kafkajs value is imported here). */
+const TOPIC_RESOURCE = 2;
+
+/** A topic's max.message.bytes (Kafka's 1 MiB default when it does not say). */
+async function maxMessageBytes(admin: Admin, topic: string): Promise<number> {
+  const res = await admin.describeConfigs({
+    resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ['max.message.bytes'] }],
+    includeSynonyms: false,
+  });
+  const v = Number(res.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
+  return Number.isFinite(v) && v > 0 ? v : 1024 * 1024;
+}
 
 /** Creates what is missing; checks NAME.log's partition count against `partitions`. */
 export async function ensureClusterTopics(kafka: Kafka, name: string, partitions: number): Promise<ClusterTopics> {
@@ -39,7 +64,8 @@ export async function ensureClusterTopics(kafka: Kafka, name: string, partitions
       throw new StartupError(
         `cluster ${name} has ${log.partitions.length} partitions (Kafka topic ${topics.log}), this node was started with --cluster-partitions ${partitions}: start it with --cluster-partitions ${log.partitions.length}`,
       );
-    return topics;
+    const max = Math.min(await maxMessageBytes(admin, topics.meta), await maxMessageBytes(admin, topics.log));
+    return { ...topics, maxMessageBytes: max };
   } finally {
     await admin.disconnect().catch(() => undefined);
   }

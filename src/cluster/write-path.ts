@@ -27,6 +27,8 @@ export interface WritePathParts {
   reads: ClusterReads;
   logger: Logger;
   legacyRelease?: LegacyRelease;
+  /** Commands above this are cut into chunks (the topics' max.message.bytes less headroom). */
+  chunkBytes?: number;
 }
 
 export interface ClusterWritePath {
@@ -54,7 +56,9 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
     },
     { waitMeta: (next, signal) => view.waitApplied('meta', 0, next, signal) },
   );
-  const producer = new ClusterProducer(parts.kafka, `${view.name}-${view.self.id}`);
+  const producer = new ClusterProducer(parts.kafka, `${view.name}-${view.self.id}`, {
+    ...(parts.chunkBytes !== undefined ? { chunkBytes: parts.chunkBytes } : {}),
+  });
   const writes = new ClusterWrites({ view, producer, applier });
   return {
     applier,
