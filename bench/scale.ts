@@ -288,7 +288,9 @@ async function runShape(
     );
   } finally {
     if (server !== undefined) await server.close();
-    removeDir(dataDir);
+    // BENCH_SCALE_KEEP=1 leaves the data directory for a look at restarts by hand.
+    if (process.env.BENCH_SCALE_KEEP === '1') r.note(`${shape}: data dir kept at ${dataDir}`);
+    else removeDir(dataDir);
   }
 }
 

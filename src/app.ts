@@ -15,6 +15,7 @@ import { type Server as HttpsServer, createServer as createHttpsServer } from 'n
 import { type Config, ConfigError, parseBind } from './config/config.js';
 import { Engine } from './engine/engine.js';
 import { type ReplayProgressListener, bootstrap } from './engine/bootstrap.js';
+import { deferredFragments, warmUp } from './engine/warm-up.js';
 import { recalculateCaches } from './executor/index.js';
 import { type HttpSecurity, buildHttpApp } from './http/app.js';
 import { readTokenFile } from './http/security.js';
@@ -155,6 +156,8 @@ export async function createServer(
   const timer = setInterval(recalc, cfg.cacheRecalcIntervalMs);
   timer.unref();
   kafka.start();
+  // The snapshot's fragments are decoded on first touch; the rest in the background from here.
+  const warming = warmUp(eng.peekApplied(deferredFragments), () => eng.state !== 'NORMAL', logger);
   const http = opts.listening?.http;
   return {
     app,
@@ -184,6 +187,7 @@ export async function createServer(
       http?.closeAllConnections();
       await socketClosed;
       await eng.stop();
+      await warming;
       await kafka.close(); // the mirror gets a moment to publish the tail
       await log.close();
     },

@@ -5,6 +5,9 @@
 // apply adopts the views, and a write copies a row first), instead of a protobuf decode, a
 // deserialize and a clone per row. Bodies written before it (every fragment a BitsSet event)
 // still load: the record types of both coexist and are told apart by the type byte.
+// A restart decodes lazily (decodeSnapshot's `lazy`): a fragment record's names and row table
+// are checked at once, its rows' views are made when the fragment is first touched
+// (state/fragment.ts), so a restart costs a read of the file and a walk over its records.
 import { decodeEvent, encodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
 import roaring from 'roaring';
@@ -49,7 +52,8 @@ export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: 
   return { chunks, events, bytes };
 }
 
-export function* decodeSnapshot(bytes: Uint8Array): Generator<Event> {
+/** `lazy`: fragment records become deferred BitsSet events (rows decoded on first touch). */
+export function* decodeSnapshot(bytes: Uint8Array, opts: { lazy?: boolean } = {}): Generator<Event> {
   // Row offsets are aligned relative to the body: the body itself must start aligned (a copy
   // only if the file's buffer does not).
   const aligned = roaring.ensureBufferAligned(bytes, ALIGN);
@@ -63,7 +67,7 @@ export function* decodeSnapshot(bytes: Uint8Array): Generator<Event> {
     pos += 5;
     if (pos + len > body.byteLength) throw new AssertionError(`snapshot record at byte ${pos} overruns the body`);
     const payload = body.subarray(pos, pos + len);
-    yield type === FRAGMENT_RECORD ? decodeFragment(body, pos, len) : decodeEvent(type, payload);
+    yield type === FRAGMENT_RECORD ? decodeFragment(body, pos, len, opts.lazy === true) : decodeEvent(type, payload);
     pos += len;
   }
 }
@@ -107,9 +111,10 @@ function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Arra
 
 /**
  * The fragment record at body[at, at + len) as a BitsSet whose rows are frozen views into the
- * body, for apply() to keep (`adopt`); the views keep the body alive.
+ * body, for apply() to keep (`adopt`); the views keep the body alive. Lazy: the layout is checked
+ * now and the views are made by the event's `deferred`.
  */
-function decodeFragment(body: Buffer, at: number, len: number): FragmentEvent {
+function decodeFragment(body: Buffer, at: number, len: number, lazy: boolean): FragmentEvent {
   const end = at + len;
   let p = at;
   const need = (bytes: number, what: string): void => {
@@ -137,14 +142,25 @@ function decodeFragment(body: Buffer, at: number, len: number): FragmentEvent {
   for (let i = 0; i < n; i++) rows[i] = body.readDoubleLE(p + i * 8);
   const sizesAt = p + n * 8;
   p = sizesAt + n * 4;
-  const columns: Bitmap[] = new Array<Bitmap>(n);
+  const rowsAt = p;
   for (let i = 0; i < n; i++) {
-    const size = body.readUInt32LE(sizesAt + i * 4);
     p += padTo(p);
-    need(size, `row ${rows[i]}`);
-    columns[i] = RoaringBitmap32.unsafeFrozenView(body.subarray(p, p + size), FROZEN);
-    p += size;
+    need(body.readUInt32LE(sizesAt + i * 4), `row ${rows[i]}`);
+    p += body.readUInt32LE(sizesAt + i * 4);
   }
   if (p !== end) throw new AssertionError(`snapshot fragment record has ${end - p} trailing bytes`);
-  return { type: 'BitsSet', index, field, view, shard, rows, columns, adopt: true };
+  const views = (): Bitmap[] => {
+    const columns: Bitmap[] = new Array<Bitmap>(n);
+    let q = rowsAt;
+    for (let i = 0; i < n; i++) {
+      const size = body.readUInt32LE(sizesAt + i * 4);
+      q += padTo(q);
+      columns[i] = RoaringBitmap32.unsafeFrozenView(body.subarray(q, q + size), FROZEN);
+      q += size;
+    }
+    return columns;
+  };
+  const event = { type: 'BitsSet', index, field, view, shard, adopt: true } as const;
+  if (!lazy) return { ...event, rows, columns: views() };
+  return { ...event, rows: [], columns: [], deferred: () => ({ rows, columns: views() }) };
 }

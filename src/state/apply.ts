@@ -46,6 +46,7 @@ export function apply(holder: Holder, event: Event): void {
     }
     case 'BitsSet': {
       const frag = fieldOf(holder, event.index, event.field).viewForWrite(event.view).fragmentForWrite(event.shard);
+      if (event.deferred !== undefined) frag.defer(event.deferred);
       if (event.adopt === true)
         for (let i = 0; i < event.rows.length; i++) frag.adoptBits(event.rows[i], event.columns[i]);
       else for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);

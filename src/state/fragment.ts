@@ -10,13 +10,24 @@ const PER_BIT_LIMIT = 8;
 /** Up to this many, addMany; beyond it a bitmap and one union (measured: equal near 1,000). */
 const BULK_LIMIT = 256;
 
+/** A fragment's rows as a snapshot holds them: row IDs ascending, one bitmap each. */
+export interface FragmentRows {
+  rows: number[];
+  columns: Bitmap[];
+}
+
 /**
  * One (index, field, view, shard): a RoaringBitmap32 per row holding column offsets
  * (column % 2^20). Empty rows are dropped so `rows.size` and iteration mean "rows with bits".
  * Only state/apply.ts may call the mutating methods.
  */
 export class Fragment {
-  readonly rows = new Map<number, Bitmap>();
+  private readonly held = new Map<number, Bitmap>();
+  /**
+   * Rows of a loaded snapshot not yet decoded (defer): a restart makes one closure per fragment
+   * instead of a view per row, and the first touch of `rows` (or warmUp) decodes them.
+   */
+  private pending: (() => FragmentRows) | undefined;
   /**
    * Rows that are read-only views into a loaded snapshot's bytes (adopted frozen bitmaps): no
    * per-container allocations, so they take about their serialized size. A write copies such a
@@ -25,6 +36,35 @@ export class Fragment {
   private frozen: Set<number> | undefined;
 
   constructor(readonly shard: number) {}
+
+  /** The rows by ID; decodes deferred snapshot rows first, so every reader sees them. */
+  get rows(): Map<number, Bitmap> {
+    if (this.pending !== undefined) this.load();
+    return this.held;
+  }
+
+  /** Whether rows are still deferred (warm-up and tests ask; reading `rows` decodes them). */
+  get deferred(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /** Snapshot rows adopted on first touch; on a fragment that already has rows, at once. */
+  defer(load: () => FragmentRows): void {
+    if (this.pending === undefined && this.held.size === 0) this.pending = load;
+    else this.adoptAll(load());
+  }
+
+  /** Decodes deferred rows now. */
+  load(): void {
+    const load = this.pending;
+    if (load === undefined) return;
+    this.pending = undefined;
+    this.adoptAll(load());
+  }
+
+  private adoptAll({ rows, columns }: FragmentRows): void {
+    for (let i = 0; i < rows.length; i++) this.adoptBits(rows[i], columns[i]);
+  }
 
   row(id: number): Bitmap | undefined {
     return this.rows.get(id);
