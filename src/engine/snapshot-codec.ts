@@ -12,7 +12,7 @@ import { decodeEvent, encodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
 import roaring from 'roaring';
 import { type Bitmap, RoaringBitmap32 } from '../roaring/bitmap.js';
-import { FROZEN_ALIGN, FROZEN_FORMAT, frozenPad } from '../state/fragment.js';
+import { FROZEN_ALIGN, FROZEN_FORMAT, frozenPad } from '../roaring/frozen.js';
 import type { Holder } from '../state/holder.js';
 import { stateEvents } from '../state/snapshot.js';
 import { AssertionError } from '../util/assert.js';

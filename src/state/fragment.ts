@@ -1,9 +1,12 @@
 import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
+import { packFrozen } from '../roaring/frozen.js';
 
-/** CRoaring's own layout, which a read-only view uses in place (little-endian, 32-byte aligned). */
-export const FROZEN_FORMAT = 'unsafe_frozen_croaring';
-export const FROZEN_ALIGN = 32;
-export const frozenPad = (at: number): number => (FROZEN_ALIGN - (at % FROZEN_ALIGN)) % FROZEN_ALIGN;
+/**
+ * New rows of one bulk adoption (an import) holding at least this many bits are packed frozen
+ * (roaring/frozen.ts): resident near their serialized size instead of about twice it. Smaller
+ * adoptions (a few bits a row, streamed) stay mutable, since a write to a frozen row copies it.
+ */
+const PACK_MIN_BITS = 65_536;
 
 /** Up to this many offsets, one native add/delete per offset beats a bulk call's setup. */
 const PER_BIT_LIMIT = 8;
@@ -114,6 +117,36 @@ export class Fragment {
         offsets.shrinkToFit();
       }
       this.rows.set(row, offsets);
+    }
+  }
+
+  /**
+   * adoptBits for each row of a bulk import; when the new rows hold PACK_MIN_BITS or more, they
+   * are kept packed frozen rather than as the (mutable) bitmaps given, which are emptied.
+   */
+  adoptRows(rows: readonly number[], columns: readonly ColumnOffsets[]): void {
+    const fresh: number[] = [];
+    const bitmaps: Bitmap[] = [];
+    let bits = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const c = columns[i];
+      if (c instanceof Uint32Array || c.isFrozen || c.isEmpty || this.rows.has(rows[i])) this.adoptBits(rows[i], c);
+      else {
+        fresh.push(rows[i]);
+        bitmaps.push(c);
+        bits += c.size;
+      }
+    }
+    if (bits < PACK_MIN_BITS) {
+      for (let i = 0; i < fresh.length; i++) this.adoptBits(fresh[i], bitmaps[i]);
+      return;
+    }
+    const packed = packFrozen(bitmaps);
+    for (let i = 0; i < fresh.length; i++) {
+      this.adoptBits(fresh[i], packed[i]);
+      // The given bitmaps are this call's (adopted): their containers go back to the allocator
+      // now, for the next import to reuse, rather than whenever a GC finalizes their wrappers.
+      bitmaps[i].clear();
     }
   }
 
