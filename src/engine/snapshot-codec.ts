@@ -34,22 +34,46 @@ const padTo = frozenPad;
 
 /** Encodes synchronously, so the body is the state at exactly one sequence. */
 export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: number; bytes: number } {
-  const chunks: Uint8Array[] = [];
+  const captured = captureSnapshot(holder);
+  const chunks = [...captured.chunks];
   let bytes = 0;
-  let events = 0;
+  for (const c of chunks) bytes += c.byteLength;
+  return { chunks, events: captured.events, bytes };
+}
+
+/** A row as captured: a frozen row itself (never changed in place), or a mutable row's bytes. */
+type CapturedRow = Bitmap | Uint8Array;
+type Captured = { record: { type: number; payload: Uint8Array } } | { fragment: FragmentEvent; rows: CapturedRow[] };
+
+/**
+ * The state at this moment, encoded as the chunks are pulled. Capturing is synchronous and cheap
+ * where rows are frozen (a snapshot's or an import's: a write replaces such a row with a copy,
+ * so the captured one stays as it was); a mutable row is serialized now. The writer then encodes
+ * one record per pull between its awaited writes, so a snapshot of frozen rows does not hold the
+ * event loop for the whole body.
+ */
+export function captureSnapshot(holder: Holder): { events: number; chunks: Iterable<Uint8Array> } {
+  const captured: Captured[] = [];
   for (const e of stateEvents(holder)) {
+    if (e.type === 'BitsSet' && e.exists !== true && allBitmaps(e.columns))
+      captured.push({ fragment: e, rows: e.columns.map((b) => (b.isFrozen ? b : b.serialize(FROZEN))) });
+    else captured.push({ record: encodeEvent(e) });
+  }
+  return { events: captured.length, chunks: encodeCaptured(captured) };
+}
+
+function* encodeCaptured(captured: Captured[]): Generator<Uint8Array> {
+  let bytes = 0;
+  for (const c of captured) {
     const { type, payload } =
-      e.type === 'BitsSet' && e.exists !== true && allBitmaps(e.columns)
-        ? { type: FRAGMENT_RECORD, payload: encodeFragment(e, e.columns, bytes + 5) }
-        : encodeEvent(e);
+      'record' in c ? c.record : { type: FRAGMENT_RECORD, payload: encodeFragment(c.fragment, c.rows, bytes + 5) };
     const head = new Uint8Array(5);
     head[0] = type;
     new DataView(head.buffer).setUint32(1, payload.byteLength, true);
-    chunks.push(head, payload);
     bytes += 5 + payload.byteLength;
-    events++;
+    yield head;
+    yield payload;
   }
-  return { chunks, events, bytes };
 }
 
 /** `lazy`: fragment records become deferred BitsSet events (rows decoded on first touch). */
@@ -78,10 +102,13 @@ function allBitmaps(columns: readonly unknown[]): columns is Bitmap[] {
 
 type FragmentEvent = Extract<Event, { type: 'BitsSet' }>;
 
-/** One buffer per fragment, which starts at body offset `at`: rows serialize straight into it. */
-function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Array {
+/**
+ * One buffer per fragment, which starts at body offset `at`: rows serialize straight into it (or
+ * are copied in, when captured as bytes: the frozen layout is relative to its aligned start).
+ */
+function encodeFragment(e: FragmentEvent, rows: CapturedRow[], at: number): Uint8Array {
   const names = [e.index, e.field, e.view].map((s) => Buffer.from(s, 'utf8'));
-  const sizes = rows.map((b) => b.getSerializationSizeInBytes(FROZEN));
+  const sizes = rows.map((b) => (b instanceof Uint8Array ? b.byteLength : b.getSerializationSizeInBytes(FROZEN)));
   const n = rows.length;
   let total = 12 + n * 12;
   for (const name of names) total += 2 + name.length;
@@ -103,7 +130,9 @@ function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Arra
   p += n * 4;
   for (let i = 0; i < n; i++) {
     p += padTo(at + p);
-    rows[i].serialize(FROZEN, out.subarray(p, p + sizes[i]));
+    const row = rows[i];
+    if (row instanceof Uint8Array) out.set(row, p);
+    else row.serialize(FROZEN, out.subarray(p, p + sizes[i]));
     p += sizes[i];
   }
   return out;

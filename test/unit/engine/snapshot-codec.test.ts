@@ -6,7 +6,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { defaultFieldOptions } from '../../../src/domain/types.js';
-import { FRAGMENT_RECORD, decodeSnapshot, encodeSnapshot } from '../../../src/engine/snapshot-codec.js';
+import {
+  FRAGMENT_RECORD,
+  captureSnapshot,
+  decodeSnapshot,
+  encodeSnapshot,
+} from '../../../src/engine/snapshot-codec.js';
 import { deferredFragments, warmUp } from '../../../src/engine/warm-up.js';
 import { encodeEvent } from '../../../src/events/codec.js';
 import type { Event } from '../../../src/events/types.js';
@@ -225,6 +230,35 @@ describe('snapshot codec', () => {
     expect(await warmUp(deferredFragments(restored), () => false, logger)).toBe(5);
     expect(deferredFragments(restored)).toHaveLength(0);
     expect(stateDigest(restored)).toBe(stateDigest(sampleHolder()));
+  });
+
+  it('a captured snapshot is the state when captured, though writes land before it is encoded', () => {
+    // Frozen rows (loaded) and mutable ones (written since), then writes to both after capture.
+    const h = load(Buffer.concat(encodeSnapshot(sampleHolder()).chunks));
+    apply(h, {
+      type: 'BitsSet',
+      index: 'i',
+      field: 'f',
+      view: 'standard',
+      shard: 0,
+      rows: [8],
+      columns: [Uint32Array.of(1, 2, 3)],
+    });
+    const before = stateDigest(h);
+    const captured = captureSnapshot(h);
+    for (const row of [7, 8, 2 ** 40])
+      apply(h, {
+        type: 'BitsSet',
+        index: 'i',
+        field: 'f',
+        view: 'standard',
+        shard: 0,
+        rows: [row],
+        columns: [Uint32Array.of(999_999)],
+      });
+    apply(h, { type: 'RowCleared', index: 'i', field: 'f', row: 1 });
+    expect(stateDigest(h)).not.toBe(before);
+    expect(stateDigest(load(Buffer.concat([...captured.chunks])))).toBe(before);
   });
 
   it('refuses a truncated fragment record', () => {
