@@ -5,12 +5,13 @@
 // bytes per bit added (RSS delta after a GC) beside the serialized size of the same bitmaps,
 // snapshot write MB/s, restart (a new server process until /status answers) against reading the
 // data directory's bytes in the same run, and Count/TopN over all shards.
-// The server under measurement runs in a child process of the bench (one per shape) that also
-// generates the data, so a GC can be forced before reading RSS.
+// Per shape, a child process of the bench generates the data and sends it to a server process of
+// its own (`bitledger server`, whose RSS is read after forced collections: lib/gc-hook.ts), then
+// loads the data directory again in itself to count the bitmaps and their resident size.
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
@@ -23,7 +24,7 @@ import { HttpClient } from './lib/http-client.js';
 import { dirBytes } from './lib/log-bytes.js';
 import { createField, createIndex, importProtobuf, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
-import { REPO_ROOT, freePort, removeDir, tempDir } from './lib/server-child.js';
+import { REPO_ROOT, freePort, removeDir, startChildServer, tempDir } from './lib/server-child.js';
 import { MB, now, percentile } from './lib/stats.js';
 
 type Shape = 'sparse' | 'dense' | 'runs';
@@ -51,11 +52,6 @@ async function settledRss(): Promise<number> {
     await new Promise((r) => setTimeout(r, 200));
   }
   return process.memoryUsage().rss;
-}
-
-/** RssFile of /proc/self/status: file pages mapped in (LevelDB maps its table files to read them). */
-function fileRss(): number {
-  return Number(/RssFile:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) * 1024;
 }
 
 /** One shard's import: rows ascending, columns ascending within a row (duplicates possible). */
@@ -160,34 +156,34 @@ async function runShape(
   base: { ms: number; rss: number },
 ): Promise<void> {
   const baseRestartMs = base.ms;
-  const dataDir = tempDir(`scale-${shape}`);
   const logger = pino({ level: 'warn' }, pino.destination(2)); // stdout carries the figures
   const shards = Math.ceil(totalBits / BITS_PER_SHARD);
-  let server: Awaited<ReturnType<typeof createServer>> | undefined;
+  const rssFile = join(tempDir(`scale-rss-${shape}`), 'rss');
+  process.env.BENCH_GC_RSS_FILE = rssFile;
+  // The server as it runs in production (its own process, the README's command), which reads
+  // its RSS after full collections when signalled (lib/gc-hook.ts). Snapshots only when asked:
+  // the import's own figure should not include one.
+  const child = await startChildServer({
+    label: `scale-${shape}`,
+    nodeArgs: ['--expose-gc', '--import', pathToFileURL(join(REPO_ROOT, 'dist/bench/lib/gc-hook.js')).href],
+    extraArgs: ['--snapshot-every-events', '1000000000000', '--snapshot-every-bytes', '1000000000000000'],
+  });
+  const dataDir = child.dataDir;
+  const childRss = async (): Promise<NodeJS.MemoryUsage> => {
+    rmSync(rssFile, { force: true });
+    process.kill(child.pid, 'SIGUSR2');
+    for (let waited = 0; !existsSync(rssFile); waited += 50) {
+      if (waited > 60_000) throw new Error('the server child did not report its RSS');
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    return JSON.parse(readFileSync(rssFile, 'utf8')) as NodeJS.MemoryUsage;
+  };
+  let stopped = false;
   try {
-    // Snapshots only when asked: the import's own figure should not include one.
-    server = await createServer(
-      {
-        ...DEFAULTS,
-        dataDir,
-        bind: '127.0.0.1:0',
-        logLevel: 'warn',
-        snapshotEveryEvents: 1e12,
-        snapshotEveryBytes: 1e15,
-      },
-      logger,
-      (err) => {
-        throw err;
-      },
-    );
-    const port = await server.listen();
-    const http = new HttpClient(`http://127.0.0.1:${port}`);
+    const http = new HttpClient(child.url);
     await createIndex(http, 'i');
     await createField(http, 'i', 'f');
-    const rss0 = await settledRss();
-    const mem0 = process.memoryUsage();
-    const file0 = fileRss();
-    const heap0 = mem0.heapUsed;
+    const mem0 = await childRss();
     let ingestMs = 0;
     for (let shard = 0; shard < shards; shard++) {
       const body = encodeImportRequest({ index: 'i', field: 'f', shard, ...shardChunk(shape, shard) });
@@ -195,29 +191,10 @@ async function runShape(
       await importProtobuf(http, 'i', 'f', body);
       ingestMs += now() - t0;
     }
-    const rss1 = await settledRss();
-    const mem1 = process.memoryUsage();
-    const file1 = fileRss();
-    const heap1 = mem1.heapUsed;
-    const held = server.engine.peekApplied(heldBitmaps);
+    const mem1 = await childRss();
+    const [rss0, rss1] = [mem0.rss, mem1.rss];
     const label = `${shape} ${(totalBits / 1e6).toFixed(0)}M`;
     r.figure(`${label}: import`, totalBits / (ingestMs / 1000), 'bits/s');
-    r.figure(
-      `${label}: resident per bit`,
-      (rss1 - rss0) / held.bits,
-      'B/bit',
-      shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined,
-    );
-    r.figure(`${label}: serialized per bit`, held.serialized / held.bits, 'B/bit');
-    r.figure(
-      `${label}: resident / serialized`,
-      (rss1 - rss0) / held.serialized,
-      '×',
-      shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined,
-    );
-    r.note(
-      `${label}: ${held.bits} bits in field f, ${held.rows} rows (incl. _exists); RSS +${((rss1 - rss0) / MB).toFixed(1)} MB (file pages +${((file1 - file0) / MB).toFixed(1)} MB), V8 heap +${((heap1 - heap0) / MB).toFixed(1)} MB (reserved +${((mem1.heapTotal - mem0.heapTotal) / MB).toFixed(1)} MB), array buffers +${((mem1.arrayBuffers - mem0.arrayBuffers) / MB).toFixed(1)} MB, serialized ${(held.serialized / MB).toFixed(1)} MB`,
-    );
 
     await http.ok('POST', '/recalculate-caches');
     for (const [name, pql] of [
@@ -232,18 +209,18 @@ async function runShape(
       }
       r.figure(`${label}: ${name} over ${shards} shards, p50`, percentile(times, 50), 'ms');
     }
-    http.close();
 
     const t0 = now();
-    await server.engine.snapshot();
+    await http.ok('POST', '/internal/snapshot');
     const snapMs = now() - t0;
-    const snapBytes = server.engine.snapshots.stats.lastBytes;
+    const snapBytes = dirBytes(join(dataDir, 'snapshots'));
     r.figure(`${label}: snapshot write`, snapBytes / MB / (snapMs / 1000), 'MB/s');
-    await server.close();
-    server = undefined;
+    http.close();
+    await child.stop();
+    stopped = true;
 
     // The same data directory loaded again in this process, where a GC can settle the figure
-    // (the restarted process below cannot be made to collect the file buffer it read).
+    // and the bitmaps can be counted (every fragment touched, so none is left deferred).
     const rssBefore = await settledRss();
     const reloaded = await createServer(
       { ...DEFAULTS, dataDir, bind: '127.0.0.1:0', logLevel: 'warn' },
@@ -252,18 +229,34 @@ async function runShape(
         throw err;
       },
     );
+    const held = reloaded.engine.peekApplied(heldBitmaps);
     const rssReloaded = await settledRss();
-    const reheld = reloaded.engine.peekApplied(heldBitmaps);
     await reloaded.close();
     r.figure(
+      `${label}: resident per bit after import (server process)`,
+      (rss1 - rss0) / held.bits,
+      'B/bit',
+      shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined,
+    );
+    r.figure(`${label}: serialized per bit`, held.serialized / held.bits, 'B/bit');
+    r.figure(
+      `${label}: resident after import / serialized`,
+      (rss1 - rss0) / held.serialized,
+      '×',
+      shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined,
+    );
+    r.note(
+      `${label}: ${held.bits} bits in field f, ${held.rows} rows (incl. _exists); server RSS +${((rss1 - rss0) / MB).toFixed(1)} MB after import (V8 heap +${((mem1.heapUsed - mem0.heapUsed) / MB).toFixed(1)} MB, array buffers +${((mem1.arrayBuffers - mem0.arrayBuffers) / MB).toFixed(1)} MB), serialized ${(held.serialized / MB).toFixed(1)} MB`,
+    );
+    r.figure(
       `${label}: resident per bit after a reload`,
-      (rssReloaded - rssBefore) / reheld.bits,
+      (rssReloaded - rssBefore) / held.bits,
       'B/bit',
       shape === 'sparse' ? { op: '<=', value: 3, source: 'issue 16' } : undefined,
     );
     r.figure(
       `${label}: … / serialized`,
-      (rssReloaded - rssBefore) / reheld.serialized,
+      (rssReloaded - rssBefore) / held.serialized,
       '×',
       shape === 'dense' ? { op: '<=', value: 1.3, source: 'issue 16' } : undefined,
     );
@@ -287,8 +280,11 @@ async function runShape(
         `restart ${re.ms.toFixed(0)} ms of which snapshot load + replay ${re.loadMs} ms; an empty data dir restarts in ${baseRestartMs.toFixed(0)} ms`,
     );
   } finally {
-    if (server !== undefined) await server.close();
-    removeDir(dataDir);
+    if (!stopped) await child.stop();
+    rmSync(dirname(rssFile), { recursive: true, force: true });
+    // BENCH_SCALE_KEEP=1 leaves the data directory for a look at restarts by hand.
+    if (process.env.BENCH_SCALE_KEEP === '1') r.note(`${shape}: data dir kept at ${dataDir}`);
+    else removeDir(dataDir);
   }
 }
 
@@ -297,7 +293,7 @@ export async function runScale(r: Reporter): Promise<void> {
   const only = process.env.BENCH_SCALE_ONLY;
   r.begin('scale', `scale on one node: ${(totalBits / 1e6).toFixed(0)}M bits (issue 16)`);
   r.note(
-    'server in a fresh process per shape, with the data generator (GC forced before RSS is read); restarts are new processes on the same data dir; fsync always; index with default options (trackExistence on)',
+    'per shape: a server process (GC forced before its RSS is read) fed by a generator process, which then reloads the data dir in itself to count bitmaps; restarts are new processes on the same data dir; fsync always; index with default options (trackExistence on)',
   );
   const empty = tempDir('scale-empty');
   let base: { ms: number; rss: number };

@@ -15,6 +15,7 @@ import { type Server as HttpsServer, createServer as createHttpsServer } from 'n
 import { type Config, ConfigError, parseBind } from './config/config.js';
 import { Engine } from './engine/engine.js';
 import { type ReplayProgressListener, bootstrap } from './engine/bootstrap.js';
+import { deferredFragments, warmUp } from './engine/warm-up.js';
 import { recalculateCaches } from './executor/index.js';
 import { type HttpSecurity, buildHttpApp } from './http/app.js';
 import { readTokenFile } from './http/security.js';
@@ -25,8 +26,10 @@ import { readiness } from './http/readiness.js';
 import { opsRoutes } from './http/routes/ops-routes.js';
 import { startupHandler } from './http/startup-handler.js';
 import { KafkaRuntime, replicaReadOnlyReason } from './kafka/index.js';
-import { type SinkFactory, clusterSettings } from './cluster/index.js';
-import { CLUSTER_LOCAL_WRITE_REASON, ClusterNode } from './cluster/node.js';
+import type { SinkFactory } from './cluster/index.js';
+import { clusterSettings } from './cluster/settings.js';
+import { CLUSTER_LOCAL_WRITE_REASON } from './cluster/local-writes.js';
+import type { ClusterNode } from './cluster/node.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
@@ -126,8 +129,9 @@ export async function createServer(
         : {}),
     };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
+    // Loaded only in cluster mode: it brings kafkajs, which a start without Kafka does not load.
     if (clusterCfg !== undefined)
-      cluster = await ClusterNode.open({
+      cluster = await (await import('./cluster/node.js')).ClusterNode.open({
         cfg,
         engine,
         logger,
@@ -189,6 +193,8 @@ export async function createServer(
   const timer = setInterval(recalc, cfg.cacheRecalcIntervalMs);
   timer.unref();
   kafka.start();
+  // The snapshot's fragments are decoded on first touch; the rest in the background from here.
+  const warming = warmUp(eng.peekApplied(deferredFragments), () => eng.state !== 'NORMAL', logger);
   const http = opts.listening?.http;
   // The advertised URL needs the bound port: a node that listens already joins now, else at listen().
   const joinCluster = async (): Promise<void> => cluster?.start({ scheme, host: bind.host, port });
@@ -224,6 +230,7 @@ export async function createServer(
       http?.closeAllConnections();
       await socketClosed;
       await eng.stop();
+      await warming;
       await kafka.close(); // the mirror gets a moment to publish the tail
       await log.close();
     },

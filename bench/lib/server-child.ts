@@ -17,6 +17,8 @@ export interface ChildServerOptions {
   label: string;
   fsync?: 'always' | 'interval' | 'never';
   extraArgs?: string[];
+  /** Node options before the entry point (e.g. --expose-gc). */
+  nodeArgs?: string[];
 }
 
 export interface ChildServer {
@@ -85,6 +87,7 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
     : ['--import', 'tsx', 'src/main.ts'];
   const args = [
     ...nodeArgs,
+    ...(opts.nodeArgs ?? []),
     ...entry,
     'server',
     '--bind',

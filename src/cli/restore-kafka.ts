@@ -24,7 +24,7 @@ export async function restoreFromKafka(
   logger: Logger,
   out: (line: string) => void,
 ): Promise<void> {
-  const kafka = createKafka(brokers, 'bitledger-restore', logger);
+  const kafka = await createKafka(brokers, 'bitledger-restore', logger);
   const admin = kafka.admin();
   let end: number;
   try {
@@ -67,7 +67,7 @@ export async function restoreFromKafka(
 
 /** Appends the topic's records 1..target to `log`; returns what the topic held up to `end`. */
 async function copyTopic(
-  kafka: ReturnType<typeof createKafka>,
+  kafka: Awaited<ReturnType<typeof createKafka>>,
   topic: string,
   end: number,
   log: EventLog,

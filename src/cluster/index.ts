@@ -103,7 +103,7 @@ export class ClusterRuntime {
     const settings = clusterSettings(cfg);
     if (settings === undefined) return undefined;
     const log = logger.child({ mod: 'cluster', cluster: settings.name });
-    const kafka = createKafka(cfg.kafkaBrokers, `bitledger-${settings.name}-${nodeId}`, log);
+    const kafka = await createKafka(cfg.kafkaBrokers, `bitledger-${settings.name}-${nodeId}`, log);
     const topics = await ensureClusterTopics(kafka, settings.name, settings.partitions);
     const positions = await Positions.load(engine, settings.partitions);
     return new ClusterRuntime(

@@ -39,7 +39,7 @@ export async function bootstrap(
     try {
       const body = await snapshots.read(seq);
       const h = new Holder();
-      for (const e of decodeSnapshot(body)) apply(h, e);
+      for (const e of decodeSnapshot(body, { lazy: true })) apply(h, e);
       h.appliedSeq = seq;
       holder = h;
       logger.info({ seq }, 'loaded snapshot');

@@ -23,7 +23,7 @@ import type {
   SnapshotStats,
 } from './ports.js';
 import { RetentionPolicy, type HistoryWindow } from './retention.js';
-import { encodeSnapshot } from './snapshot-codec.js';
+import { captureSnapshot } from './snapshot-codec.js';
 import { currentApplyScope, noteWrite } from '../util/write-scope.js';
 
 export interface LogFigures {
@@ -285,8 +285,8 @@ export class Engine {
   private async doSnapshot(): Promise<number> {
     const started = performance.now();
     const seq = this.holder.appliedSeq;
-    // Encoded synchronously: the body is the state at exactly `seq`.
-    const body = encodeSnapshot(this.holder);
+    // Captured synchronously: the body is the state at exactly `seq` (encoded as it is written).
+    const body = captureSnapshot(this.holder);
     this.eventsSinceSnapshot = 0;
     this.bytesSinceSnapshot = 0;
     // Never publish a snapshot that is ahead of the durable log.

@@ -5,11 +5,14 @@
 // apply adopts the views, and a write copies a row first), instead of a protobuf decode, a
 // deserialize and a clone per row. Bodies written before it (every fragment a BitsSet event)
 // still load: the record types of both coexist and are told apart by the type byte.
+// A restart decodes lazily (decodeSnapshot's `lazy`): a fragment record's names and row table
+// are checked at once, its rows' views are made when the fragment is first touched
+// (state/fragment.ts), so a restart costs a read of the file and a walk over its records.
 import { decodeEvent, encodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
 import roaring from 'roaring';
 import { type Bitmap, RoaringBitmap32 } from '../roaring/bitmap.js';
-import { FROZEN_ALIGN, FROZEN_FORMAT, frozenPad } from '../state/fragment.js';
+import { FROZEN_ALIGN, FROZEN_FORMAT, frozenPad } from '../roaring/frozen.js';
 import type { Holder } from '../state/holder.js';
 import { stateEvents } from '../state/snapshot.js';
 import { AssertionError } from '../util/assert.js';
@@ -31,25 +34,50 @@ const padTo = frozenPad;
 
 /** Encodes synchronously, so the body is the state at exactly one sequence. */
 export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: number; bytes: number } {
-  const chunks: Uint8Array[] = [];
+  const captured = captureSnapshot(holder);
+  const chunks = [...captured.chunks];
   let bytes = 0;
-  let events = 0;
+  for (const c of chunks) bytes += c.byteLength;
+  return { chunks, events: captured.events, bytes };
+}
+
+/** A row as captured: a frozen row itself (never changed in place), or a mutable row's bytes. */
+type CapturedRow = Bitmap | Uint8Array;
+type Captured = { record: { type: number; payload: Uint8Array } } | { fragment: FragmentEvent; rows: CapturedRow[] };
+
+/**
+ * The state at this moment, encoded as the chunks are pulled. Capturing is synchronous and cheap
+ * where rows are frozen (a snapshot's or an import's: a write replaces such a row with a copy,
+ * so the captured one stays as it was); a mutable row is serialized now. The writer then encodes
+ * one record per pull between its awaited writes, so a snapshot of frozen rows does not hold the
+ * event loop for the whole body.
+ */
+export function captureSnapshot(holder: Holder): { events: number; chunks: Iterable<Uint8Array> } {
+  const captured: Captured[] = [];
   for (const e of stateEvents(holder)) {
+    if (e.type === 'BitsSet' && e.exists !== true && allBitmaps(e.columns))
+      captured.push({ fragment: e, rows: e.columns.map((b) => (b.isFrozen ? b : b.serialize(FROZEN))) });
+    else captured.push({ record: encodeEvent(e) });
+  }
+  return { events: captured.length, chunks: encodeCaptured(captured) };
+}
+
+function* encodeCaptured(captured: Captured[]): Generator<Uint8Array> {
+  let bytes = 0;
+  for (const c of captured) {
     const { type, payload } =
-      e.type === 'BitsSet' && e.exists !== true && allBitmaps(e.columns)
-        ? { type: FRAGMENT_RECORD, payload: encodeFragment(e, e.columns, bytes + 5) }
-        : encodeEvent(e);
+      'record' in c ? c.record : { type: FRAGMENT_RECORD, payload: encodeFragment(c.fragment, c.rows, bytes + 5) };
     const head = new Uint8Array(5);
     head[0] = type;
     new DataView(head.buffer).setUint32(1, payload.byteLength, true);
-    chunks.push(head, payload);
     bytes += 5 + payload.byteLength;
-    events++;
+    yield head;
+    yield payload;
   }
-  return { chunks, events, bytes };
 }
 
-export function* decodeSnapshot(bytes: Uint8Array): Generator<Event> {
+/** `lazy`: fragment records become deferred BitsSet events (rows decoded on first touch). */
+export function* decodeSnapshot(bytes: Uint8Array, opts: { lazy?: boolean } = {}): Generator<Event> {
   // Row offsets are aligned relative to the body: the body itself must start aligned (a copy
   // only if the file's buffer does not).
   const aligned = roaring.ensureBufferAligned(bytes, ALIGN);
@@ -63,7 +91,7 @@ export function* decodeSnapshot(bytes: Uint8Array): Generator<Event> {
     pos += 5;
     if (pos + len > body.byteLength) throw new AssertionError(`snapshot record at byte ${pos} overruns the body`);
     const payload = body.subarray(pos, pos + len);
-    yield type === FRAGMENT_RECORD ? decodeFragment(body, pos, len) : decodeEvent(type, payload);
+    yield type === FRAGMENT_RECORD ? decodeFragment(body, pos, len, opts.lazy === true) : decodeEvent(type, payload);
     pos += len;
   }
 }
@@ -74,10 +102,13 @@ function allBitmaps(columns: readonly unknown[]): columns is Bitmap[] {
 
 type FragmentEvent = Extract<Event, { type: 'BitsSet' }>;
 
-/** One buffer per fragment, which starts at body offset `at`: rows serialize straight into it. */
-function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Array {
+/**
+ * One buffer per fragment, which starts at body offset `at`: rows serialize straight into it (or
+ * are copied in, when captured as bytes: the frozen layout is relative to its aligned start).
+ */
+function encodeFragment(e: FragmentEvent, rows: CapturedRow[], at: number): Uint8Array {
   const names = [e.index, e.field, e.view].map((s) => Buffer.from(s, 'utf8'));
-  const sizes = rows.map((b) => b.getSerializationSizeInBytes(FROZEN));
+  const sizes = rows.map((b) => (b instanceof Uint8Array ? b.byteLength : b.getSerializationSizeInBytes(FROZEN)));
   const n = rows.length;
   let total = 12 + n * 12;
   for (const name of names) total += 2 + name.length;
@@ -99,7 +130,9 @@ function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Arra
   p += n * 4;
   for (let i = 0; i < n; i++) {
     p += padTo(at + p);
-    rows[i].serialize(FROZEN, out.subarray(p, p + sizes[i]));
+    const row = rows[i];
+    if (row instanceof Uint8Array) out.set(row, p);
+    else row.serialize(FROZEN, out.subarray(p, p + sizes[i]));
     p += sizes[i];
   }
   return out;
@@ -107,9 +140,10 @@ function encodeFragment(e: FragmentEvent, rows: Bitmap[], at: number): Uint8Arra
 
 /**
  * The fragment record at body[at, at + len) as a BitsSet whose rows are frozen views into the
- * body, for apply() to keep (`adopt`); the views keep the body alive.
+ * body, for apply() to keep (`adopt`); the views keep the body alive. Lazy: the layout is checked
+ * now and the views are made by the event's `deferred`.
  */
-function decodeFragment(body: Buffer, at: number, len: number): FragmentEvent {
+function decodeFragment(body: Buffer, at: number, len: number, lazy: boolean): FragmentEvent {
   const end = at + len;
   let p = at;
   const need = (bytes: number, what: string): void => {
@@ -137,14 +171,25 @@ function decodeFragment(body: Buffer, at: number, len: number): FragmentEvent {
   for (let i = 0; i < n; i++) rows[i] = body.readDoubleLE(p + i * 8);
   const sizesAt = p + n * 8;
   p = sizesAt + n * 4;
-  const columns: Bitmap[] = new Array<Bitmap>(n);
+  const rowsAt = p;
   for (let i = 0; i < n; i++) {
-    const size = body.readUInt32LE(sizesAt + i * 4);
     p += padTo(p);
-    need(size, `row ${rows[i]}`);
-    columns[i] = RoaringBitmap32.unsafeFrozenView(body.subarray(p, p + size), FROZEN);
-    p += size;
+    need(body.readUInt32LE(sizesAt + i * 4), `row ${rows[i]}`);
+    p += body.readUInt32LE(sizesAt + i * 4);
   }
   if (p !== end) throw new AssertionError(`snapshot fragment record has ${end - p} trailing bytes`);
-  return { type: 'BitsSet', index, field, view, shard, rows, columns, adopt: true };
+  const views = (): Bitmap[] => {
+    const columns: Bitmap[] = new Array<Bitmap>(n);
+    let q = rowsAt;
+    for (let i = 0; i < n; i++) {
+      const size = body.readUInt32LE(sizesAt + i * 4);
+      q += padTo(q);
+      columns[i] = RoaringBitmap32.unsafeFrozenView(body.subarray(q, q + size), FROZEN);
+      q += size;
+    }
+    return columns;
+  };
+  const event = { type: 'BitsSet', index, field, view, shard, adopt: true } as const;
+  if (!lazy) return { ...event, rows, columns: views() };
+  return { ...event, rows: [], columns: [], deferred: () => ({ rows, columns: views() }) };
 }

@@ -14,6 +14,8 @@ export type Event =
    * import does not log every column a second time (half the log bytes of a one-row import).
    * `adopt` (never logged): the bitmaps are fresh and nothing else holds them (a snapshot load,
    * an import's own row bitmaps), so apply may keep them as the rows instead of copying them.
+   * `deferred` (never logged; a snapshot load only): the fragment's rows, decoded when first
+   * needed; `rows` and `columns` are then empty. Only an empty fragment takes them deferred.
    */
   | {
       type: 'BitsSet';
@@ -25,6 +27,7 @@ export type Event =
       columns: ColumnOffsets[];
       exists?: boolean;
       adopt?: boolean;
+      deferred?: () => { rows: number[]; columns: Bitmap[] };
     }
   | {
       type: 'BitsCleared';

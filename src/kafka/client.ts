@@ -1,10 +1,13 @@
 // The kafkajs client as the rest of src/kafka sees it: one factory (pino-backed logging, bounded
-// connection timeouts) and the few admin steps every part needs.
-import { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
+// connection timeouts) and the few admin steps every part needs. kafkajs itself is imported
+// only when a client is made: a server without Kafka starts without loading it.
+import type { Admin, Kafka, LogEntry } from 'kafkajs';
 import type { Logger } from 'pino';
 
+type KafkaJs = typeof import('kafkajs');
+
 /** kafkajs log levels → pino. Connection errors during a broker outage are expected: warn. */
-function pinoLogCreator(logger: Logger): () => (entry: LogEntry) => void {
+function pinoLogCreator(logger: Logger, logLevel: KafkaJs['logLevel']): () => (entry: LogEntry) => void {
   return () => (entry: LogEntry) => {
     const { message, ...extra } = entry.log;
     const fields = { ns: entry.namespace, ...extra };
@@ -14,13 +17,15 @@ function pinoLogCreator(logger: Logger): () => (entry: LogEntry) => void {
   };
 }
 
-export function createKafka(brokers: string[], clientId: string, logger: Logger): Kafka {
+export async function createKafka(brokers: string[], clientId: string, logger: Logger): Promise<Kafka> {
+  // CommonJS: Node's ESM loader gives the module as the default export.
+  const { Kafka, logLevel } = (await import('kafkajs')).default;
   return new Kafka({
     clientId,
     brokers,
     // kafkajs filters by its own level before calling the creator; pino filters again.
     logLevel: logger.isLevelEnabled('debug') ? logLevel.INFO : logLevel.WARN,
-    logCreator: pinoLogCreator(logger),
+    logCreator: pinoLogCreator(logger, logLevel),
     connectionTimeout: 3_000,
     requestTimeout: 30_000,
     // Our loops retry forever with their own backoff; kafkajs gives up early and reports.

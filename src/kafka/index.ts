@@ -76,7 +76,7 @@ export class KafkaRuntime {
         'local',
       );
     }
-    const kafka = createKafka(cfg.brokers, `bitledger-${node}`, log);
+    const kafka = await createKafka(cfg.brokers, `bitledger-${node}`, log);
     const mirror =
       cfg.mirrorTopic !== ''
         ? await Mirror.open(engine.committedLog, engine.cursors, kafka, cfg.mirrorTopic, log)

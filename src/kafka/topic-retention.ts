@@ -1,10 +1,7 @@
 // The mirror topic is the replicas' only source of history: a record the broker deletes by
 // retention leaves a gap no replica can cross. So the mirror creates its topic with unlimited
 // retention, and an existing topic with a finite one is reported at start.
-import kafkajs, { type Kafka } from 'kafkajs';
-
-// kafkajs is CommonJS: Node's ESM loader sees only some of its named exports, not this one.
-const { ConfigResourceTypes } = kafkajs;
+import type { Kafka } from 'kafkajs';
 
 export const UNLIMITED_RETENTION = [
   { name: 'retention.ms', value: '-1' },
@@ -13,6 +10,9 @@ export const UNLIMITED_RETENTION = [
 
 /** "retention.ms=604800000" and the like when the topic deletes old records; undefined when not. */
 export async function finiteRetention(kafka: Kafka, topic: string): Promise<string | undefined> {
+  // kafkajs is CommonJS: Node's ESM loader sees only some of its named exports, not this one
+  // (imported here, not at the top: a server without Kafka does not load kafkajs at all).
+  const { ConfigResourceTypes } = (await import('kafkajs')).default;
   const admin = kafka.admin();
   await admin.connect();
   try {

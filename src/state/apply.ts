@@ -46,14 +46,15 @@ export function apply(holder: Holder, event: Event): void {
     }
     case 'BitsSet': {
       const frag = fieldOf(holder, event.index, event.field).viewForWrite(event.view).fragmentForWrite(event.shard);
-      if (event.adopt === true)
-        for (let i = 0; i < event.rows.length; i++) frag.adoptBits(event.rows[i], event.columns[i]);
-      else for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);
+      // Existence first: adopted bitmaps may be emptied once adopted (Fragment.adoptRows).
       const existence = event.exists === true ? indexOf(holder, event.index).existence : undefined;
       if (existence !== undefined) {
         const ef = existence.viewForWrite(STANDARD_VIEW).fragmentForWrite(event.shard);
         for (const columns of event.columns) ef.addBits(0, columns);
       }
+      if (event.deferred !== undefined) frag.defer(event.deferred);
+      if (event.adopt === true) frag.adoptRows(event.rows, event.columns);
+      else for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);
       return;
     }
     case 'BitsCleared': {

@@ -1,14 +1,26 @@
 import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
+import { packFrozen } from '../roaring/frozen.js';
 
-/** CRoaring's own layout, which a read-only view uses in place (little-endian, 32-byte aligned). */
-export const FROZEN_FORMAT = 'unsafe_frozen_croaring';
-export const FROZEN_ALIGN = 32;
-export const frozenPad = (at: number): number => (FROZEN_ALIGN - (at % FROZEN_ALIGN)) % FROZEN_ALIGN;
+/**
+ * New rows of one bulk adoption (an import) holding at least this many bits, and this many a row
+ * on average, are packed frozen (roaring/frozen.ts): resident near their serialized size instead
+ * of about 1.5× it. Packing costs about 3 µs a row (a view, a free): worth it for rows of
+ * hundreds of bits and more, not for many small ones, whose per-row overhead it would not remove
+ * anyway. Small adoptions (streamed) stay mutable, since a write to a frozen row copies it.
+ */
+const PACK_MIN_BITS = 65_536;
+const PACK_MIN_BITS_PER_ROW = 512;
 
 /** Up to this many offsets, one native add/delete per offset beats a bulk call's setup. */
 const PER_BIT_LIMIT = 8;
 /** Up to this many, addMany; beyond it a bitmap and one union (measured: equal near 1,000). */
 const BULK_LIMIT = 256;
+
+/** A fragment's rows as a snapshot holds them: row IDs ascending, one bitmap each. */
+export interface FragmentRows {
+  rows: number[];
+  columns: Bitmap[];
+}
 
 /**
  * One (index, field, view, shard): a RoaringBitmap32 per row holding column offsets
@@ -16,7 +28,12 @@ const BULK_LIMIT = 256;
  * Only state/apply.ts may call the mutating methods.
  */
 export class Fragment {
-  readonly rows = new Map<number, Bitmap>();
+  private readonly held = new Map<number, Bitmap>();
+  /**
+   * Rows of a loaded snapshot not yet decoded (defer): a restart makes one closure per fragment
+   * instead of a view per row, and the first touch of `rows` (or warmUp) decodes them.
+   */
+  private pending: (() => FragmentRows) | undefined;
   /**
    * Rows that are read-only views into a loaded snapshot's bytes (adopted frozen bitmaps): no
    * per-container allocations, so they take about their serialized size. A write copies such a
@@ -25,6 +42,35 @@ export class Fragment {
   private frozen: Set<number> | undefined;
 
   constructor(readonly shard: number) {}
+
+  /** The rows by ID; decodes deferred snapshot rows first, so every reader sees them. */
+  get rows(): Map<number, Bitmap> {
+    if (this.pending !== undefined) this.load();
+    return this.held;
+  }
+
+  /** Whether rows are still deferred (warm-up and tests ask; reading `rows` decodes them). */
+  get deferred(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /** Snapshot rows adopted on first touch; on a fragment that already has rows, at once. */
+  defer(load: () => FragmentRows): void {
+    if (this.pending === undefined && this.held.size === 0) this.pending = load;
+    else this.adoptAll(load());
+  }
+
+  /** Decodes deferred rows now. */
+  load(): void {
+    const load = this.pending;
+    if (load === undefined) return;
+    this.pending = undefined;
+    this.adoptAll(load());
+  }
+
+  private adoptAll({ rows, columns }: FragmentRows): void {
+    for (let i = 0; i < rows.length; i++) this.adoptBits(rows[i], columns[i]);
+  }
 
   row(id: number): Bitmap | undefined {
     return this.rows.get(id);
@@ -74,6 +120,36 @@ export class Fragment {
         offsets.shrinkToFit();
       }
       this.rows.set(row, offsets);
+    }
+  }
+
+  /**
+   * adoptBits for each row of a bulk import; when the new rows are large enough (PACK_MIN_BITS),
+   * they are kept packed frozen rather than as the (mutable) bitmaps given, which are emptied.
+   */
+  adoptRows(rows: readonly number[], columns: readonly ColumnOffsets[]): void {
+    const fresh: number[] = [];
+    const bitmaps: Bitmap[] = [];
+    let bits = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const c = columns[i];
+      if (c instanceof Uint32Array || c.isFrozen || c.isEmpty || this.rows.has(rows[i])) this.adoptBits(rows[i], c);
+      else {
+        fresh.push(rows[i]);
+        bitmaps.push(c);
+        bits += c.size;
+      }
+    }
+    if (bits < PACK_MIN_BITS || bits < PACK_MIN_BITS_PER_ROW * fresh.length) {
+      for (let i = 0; i < fresh.length; i++) this.adoptBits(fresh[i], bitmaps[i]);
+      return;
+    }
+    const packed = packFrozen(bitmaps);
+    for (let i = 0; i < fresh.length; i++) {
+      this.adoptBits(fresh[i], packed[i]);
+      // The given bitmaps are this call's (adopted): their containers go back to the allocator
+      // now, for the next import to reuse, rather than whenever a GC finalizes their wrappers.
+      bitmaps[i].clear();
     }
   }
 

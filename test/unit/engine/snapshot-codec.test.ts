@@ -6,7 +6,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { defaultFieldOptions } from '../../../src/domain/types.js';
-import { FRAGMENT_RECORD, decodeSnapshot, encodeSnapshot } from '../../../src/engine/snapshot-codec.js';
+import {
+  FRAGMENT_RECORD,
+  captureSnapshot,
+  decodeSnapshot,
+  encodeSnapshot,
+} from '../../../src/engine/snapshot-codec.js';
+import { deferredFragments, warmUp } from '../../../src/engine/warm-up.js';
 import { encodeEvent } from '../../../src/events/codec.js';
 import type { Event } from '../../../src/events/types.js';
 import { apply } from '../../../src/state/apply.js';
@@ -14,6 +20,7 @@ import { stateDigest } from '../../../src/state/digest.js';
 import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { Holder } from '../../../src/state/holder.js';
 import { stateEvents } from '../../../src/state/snapshot.js';
+import { captureLogger } from '../storage/helpers.js';
 
 const range = (from: number, to: number, step = 1): number[] =>
   Array.from({ length: Math.ceil((to - from) / step) }, (_, k) => from + k * step);
@@ -187,6 +194,71 @@ describe('snapshot codec', () => {
     }
     expect(row(restored, 7)?.isFrozen).toBe(false);
     expect(row(restored, 7)?.has(300_001)).toBe(true);
+  });
+
+  it('a lazy load (restarts) defers every fragment until it is first touched', () => {
+    const live = sampleHolder();
+    const body = Buffer.concat(encodeSnapshot(live).chunks);
+    const restored = new Holder();
+    for (const e of decodeSnapshot(body, { lazy: true })) apply(restored, e);
+    expect(deferredFragments(restored)).toHaveLength(5);
+    // A write into a deferred fragment decodes it first: the row keeps the bits it had.
+    const set: Event = {
+      type: 'BitsSet',
+      index: 'i',
+      field: 'f',
+      view: 'standard',
+      shard: 0,
+      rows: [7],
+      columns: [Uint32Array.of(300_000)],
+    };
+    apply(live, set);
+    apply(restored, set);
+    expect(deferredFragments(restored)).toHaveLength(4);
+    expect(restored.index('i')?.field('f')?.view('standard')?.fragment(0)?.row(7)?.size).toBe(200_001);
+    expect(stateDigest(restored)).toBe(stateDigest(live));
+    expect(deferredFragments(restored)).toHaveLength(0);
+  });
+
+  it('warm-up decodes the deferred fragments, and stops when told', async () => {
+    const body = Buffer.concat(encodeSnapshot(sampleHolder()).chunks);
+    const restored = new Holder();
+    for (const e of decodeSnapshot(body, { lazy: true })) apply(restored, e);
+    const { logger } = captureLogger();
+    expect(await warmUp(deferredFragments(restored), () => true, logger)).toBe(0);
+    expect(deferredFragments(restored)).toHaveLength(5);
+    expect(await warmUp(deferredFragments(restored), () => false, logger)).toBe(5);
+    expect(deferredFragments(restored)).toHaveLength(0);
+    expect(stateDigest(restored)).toBe(stateDigest(sampleHolder()));
+  });
+
+  it('a captured snapshot is the state when captured, though writes land before it is encoded', () => {
+    // Frozen rows (loaded) and mutable ones (written since), then writes to both after capture.
+    const h = load(Buffer.concat(encodeSnapshot(sampleHolder()).chunks));
+    apply(h, {
+      type: 'BitsSet',
+      index: 'i',
+      field: 'f',
+      view: 'standard',
+      shard: 0,
+      rows: [8],
+      columns: [Uint32Array.of(1, 2, 3)],
+    });
+    const before = stateDigest(h);
+    const captured = captureSnapshot(h);
+    for (const row of [7, 8, 2 ** 40])
+      apply(h, {
+        type: 'BitsSet',
+        index: 'i',
+        field: 'f',
+        view: 'standard',
+        shard: 0,
+        rows: [row],
+        columns: [Uint32Array.of(999_999)],
+      });
+    apply(h, { type: 'RowCleared', index: 'i', field: 'f', row: 1 });
+    expect(stateDigest(h)).not.toBe(before);
+    expect(stateDigest(load(Buffer.concat([...captured.chunks])))).toBe(before);
   });
 
   it('refuses a truncated fragment record', () => {

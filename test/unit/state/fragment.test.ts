@@ -79,3 +79,34 @@ describe('Fragment rows adopted from imports and snapshots', () => {
     });
   }
 });
+
+describe('Fragment bulk adoption (imports)', () => {
+  const rowOf = (r: number, n: number): number[] => Array.from({ length: n }, (_, k) => (k * 977 + r * 13) % 1_048_576);
+
+  it('packs the new rows of a large adoption frozen; writes copy a row first; existing rows merge', () => {
+    const f = new Fragment(0);
+    f.addBits(9, Uint32Array.of(1, 2));
+    const rows = [1, 2, 9];
+    const given = rows.map((r) => new RoaringBitmap32(rowOf(r, 40_000)));
+    f.adoptRows(rows, given);
+    expect(f.row(1)?.isFrozen).toBe(true);
+    expect(f.row(2)?.isFrozen).toBe(true);
+    expect(f.row(1)?.toArray()).toEqual([...new Set(rowOf(1, 40_000))].sort((a, b) => a - b));
+    // Row 9 existed: merged into, not replaced, and still mutable.
+    expect(f.row(9)?.isFrozen).toBe(false);
+    expect(f.row(9)?.size).toBe(new Set([1, 2, ...rowOf(9, 40_000)]).size);
+    f.add(1, 1_048_575);
+    expect(f.row(1)?.isFrozen).toBe(false);
+    expect(f.row(1)?.has(1_048_575)).toBe(true);
+    expect(f.row(2)?.has(1_048_575)).toBe(false);
+    f.removeBits(2, new RoaringBitmap32(rowOf(2, 40_000)));
+    expect(f.row(2)).toBeUndefined();
+  });
+
+  it('keeps a small adoption mutable (streamed imports write to their rows again)', () => {
+    const f = new Fragment(0);
+    f.adoptRows([1, 2], [new RoaringBitmap32([1, 2, 3]), new RoaringBitmap32([4])]);
+    expect(f.row(1)?.isFrozen).toBe(false);
+    expect(f.row(2)?.toArray()).toEqual([4]);
+  });
+});
