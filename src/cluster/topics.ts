@@ -27,19 +27,26 @@ const CONFIG = [
   { name: 'retention.ms', value: '-1' },
   { name: 'retention.bytes', value: '-1' },
   { name: 'max.message.bytes', value: String(MAX_MESSAGE_BYTES) },
+  // A record batch must also fit in one log segment (brokers set up for tests use small ones).
+  { name: 'segment.bytes', value: String(4 * MAX_MESSAGE_BYTES) },
 ];
 
 /** kafkajs's ConfigResourceTypes.TOPIC (a number, so that no kafkajs value is imported here). */
 const TOPIC_RESOURCE = 2;
 
-/** A topic's max.message.bytes (Kafka's 1 MiB default when it does not say). */
+/**
+ * The largest record batch a topic takes: the smaller of its max.message.bytes and its
+ * segment.bytes (a topic created elsewhere may have either small; Kafka's 1 MiB when unknown).
+ */
 async function maxMessageBytes(admin: Admin, topic: string): Promise<number> {
+  const names = ['max.message.bytes', 'segment.bytes'];
   const res = await admin.describeConfigs({
-    resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ['max.message.bytes'] }],
+    resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: names }],
     includeSynonyms: false,
   });
-  const v = Number(res.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
-  return Number.isFinite(v) && v > 0 ? v : 1024 * 1024;
+  const values = names.map((n) => Number(res.resources[0]?.configEntries.find((e) => e.configName === n)?.configValue));
+  const known = values.filter((v) => Number.isFinite(v) && v > 0);
+  return known.length === 0 ? 1024 * 1024 : Math.min(...known);
 }
 
 /** Creates what is missing; checks NAME.log's partition count against `partitions`. */

@@ -123,4 +123,23 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
       }
     }
   });
+
+  // A client's import of one shard is often megabytes: more than Kafka's default message size
+  // and, on a broker set up for tests, more than one log segment (ops/kafka uses 1 MiB).
+  it('takes an import larger than one Kafka message', { timeout: 90_000 }, async () => {
+    if (cluster === undefined) throw new Error('not started');
+    const node = cluster.nodes[1];
+    await callOk(node.url, 'POST', '/index/big', '{}');
+    await callOk(node.url, 'POST', '/index/big/field/f', '{}');
+    const n = 400_000;
+    const columnIds = Array.from({ length: n }, (_, k) => 3 * SHARD_WIDTH + ((k * 7919) % SHARD_WIDTH));
+    const rowIds = columnIds.map((_, k) => k % 3);
+    const body = encodeImportRequest({ index: 'big', field: 'f', shard: 3, rowIds, columnIds });
+    expect(body.byteLength).toBeGreaterThan(1536 * 1024);
+    await callOk(node.url, 'POST', '/index/big/field/f/import', body, PB);
+    const got = JSON.parse(
+      await callOk(cluster.nodes[2].url, 'POST', '/index/big/query', 'Count(Row(f=0)) Count(Row(f=1)) Count(Row(f=2))'),
+    ) as { results: number[] };
+    expect(got.results).toEqual([133_334, 133_333, 133_333]);
+  });
 });
