@@ -9,6 +9,7 @@ import type { Engine } from '../engine/engine.js';
 import type { HttpContext } from '../http/context.js';
 import type { LegacyRelease } from '../service/legacy/legacy-release.js';
 import { bitDepthRoutes, clusterBitDepths, recalculateAtMembers } from './member-figures.js';
+import { clusterExport } from './export-route.js';
 import { clusterHttpRoutes } from './http-routes.js';
 import { ClusterRuntime, type SinkFactory } from './index.js';
 import { clusterPartialRoutes } from './partial-routes.js';
@@ -84,7 +85,7 @@ export class ClusterNode {
   /** What buildHttpApp's context takes from the cluster in place of the local parts. */
   httpContext(): Pick<
     HttpContext,
-    'schema' | 'query' | 'imports' | 'shardNodes' | 'shardsMax' | 'bitDepths' | 'recalculateEverywhere'
+    'schema' | 'query' | 'imports' | 'shardNodes' | 'shardsMax' | 'bitDepths' | 'recalculateEverywhere' | 'exportShard'
   > {
     const s = this.writes.services;
     return {
@@ -95,6 +96,12 @@ export class ClusterNode {
       shardsMax: this.shardsMax(),
       bitDepths: () => clusterBitDepths(this.runtime.view, this.engine),
       recalculateEverywhere: () => recalculateAtMembers(this.runtime.view),
+      exportShard: (req, own) =>
+        clusterExport(
+          this.runtime.view,
+          { ...req, ...(req.waitFor === undefined ? {} : { waitFor: req.waitFor }) },
+          own,
+        ),
     };
   }
 

@@ -39,6 +39,11 @@ export interface HttpContext {
    * /internal/fragment/nodes. Absent: this node holds every shard.
    */
   shardNodes?: (index: string, shard: number) => { [k: string]: string | boolean | { [k: string]: string | number } }[];
+  /** Cluster mode: GET /export of a shard, from a caught-up holder of it (`own`: this node's CSV). */
+  exportShard?: (
+    req: { index: string; field: string; shard: number; local: boolean; waitFor: string | undefined },
+    own: () => Promise<string>,
+  ) => Promise<string>;
   /** Cluster mode: asks every other member to recalculate its caches too. */
   recalculateEverywhere?: () => Promise<void>;
   /** Cluster mode: int fields' bit depths over every member (listings show the largest). */

@@ -121,6 +121,14 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
         }
         expect(got, `shard ${s}'s export at its holder, node ${node.n}`).toEqual(want);
       }
+      // A node that does not hold the shard answers the whole shard too (from a holder).
+      for (const node of nodes.filter((x) => !(holdersOf.get(s) ?? []).includes(x.id))) {
+        const a = await call(node.url, 'GET', `/export?index=p&field=f&shard=${s}`, undefined, { accept: 'text/csv' });
+        const lines = a.body.split('\n').filter((l) => l !== '');
+        expect(`${a.status} ${lines.sort().join(' ')}`, `shard ${s}'s export at node ${node.n}, not a holder`).toBe(
+          `200 ${want.join(' ')}`,
+        );
+      }
     }
   });
 

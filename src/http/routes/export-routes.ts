@@ -13,15 +13,32 @@ type Query = Record<string, string>;
 export function exportRoutes(app: FastifyInstance, ctx: HttpContext): void {
   const exports = new ExportService(ctx.engine);
   app.get<{ Querystring: Query }>('/export', { config: { errorShape: 'query' } }, async (req, reply) => {
-    const q = legacyArgs(req.query);
-    checkArgs(q, ['index', 'field', 'shard'], ['view']);
+    const { local, waitFor, ...q } = legacyArgs(req.query);
+    // Cluster mode: members ask each other with these two (this node's own CSV, after waiting).
+    const cluster = ctx.exportShard;
+    checkArgs(
+      cluster === undefined ? { ...q, ...definedArgs({ local, waitFor }) } : q,
+      ['index', 'field', 'shard'],
+      ['view'],
+    );
     if (q.view !== undefined && q.view !== STANDARD_VIEW)
       throw badRequest(`only the ${STANDARD_VIEW} view can be exported`);
     if (!acceptsCsv(req.headers.accept)) throw new DomainError('not_acceptable', 'Not acceptable');
     const shard = parseShard(q.shard);
-    const csv = await exports.csv(q.index, q.field, shard);
+    const own = (): Promise<string> => exports.csv(q.index, q.field, shard);
+    const csv =
+      cluster === undefined
+        ? await own()
+        : await cluster({ index: q.index, field: q.field, shard, local: local === 'true', waitFor }, own);
     return reply.code(200).type('text/csv').send(csv);
   });
+}
+
+/** The arguments that were given (for the argument check outside cluster mode). */
+function definedArgs(q: Record<string, string | undefined>): Query {
+  const out: Query = {};
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /** 0.x names → current ones (an argument given under both names is refused by checkArgs). */
