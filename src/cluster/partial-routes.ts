@@ -2,9 +2,11 @@
 // partial-runner.ts). Errors are JSON {"error": …} with the status of their DomainError: 400
 // for a query the holder refuses (its deadline, the result bound), 503 when this node does not
 // hold a partition (the coordinator then asks another holder).
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../engine/engine.js';
 import { jsonBody } from '../encoding/json-body.js';
+// The coordinator hanging up (its deadline, its client gone) stops this node's wait and work.
+import { clientGone } from '../http/routes/query-routes.js';
 import { PartialRunner, decodePartialRequest } from './partial-runner.js';
 import type { ClusterView } from './types.js';
 
@@ -24,13 +26,4 @@ export function clusterPartialRoutes(app: FastifyInstance, deps: ClusterPartialD
     return reply.code(200).type('application/json').send(JSON.stringify(answer));
   });
   return runner;
-}
-
-/** Fires when the coordinator hangs up (its own deadline or client gone): stop waiting. */
-function clientGone(reply: FastifyReply): AbortSignal {
-  const ac = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) ac.abort();
-  });
-  return ac.signal;
 }

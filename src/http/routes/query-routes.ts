@@ -120,7 +120,7 @@ function parseTimeout(v: string): number {
 }
 
 /** Fires when the connection closes before the answer is sent: the query's work is then wasted. */
-function clientGone(reply: FastifyReply): AbortSignal {
+export function clientGone(reply: FastifyReply): AbortSignal {
   const ac = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) ac.abort();
