@@ -60,7 +60,14 @@ export class ClusterWrites {
           throw err;
         }
       }
-      const r = await fetchResult(m.url, 'log', at.partition, at.offset, signal);
+      const r = await fetchResult(
+        (u, i) => this.parts.view.memberFetch(u, i),
+        m.url,
+        'log',
+        at.partition,
+        at.offset,
+        signal,
+      );
       if (r === undefined) continue;
       if (r.ok) return r.value;
       throw r.error;

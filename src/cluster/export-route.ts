@@ -39,10 +39,12 @@ export async function clusterExport(
       [EXPORT_LOCAL_ARG]: 'true',
       [EXPORT_WAIT_ARG]: end,
     });
-    const res = await fetch(`${m.url}/export?${q}`, {
-      headers: { accept: 'text/csv' },
-      signal: AbortSignal.timeout(WAIT_MS),
-    }).catch(() => undefined);
+    const res = await view
+      .memberFetch(`${m.url}/export?${q}`, {
+        headers: { accept: 'text/csv' },
+        signal: AbortSignal.timeout(WAIT_MS),
+      })
+      .catch(() => undefined);
     if (res === undefined || res.status >= 500) continue; // down or not holding: the next holder
     const body = await res.text();
     if (res.ok) return body;

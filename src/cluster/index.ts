@@ -83,6 +83,7 @@ export class ClusterRuntime {
       this.membership,
       positions,
       ends,
+      settings.memberToken,
     );
     this.meta = new MetaFollower(kafka, settings.name, topics.meta, sink, positions, logger);
   }

@@ -22,7 +22,7 @@ export function bitDepthRoutes(app: FastifyInstance, engine: Engine): void {
 export async function clusterBitDepths(view: ClusterView, engine: Engine, timeoutMs = 5_000): Promise<BitDepths> {
   const out = new Map<string, number>(Object.entries(await engine.read(localBitDepths)));
   const others = (view.map()?.members ?? []).filter((m) => m.id !== view.self.id);
-  const answers = await Promise.allSettled(others.map((m) => remote(m, timeoutMs)));
+  const answers = await Promise.allSettled(others.map((m) => remote(view, m, timeoutMs)));
   for (const a of answers) {
     if (a.status !== 'fulfilled') continue;
     for (const [k, v] of Object.entries(a.value)) if (typeof v === 'number') out.set(k, Math.max(out.get(k) ?? 0, v));
@@ -30,8 +30,8 @@ export async function clusterBitDepths(view: ClusterView, engine: Engine, timeou
   return out;
 }
 
-async function remote(m: Member, timeoutMs: number): Promise<Record<string, unknown>> {
-  const res = await fetch(`${m.url}${BIT_DEPTHS_PATH}`, { signal: AbortSignal.timeout(timeoutMs) });
+async function remote(view: ClusterView, m: Member, timeoutMs: number): Promise<Record<string, unknown>> {
+  const res = await view.memberFetch(`${m.url}${BIT_DEPTHS_PATH}`, { signal: AbortSignal.timeout(timeoutMs) });
   if (!res.ok) throw new Error(`${m.id}: HTTP ${res.status}`);
   return (await res.json()) as Record<string, unknown>;
 }
@@ -41,7 +41,10 @@ export async function recalculateAtMembers(view: ClusterView, timeoutMs = 10_000
   const others = (view.map()?.members ?? []).filter((m) => m.id !== view.self.id);
   await Promise.allSettled(
     others.map((m) =>
-      fetch(`${m.url}/recalculate-caches?local=true`, { method: 'POST', signal: AbortSignal.timeout(timeoutMs) }),
+      view.memberFetch(`${m.url}/recalculate-caches?local=true`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(timeoutMs),
+      }),
     ),
   );
 }

@@ -196,7 +196,7 @@ export class QueryFanout {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(`${member.url}${PARTIAL_PATH}`, {
+      res = await this.view.memberFetch(`${member.url}${PARTIAL_PATH}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(req),

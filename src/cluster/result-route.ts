@@ -39,6 +39,7 @@ function parseResultQuery(q: Record<string, string>): { topic: ClusterTopic; par
 
 /** Asks `base` (a member's URL) for a command's result; undefined when that node cannot answer. */
 export async function fetchResult(
+  memberFetch: (url: string, init?: RequestInit) => Promise<Response>,
   base: string,
   topic: ClusterTopic,
   partition: number,
@@ -47,7 +48,7 @@ export async function fetchResult(
 ): Promise<{ ok: true; value: unknown } | { ok: false; error: DomainError } | undefined> {
   let res: Response;
   try {
-    res = await fetch(`${base}/internal/cluster/result?topic=${topic}&partition=${partition}&offset=${offset}`, {
+    res = await memberFetch(`${base}/internal/cluster/result?topic=${topic}&partition=${partition}&offset=${offset}`, {
       signal,
     });
   } catch {

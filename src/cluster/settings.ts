@@ -1,6 +1,7 @@
 // The cluster flags, checked together (docs/CLUSTER.md): what --cluster-name needs, what it
 // excludes, and the advertised URL (from --advertise, else from the address actually bound).
 import { ConfigError, type Config } from '../config/config.js';
+import { memberToken } from '../http/security.js';
 
 export interface ClusterSettings {
   name: string;
@@ -8,6 +9,8 @@ export interface ClusterSettings {
   advertise: string;
   replicas: number;
   partitions: number;
+  /** The bearer token members use with each other (from --auth-token-file); undefined: none. */
+  memberToken?: string;
 }
 
 /** Largest --cluster-partitions: Kafka copes with more, but every node reads every end offset. */
@@ -29,22 +32,25 @@ export function clusterSettings(cfg: Config): ClusterSettings | undefined {
     throw new ConfigError(
       'cluster-name and replica-of exclude each other: a cluster member is not a read-only replica',
     );
-  // Members call each other's internal routes without a token: refuse rather than answer 401s.
-  if (cfg.authTokenFile !== '')
-    throw new ConfigError(
-      'cluster-name and auth-token-file cannot be used together yet: members call each other without tokens',
-    );
   if (!Number.isInteger(cfg.replicas) || cfg.replicas < 1)
     throw new ConfigError(`replicas must be a whole number ≥ 1, got ${cfg.replicas}`);
   if (!Number.isInteger(cfg.clusterPartitions) || cfg.clusterPartitions < 1 || cfg.clusterPartitions > MAX_PARTITIONS)
     throw new ConfigError(
       `cluster-partitions must be a whole number from 1 to ${MAX_PARTITIONS}, got ${cfg.clusterPartitions}`,
     );
+  // With tokens, members call each other with the file's first read-write token (every member
+  // reads the same file): a file without one would leave them answering each other 401.
+  const token = cfg.authTokenFile === '' ? undefined : memberToken(cfg.authTokenFile);
+  if (cfg.authTokenFile !== '' && token === undefined)
+    throw new ConfigError(
+      `auth-token-file ${cfg.authTokenFile} has no read-write token: cluster members use the first one with each other`,
+    );
   return {
     name,
     advertise: cfg.advertise === '' ? '' : advertiseUrl(cfg.advertise),
     replicas: cfg.replicas,
     partitions: cfg.clusterPartitions,
+    ...(token === undefined ? {} : { memberToken: token }),
   };
 }
 

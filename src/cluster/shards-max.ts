@@ -19,7 +19,7 @@ export async function clusterMaxShards(
   const map = view.map();
   if (map === undefined) return localMax();
   const answers = await Promise.allSettled(
-    map.members.map((m) => (m.id === view.self.id ? localMax() : remoteMax(m, timeoutMs))),
+    map.members.map((m) => (m.id === view.self.id ? localMax() : remoteMax(view, m, timeoutMs))),
   );
   const answered = new Set<string>();
   const out: MaxShards = {};
@@ -35,8 +35,10 @@ export async function clusterMaxShards(
   return out;
 }
 
-async function remoteMax(m: Member, timeoutMs: number): Promise<MaxShards> {
-  const res = await fetch(`${m.url}/internal/shards/max?${LOCAL_ARG}=true`, { signal: AbortSignal.timeout(timeoutMs) });
+async function remoteMax(view: ClusterView, m: Member, timeoutMs: number): Promise<MaxShards> {
+  const res = await view.memberFetch(`${m.url}/internal/shards/max?${LOCAL_ARG}=true`, {
+    signal: AbortSignal.timeout(timeoutMs),
+  });
   if (!res.ok) throw new Error(`${m.id}: HTTP ${res.status}`);
   const body: unknown = await res.json();
   const standard = typeof body === 'object' && body !== null && 'standard' in body ? body.standard : undefined;

@@ -80,4 +80,6 @@ export interface ClusterView {
    * with a DomainError('unavailable') when the node does not hold it or `signal` aborts.
    */
   waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void>;
+  /** An HTTP request to another member (with the members' token when --auth-token-file is set). */
+  memberFetch(url: string, init?: RequestInit): Promise<Response>;
 }

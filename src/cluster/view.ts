@@ -21,7 +21,16 @@ export class NodeView implements ClusterView {
     private readonly membership: Membership,
     private readonly positions: Positions,
     private readonly ends: EndOffsets,
+    /** The members' bearer token (--auth-token-file); undefined: none. */
+    private readonly token?: string,
   ) {}
+
+  memberFetch(url: string, init: RequestInit = {}): Promise<Response> {
+    if (this.token === undefined) return fetch(url, init);
+    const headers = new Headers(init.headers);
+    headers.set('authorization', `Bearer ${this.token}`);
+    return fetch(url, { ...init, headers });
+  }
 
   /** This node (its URL is known once the port is bound). */
   get self(): Member {

@@ -111,6 +111,18 @@ export function readTokenFile(path: string): Map<string, TokenRole> {
   return out;
 }
 
+/**
+ * The token cluster members use with each other: the first read-write token of the file (every
+ * member reads the same file). undefined when the file has none.
+ */
+export function memberToken(path: string): string | undefined {
+  for (const raw of readFileSync(path, 'utf8').split(/\r?\n/)) {
+    const [token, role] = raw.trim().split(/\s+/);
+    if (role === 'read-write' && token !== undefined && !token.startsWith('#')) return token;
+  }
+  return undefined;
+}
+
 /** The name of a Host header: without the port, IPv6 brackets kept off. */
 function hostName(host: string): string {
   if (host.startsWith('[')) return host.slice(1, host.indexOf(']') > 0 ? host.indexOf(']') : undefined);

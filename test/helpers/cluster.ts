@@ -106,6 +106,8 @@ export interface ClusterOptions {
   partitions?: number;
   /** Extra server flags for every node. */
   extraArgs?: string[];
+  /** Headers of the harness's own requests (/status, /cluster): a bearer token with --auth-token-file. */
+  headers?: Record<string, string>;
 }
 
 export class TestCluster {
@@ -116,7 +118,7 @@ export class TestCluster {
 
   /** Starts `nodes` members one after another and waits until every partition has its holders. */
   static async start(opts: ClusterOptions): Promise<TestCluster> {
-    const c = new TestCluster({ replicas: 1, partitions: 8, extraArgs: [], ...opts });
+    const c = new TestCluster({ replicas: 1, partitions: 8, extraArgs: [], headers: {}, ...opts });
     try {
       // The first node creates the topics; the others join once they exist.
       for (let i = 0; i < opts.nodes; i++) await c.add({ wait: false });
@@ -169,7 +171,9 @@ export class TestCluster {
       throw new Error(`cluster node ${this.running.length} did not start: ${(err as Error).message}`);
     }
     track(child);
-    const status = JSON.parse(await callOk(url, 'GET', '/status')) as { localID?: unknown };
+    const status = JSON.parse(await callOk(url, 'GET', '/status', undefined, this.opts.headers)) as {
+      localID?: unknown;
+    };
     const node: ClusterNode = {
       n: this.running.length,
       url,
@@ -201,7 +205,7 @@ export class TestCluster {
 
   /** GET /cluster at one node. */
   async mapAt(node: ClusterNode): Promise<ClusterMapView | undefined> {
-    return parseClusterMap(await callOk(node.url, 'GET', '/cluster'));
+    return parseClusterMap(await callOk(node.url, 'GET', '/cluster', undefined, this.opts.headers));
   }
 
   /**
@@ -228,7 +232,7 @@ export class TestCluster {
     const live = this.live();
     const maps: NodeMap[] = [];
     for (const node of live) {
-      const a = await call(node.url, 'GET', '/cluster');
+      const a = await call(node.url, 'GET', '/cluster', undefined, this.opts.headers);
       if (a.status !== 200) return `node ${node.n}: GET /cluster → ${a.status} ${a.body.slice(0, 200)}`;
       maps.push({ node: `node ${node.n}`, map: parseClusterMap(a.body) });
     }

@@ -77,7 +77,8 @@ export async function spawnServer(
     if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${out}`);
     try {
       const r = await fetch(`${url}/status`);
-      if (r.ok) break;
+      // 401: a server started with --auth-token-file answers, just not without a token.
+      if (r.ok || r.status === 401) break;
     } catch {
       // not listening yet
     }

@@ -36,6 +36,9 @@ class StaticView implements ClusterView {
     private readonly holderIds: (p: number) => string[],
     readonly replicas: number,
   ) {}
+  memberFetch(url: string, init?: RequestInit): Promise<Response> {
+    return fetch(url, init);
+  }
   partitionOf(index: string, shard: number): number {
     return partitionOf(index, shard);
   }
