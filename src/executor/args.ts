@@ -4,6 +4,7 @@
 import { badRequest, notFound } from '../domain/errors.js';
 import { ZERO_TIME, parseTimestamp, timeFromUnixSeconds } from '../domain/time-quantum.js';
 import type { Call, Value } from '../pql/ast.js';
+import { WRITE_CALL_NAMES } from '../pql/call-names.js';
 
 /** Throws the request's error. Prefixes (`map reduce: `, …) are baked in by whoever builds it. */
 export type Fail = (msg: string) => never;
@@ -136,11 +137,4 @@ export function timeArg(call: Call, key: 'from' | 'to', f: Fail): number | undef
 }
 
 /** Pilosa's write calls (they never run on the read-only path). */
-export const WRITE_CALLS: ReadonlySet<string> = new Set([
-  'Set',
-  'Clear',
-  'ClearRow',
-  'Store',
-  'SetRowAttrs',
-  'SetColumnAttrs',
-]);
+export const WRITE_CALLS: ReadonlySet<string> = new Set(WRITE_CALL_NAMES);

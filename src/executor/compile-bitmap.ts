@@ -5,6 +5,7 @@ import { addDays, ZERO_TIME } from '../domain/time-quantum.js';
 import type { Call, Value } from '../pql/ast.js';
 import { INVERSE_VIEW } from '../domain/names.js';
 import { INVERSE_ARG } from '../pql/legacy.js';
+import { BITMAP_CALL_NAMES, OTHER_READ_CALL_NAMES, WRITE_CALL_NAMES } from '../pql/call-names.js';
 import type { BsiPredicate } from '../state/bsi.js';
 import type { Index } from '../state/index-state.js';
 import { type Fail, MAX_ID, fieldArg, intArg, timeArg } from './args.js';
@@ -60,26 +61,9 @@ export function compileBitmap(env: CompileEnv, call: Call, f: Fail, parent = '')
   }
 }
 
-const BITMAP_CALLS = 'Row, Range, Union, Intersect, Difference, Xor, Not or Shift';
+const BITMAP_CALLS = `${BITMAP_CALL_NAMES.slice(0, -1).join(', ')} or ${BITMAP_CALL_NAMES[BITMAP_CALL_NAMES.length - 1]}`;
 
-const OTHER_CALLS = new Set([
-  'Count',
-  'Sum',
-  'Min',
-  'Max',
-  'MinRow',
-  'MaxRow',
-  'TopN',
-  'Rows',
-  'GroupBy',
-  'Options',
-  'Set',
-  'Clear',
-  'ClearRow',
-  'Store',
-  'SetRowAttrs',
-  'SetColumnAttrs',
-]);
+const OTHER_CALLS: ReadonlySet<string> = new Set([...OTHER_READ_CALL_NAMES, ...WRITE_CALL_NAMES]);
 
 /** A call that exists but is no bitmap call, given as an input, gets a text naming where. */
 function notBitmapCall(name: string, parent: string): string {
