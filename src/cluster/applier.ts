@@ -25,6 +25,7 @@ import { runInApplyScope } from '../util/write-scope.js';
 import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
 import { decodeStoredPosition, encodePosition } from './position.js';
+import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
 import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from './types.js';
 
@@ -57,10 +58,12 @@ export class MetaBehindError extends Error {
 export class CommandApplier implements CommandSink {
   readonly results: CommandResults;
   private readonly assemblers = new Map<string, CommandAssembler>();
-  private readonly positions = new Map<string, bigint>();
+  /** Durable positions (the next offset to apply), with their waits (positions.ts). */
+  private readonly positions = new Positions();
+  /** Partitions whose stored position was read (load). */
+  private readonly loaded = new Set<string>();
   /** Per partition: last offsets of commands applied beyond the durable position (position.ts). */
   private readonly appliedAfter = new Map<string, Set<bigint>>();
-  private readonly waiters = new Map<string, Set<{ next: bigint; resolve: () => void }>>();
   private readonly metaWaitMs: number;
   private readonly waitMeta: (next: string, signal: AbortSignal) => Promise<void>;
 
@@ -84,35 +87,12 @@ export class CommandApplier implements CommandSink {
 
   /** Next offset this node will apply of a partition (undefined: never delivered nor loaded). */
   position(topic: ClusterTopic, partition: number): bigint | undefined {
-    return this.positions.get(`${topic}/${partition}`);
+    return this.loaded.has(`${topic}/${partition}`) ? this.positions.get(topic, partition) : undefined;
   }
 
   /** Resolves once the partition's position is at least `next`; rejects when `signal` aborts. */
   waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void> {
-    const key = `${topic}/${partition}`;
-    const want = BigInt(next);
-    if ((this.positions.get(key) ?? -1n) >= want) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      let set = this.waiters.get(key);
-      if (set === undefined) this.waiters.set(key, (set = new Set()));
-      const waiting = set;
-      const w = {
-        next: want,
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-      };
-      const onAbort = (): void => {
-        waiting.delete(w);
-        reject(
-          new DomainError('unavailable', `cluster: ${topic} partition ${partition} not applied up to ${next} in time`),
-        );
-      };
-      if (signal?.aborted === true) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      waiting.add(w);
-    });
+    return this.positions.wait(topic, partition, BigInt(next), signal);
   }
 
   async deliver(
@@ -122,13 +102,13 @@ export class CommandApplier implements CommandSink {
     next: string,
   ): Promise<void> {
     const key = `${topic}/${partition}`;
-    if (!this.positions.has(key)) await this.load(topic, [partition]);
+    if (!this.loaded.has(key)) await this.load(topic, [partition]);
     let asm = this.assemblers.get(key);
     if (asm === undefined) this.assemblers.set(key, (asm = new CommandAssembler()));
     for (const msg of messages) {
       // A consumer that resumes from an older offset (Kafka's own, a rebalance) re-sends what is
       // applied already: the durable position says so, and those messages are skipped.
-      if (BigInt(msg.offset) < (this.positions.get(key) ?? 0n)) continue;
+      if (BigInt(msg.offset) < this.positions.get(topic, partition)) continue;
       const whole = asm.push(msg);
       if (whole !== undefined) await this.applyOne(topic, partition, whole, asm.pendingFrom);
     }
@@ -136,7 +116,7 @@ export class CommandApplier implements CommandSink {
     // incomplete) moves the position too, but never past a command not yet applied.
     const pending = asm.pendingFrom;
     const target = pending === undefined ? BigInt(next) : BigInt(pending);
-    if (target > (this.positions.get(key) ?? -1n)) {
+    if (target > this.positions.get(topic, partition)) {
       const kept = this.keptAfter(key, target);
       const value = encodePosition(target, kept);
       const scope = { cursors: [{ key: positionKey(topic, partition), value }], staged: false };
@@ -300,14 +280,7 @@ export class CommandApplier implements CommandSink {
   }
 
   private setPosition(topic: ClusterTopic, partition: number, next: bigint): void {
-    const key = `${topic}/${partition}`;
-    this.positions.set(key, next);
-    const set = this.waiters.get(key);
-    if (set === undefined) return;
-    for (const w of set)
-      if (w.next <= next) {
-        set.delete(w);
-        w.resolve();
-      }
+    this.loaded.add(`${topic}/${partition}`);
+    this.positions.advance(topic, partition, next);
   }
 }
