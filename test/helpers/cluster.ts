@@ -11,6 +11,8 @@ import {
   type NodeMap,
   parseClusterMap,
 } from './cluster-map.js';
+import { afterAll, beforeAll } from 'vitest';
+import { kafkaBrokersForTest, type KafkaHandle } from './kafka-broker.js';
 import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from './server.js';
 
 export { type ClusterMapView, type MapMember, owners, parseClusterMap } from './cluster-map.js';
@@ -283,5 +285,26 @@ export async function startReference(extraArgs: string[] = []): Promise<Referenc
       await child.kill('SIGKILL');
       removeDir(dataDir);
     },
+  };
+}
+
+/**
+ * A cluster for one test file: its broker and nodes start before the file's tests and stop after
+ * them. The returned getter gives the running cluster (it throws when the start failed).
+ */
+export function clusterForFile(opts: Omit<ClusterOptions, 'brokers'>): () => TestCluster {
+  let kafka: KafkaHandle | undefined;
+  let cluster: TestCluster | undefined;
+  beforeAll(async () => {
+    kafka = await kafkaBrokersForTest();
+    cluster = await TestCluster.start({ ...opts, brokers: kafka.brokers });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    await kafka?.release();
+  });
+  return () => {
+    if (cluster === undefined) throw new Error('the cluster did not start');
+    return cluster;
   };
 }

@@ -14,7 +14,14 @@ import { executeQuery } from '../../src/executor/index.js';
 import { parse } from '../../src/pql/index.js';
 import { kafkaBrokersForTest } from '../helpers/kafka-broker.js';
 import { removeDir } from '../helpers/temp.js';
-import { consumeInto, createClusterTopics, newApplier, openEngine, testKafka } from './cluster-write-support.js';
+import {
+  consumeInto,
+  createClusterTopics,
+  newApplier,
+  openEngine,
+  testKafka,
+  SET_FIELD,
+} from './cluster-write-support.js';
 
 let kafka: Kafka;
 let producer: ClusterProducer;
@@ -65,16 +72,7 @@ describe('cluster applier on a real broker and a real engine', () => {
       kind: 'schema',
       schema: { op: 'createIndex', index: 'i', options: { keys: false, trackExistence: true } },
     });
-    const field = {
-      type: 'set',
-      cacheType: 'none',
-      cacheSize: 0,
-      keys: false,
-      min: 0n,
-      max: 0n,
-      timeQuantum: '',
-      noStandardView: false,
-    } as const;
+    const field = SET_FIELD;
     await meta({
       kind: 'schema',
       schema: { op: 'createField', index: 'i', field: 'a', options: field, extraIntFields: [] },

@@ -4,42 +4,28 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, callOk, TestCluster } from '../helpers/cluster.js';
-import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { call, callOk, clusterForFile } from '../helpers/cluster.js';
 
 const SHARD_WIDTH = 1 << 20;
 const RW = { authorization: 'Bearer rw-secret-1' };
 const RO = { authorization: 'Bearer ro-secret-2' };
 
 describe('cluster: members use the token file with each other', () => {
-  let kafka: KafkaHandle;
-  let cluster: TestCluster | undefined;
   const dir = mkdtempSync(join(tmpdir(), 'bl-cluster-auth-'));
-
-  beforeAll(async () => {
-    const file = join(dir, 'tokens');
-    writeFileSync(file, '# tokens\nro-secret-2 read-only\nrw-secret-1 read-write\n');
-    kafka = await kafkaBrokersForTest();
-    cluster = await TestCluster.start({
-      brokers: kafka.brokers,
-      nodes: 2,
-      replicas: 1,
-      partitions: 4,
-      extraArgs: ['--auth-token-file', file],
-      headers: RW,
-    });
+  const file = join(dir, 'tokens');
+  writeFileSync(file, '# tokens\nro-secret-2 read-only\nrw-secret-1 read-write\n');
+  const cluster = clusterForFile({
+    nodes: 2,
+    replicas: 1,
+    partitions: 4,
+    extraArgs: ['--auth-token-file', file],
+    headers: RW,
   });
-
-  afterAll(async () => {
-    await cluster?.stop();
-    await kafka?.release();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('answers with tokens across nodes and refuses without one', { timeout: 90_000 }, async () => {
-    if (cluster === undefined) throw new Error('not started');
-    const [a, b] = cluster.nodes;
+    const [a, b] = cluster().nodes;
     await callOk(a.url, 'POST', '/index/s', '{}', RW);
     await callOk(a.url, 'POST', '/index/s/field/f', '{}', RW);
     // Sets in 8 shards, so both nodes hold some: the write results come from the holders.

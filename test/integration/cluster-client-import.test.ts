@@ -4,10 +4,9 @@
 // for the shard's partition (docs/CLUSTER.md's partition function, recomputed here), the data must
 // be complete at every node, and each shard's bits must have been applied on every holder the map
 // names: GET /export (which Pilosa serves from the node's own fragments) at that holder.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
-import { call, callOk, owners, TestCluster } from '../helpers/cluster.js';
-import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
+import { call, callOk, owners, clusterForFile } from '../helpers/cluster.js';
 import { referencePartitionOf } from '../helpers/partition-ref.js';
 
 const SHARD_WIDTH = 1 << 20;
@@ -28,22 +27,10 @@ function shardBits(s: number): { rowIds: number[]; columnIds: number[] } {
 }
 
 describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names', () => {
-  let kafka: KafkaHandle;
-  let cluster: TestCluster | undefined;
-
-  beforeAll(async () => {
-    kafka = await kafkaBrokersForTest();
-    cluster = await TestCluster.start({ brokers: kafka.brokers, nodes: 3, replicas: 2, partitions: 8 });
-  });
-
-  afterAll(async () => {
-    await cluster?.stop();
-    await kafka?.release();
-  });
+  const cluster = clusterForFile({ nodes: 3, replicas: 2, partitions: 8 });
 
   it('lands every shard on the holders the map names', { timeout: 90_000 }, async () => {
-    if (cluster === undefined) throw new Error('not started');
-    const c = cluster;
+    const c = cluster();
     const nodes = c.nodes;
     const map = await c.waitCovered({ settled: true });
     const byId = new Map(nodes.map((n) => [n.id, n]));
@@ -135,8 +122,8 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
   // A client's import of one shard is often megabytes: more than Kafka's default message size
   // and, on a broker set up for tests, more than one log segment (ops/kafka uses 1 MiB).
   it('takes an import larger than one Kafka message', { timeout: 90_000 }, async () => {
-    if (cluster === undefined) throw new Error('not started');
-    const node = cluster.nodes[1];
+    const c = cluster();
+    const node = c.nodes[1];
     await callOk(node.url, 'POST', '/index/big', '{}');
     await callOk(node.url, 'POST', '/index/big/field/f', '{}');
     const n = 400_000;
@@ -146,7 +133,7 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
     expect(body.byteLength).toBeGreaterThan(1536 * 1024);
     await callOk(node.url, 'POST', '/index/big/field/f/import', body, PB);
     const got = JSON.parse(
-      await callOk(cluster.nodes[2].url, 'POST', '/index/big/query', 'Count(Row(f=0)) Count(Row(f=1)) Count(Row(f=2))'),
+      await callOk(c.nodes[2].url, 'POST', '/index/big/query', 'Count(Row(f=0)) Count(Row(f=1)) Count(Row(f=2))'),
     ) as { results: number[] };
     expect(got.results).toEqual([133_334, 133_333, 133_333]);
   });

@@ -3,9 +3,8 @@
 // is allowed: see cluster-load.ts for how "wrong" is decided soundly), and every surviving node
 // answers with every acknowledged write afterwards. The time until queries answered correctly
 // again is printed (goal ≤ 10 s on this machine), never asserted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestCluster } from '../helpers/cluster.js';
-import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
+import { describe, expect, it } from 'vitest';
+import { clusterForFile } from '../helpers/cluster.js';
 import { CheckedLoad, createLoadSchema, finalCheck, summary } from './cluster-load.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -14,22 +13,10 @@ const AFTER_RECOVERY_MS = 3_000;
 const MAX_AFTER_KILL_MS = 40_000;
 
 describe('cluster: a node is SIGKILLed (R=2)', () => {
-  let kafka: KafkaHandle;
-  let cluster: TestCluster | undefined;
-
-  beforeAll(async () => {
-    kafka = await kafkaBrokersForTest();
-    cluster = await TestCluster.start({ brokers: kafka.brokers, nodes: 3, replicas: 2, partitions: 8 });
-  });
-
-  afterAll(async () => {
-    await cluster?.stop();
-    await kafka?.release();
-  });
+  const cluster = clusterForFile({ nodes: 3, replicas: 2, partitions: 8 });
 
   it('loses no acknowledged write and answers nothing wrong', { timeout: 90_000 }, async () => {
-    if (cluster === undefined) throw new Error('not started');
-    const c = cluster;
+    const c = cluster();
     await createLoadSchema(c.nodes.map((n) => n.url));
 
     const load = new CheckedLoad(() => c.live().map((n) => n.url));

@@ -13,7 +13,7 @@ import { executeQuery } from '../../src/executor/index.js';
 import { parse } from '../../src/pql/index.js';
 import { kafkaBrokersForTest } from '../helpers/kafka-broker.js';
 import { removeDir } from '../helpers/temp.js';
-import { createClusterTopics, newApplier, openEngine, testKafka } from './cluster-write-support.js';
+import { createClusterTopics, newApplier, openEngine, testKafka, SET_FIELD } from './cluster-write-support.js';
 
 let kafka: Kafka;
 const dirs: string[] = [];
@@ -65,16 +65,7 @@ describe('interleaved chunked commands', () => {
     const meta = `${name}.meta`;
     const log = `${name}.log`;
     const schema = (command: Command): Message[] => commandMessages(command);
-    const set = {
-      type: 'set',
-      cacheType: 'none',
-      cacheSize: 0,
-      keys: false,
-      min: 0n,
-      max: 0n,
-      timeQuantum: '',
-      noStandardView: false,
-    } as const;
+    const set = SET_FIELD;
     const setup = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await setup.connect();
     await setup.send({

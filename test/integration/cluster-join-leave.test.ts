@@ -3,9 +3,8 @@
 // wrong (cluster-load.ts), there is no stretch in which every request fails, and GET /cluster
 // shows partitions moved to the new node and away from the one that left. Clients stop sending
 // to the leaving node before it is signalled, as a load balancer drains a node.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { owners, TestCluster } from '../helpers/cluster.js';
-import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
+import { describe, expect, it } from 'vitest';
+import { owners, clusterForFile } from '../helpers/cluster.js';
 import { CheckedLoad, createLoadSchema, finalCheck, summary } from './cluster-load.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -16,22 +15,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const MAX_FAILURES_IN_A_ROW = 8;
 
 describe('cluster: a node joins, then a node leaves (R=1)', () => {
-  let kafka: KafkaHandle;
-  let cluster: TestCluster | undefined;
-
-  beforeAll(async () => {
-    kafka = await kafkaBrokersForTest();
-    cluster = await TestCluster.start({ brokers: kafka.brokers, nodes: 3, replicas: 1, partitions: 8 });
-  });
-
-  afterAll(async () => {
-    await cluster?.stop();
-    await kafka?.release();
-  });
+  const cluster = clusterForFile({ nodes: 3, replicas: 1, partitions: 8 });
 
   it('moves partitions without losing a write or answering wrong', { timeout: 120_000 }, async () => {
-    if (cluster === undefined) throw new Error('not started');
-    const c = cluster;
+    const c = cluster();
     await createLoadSchema(c.nodes.map((n) => n.url));
     // Clients use the nodes that were there when they started, and the joiner once it is in.
     const targets = new Set(c.nodes);

@@ -22,6 +22,18 @@ import { tempDir } from '../helpers/temp.js';
 export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 export const PARTITIONS = 4;
+
+/** A set field's options as schema commands carry them (no cache: tests read rows directly). */
+export const SET_FIELD = {
+  type: 'set',
+  cacheType: 'none',
+  cacheSize: 0,
+  keys: false,
+  min: 0n,
+  max: 0n,
+  timeQuantum: '',
+  noStandardView: false,
+} as const;
 /** A fixed shard → partition map for the tests (the real one is membership's partition.ts). */
 export const partitionOf = (_index: string, shard: number): number => shard % PARTITIONS;
 
