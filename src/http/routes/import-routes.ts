@@ -27,7 +27,9 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
       const clear = boolArg(req.query.clear);
       const { index, field } = req.params;
       const proto = importEncoding(req.headers['content-type'], true) === 'protobuf';
-      const type = await ctx.engine.read((h) => {
+      // Only which decoder to use: the import validates against the state again when it writes,
+      // so this need not wait for the durability of other requests' writes.
+      const type = ctx.engine.peekApplied((h) => {
         const f = h.index(index)?.field(field);
         if (!h.index(index)) throw indexNotFoundNamed(index);
         if (!f) throw fieldNotFoundNamed(field);
