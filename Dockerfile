@@ -5,6 +5,8 @@ FROM node:20-bookworm AS build
 WORKDIR /app
 ENV npm_package_config_node_gyp_nodedir=/usr/local
 COPY package.json package-lock.json .npmrc ./
+# The allocator addon (malloc_trim, src/util/heap-trim.ts) is built by npm ci's install script.
+COPY src/native ./src/native
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY proto ./proto
@@ -21,6 +23,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/proto ./proto
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/src/native/build/Release/malloc_trim.node ./src/native/build/Release/
 COPY --from=build /app/web ./web
 # Runs as the image's unprivileged user; /data is the volume (log, snapshots, node id).
 RUN mkdir -p /data && chown node:node /data

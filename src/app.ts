@@ -2,6 +2,7 @@
 // configured). createServer() returns a booted handle that a test listens with and closes;
 // launchServer() (the process entry) listens first and boots behind the socket, so /health,
 // /ready, /status and /metrics answer while a long replay runs.
+import { tuneAllocator } from './util/heap-trim.js';
 import {
   type Server as HttpServer,
   createServer as createHttpServer,
@@ -67,6 +68,7 @@ export async function createServer(
   onFatal: (err: Error) => void,
   opts: BootOptions = {},
 ): Promise<Server> {
+  tuneAllocator();
   // Bad TLS or token files stop the start before anything is opened.
   const security = httpSecurity(cfg, parseBind(cfg.bind).host);
   // Contradictory cluster flags stop the start before anything is opened.

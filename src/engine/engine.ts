@@ -3,6 +3,7 @@
 // answer depends on a write that is not yet durable. The holder, commit queue, log store,
 // snapshot files and retention policy are private: followers of the log, consumer cursors and
 // snapshot control use the ports in ports.ts (committedLog, cursors, snapshots).
+import { HeapTrimmer, type TrimFigures } from '../util/heap-trim.js';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { encodeEvent } from '../events/codec.js';
@@ -63,6 +64,8 @@ export class Engine {
    */
   private deferred: Promise<void> | undefined;
   private readonly snapshotStats: SnapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0, lastAt: 0 };
+  /** Gives memory that bulk writes and snapshots freed back to the kernel once they go quiet. */
+  private readonly trimmer: HeapTrimmer;
   /** Followers of the durable log (Kafka mirror; backup and point-in-time restore next). */
   readonly committedLog: CommittedLog;
   /** Consumer positions, written in the batch of the events they go with. */
@@ -81,6 +84,7 @@ export class Engine {
     onFatal: (err: Error) => void,
   ) {
     this.retention = new RetentionPolicy(2, options.history);
+    this.trimmer = new HeapTrimmer(logger);
     this.queue = new CommitQueue(
       log,
       log.lastSeq,
@@ -123,6 +127,11 @@ export class Engine {
       fsync: this.log.fsyncPolicy,
       commits: q.stats,
     };
+  }
+
+  /** Memory returned to the kernel after bulk writes (util/heap-trim.ts), for /metrics. */
+  trimFigures(): TrimFigures {
+    return this.trimmer.figures;
   }
 
   /** Calls `listener` after every group commit with its record count and append time (metrics). */
@@ -193,6 +202,7 @@ export class Engine {
       last = this.queue.stage(p.record);
       this.eventsSinceSnapshot++;
       this.bytesSinceSnapshot += p.record.payload.byteLength;
+      this.trimmer.note(p.record.payload.byteLength);
     }
     // A command applied from a cluster topic: its position rides in this group (see write()).
     if (applying !== undefined) {
@@ -248,6 +258,7 @@ export class Engine {
     this.holder.appliedSeq = this.queue.stage(rec);
     this.eventsSinceSnapshot++;
     this.bytesSinceSnapshot += rec.payload.byteLength;
+    this.trimmer.note(rec.payload.byteLength);
   }
 
   private checkWritable(replicated: boolean): void {
@@ -307,6 +318,7 @@ export class Engine {
       lastAt: Date.now(),
     });
     this.logger.info({ seq, bytes, events: body.events, ms, released: releasable }, 'snapshot written');
+    this.trimmer.note(bytes);
     return seq;
   }
 
@@ -320,6 +332,7 @@ export class Engine {
   async stop(): Promise<void> {
     if (this.lifecycle === 'FAILED') return;
     this.lifecycle = 'STOPPING';
+    this.trimmer.stop();
     await this.queue.drain();
     if (this.snapshotting) await this.snapshotting.catch(() => undefined);
   }

@@ -6,13 +6,14 @@
 // deserialize and a clone per row. Bodies written before it (every fragment a BitsSet event)
 // still load: the record types of both coexist and are told apart by the type byte.
 // A restart decodes lazily (decodeSnapshot's `lazy`): a fragment record's names and row table
-// are checked at once, its rows' views are made when the fragment is first touched
-// (state/fragment.ts), so a restart costs a read of the file and a walk over its records.
+// are checked at once, its rows are adopted as frozen bytes when the fragment is first touched and
+// viewed when each is first read (state/fragment.ts), so a restart costs a read of the file and a
+// walk over its records, and rows nobody reads take their bytes only.
 import { decodeEvent, encodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
 import roaring from 'roaring';
-import { type Bitmap, RoaringBitmap32 } from '../roaring/bitmap.js';
-import { FROZEN_ALIGN, FROZEN_FORMAT, frozenPad } from '../roaring/frozen.js';
+import type { Bitmap } from '../roaring/bitmap.js';
+import { FROZEN_ALIGN, FROZEN_FORMAT, FrozenRow, frozenPad } from '../roaring/frozen.js';
 import type { Holder } from '../state/holder.js';
 import { stateEvents } from '../state/snapshot.js';
 import { AssertionError } from '../util/assert.js';
@@ -41,9 +42,13 @@ export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: 
   return { chunks, events: captured.events, bytes };
 }
 
-/** A row as captured: a frozen row itself (never changed in place), or a mutable row's bytes. */
+/**
+ * A row as captured: a frozen row itself (never changed in place), or bytes in frozen layout (a
+ * packed row's own, a mutable row's serialized now).
+ */
 type CapturedRow = Bitmap | Uint8Array;
-type Captured = { record: { type: number; payload: Uint8Array } } | { fragment: FragmentEvent; rows: CapturedRow[] };
+type FragmentHead = Pick<FragmentEvent, 'index' | 'field' | 'view' | 'shard' | 'rows'>;
+type Captured = { record: { type: number; payload: Uint8Array } } | { fragment: FragmentHead; rows: CapturedRow[] };
 
 /**
  * The state at this moment, encoded as the chunks are pulled. Capturing is synchronous and cheap
@@ -55,9 +60,17 @@ type Captured = { record: { type: number; payload: Uint8Array } } | { fragment: 
 export function captureSnapshot(holder: Holder): { events: number; chunks: Iterable<Uint8Array> } {
   const captured: Captured[] = [];
   for (const e of stateEvents(holder)) {
-    if (e.type === 'BitsSet' && e.exists !== true && allBitmaps(e.columns))
-      captured.push({ fragment: e, rows: e.columns.map((b) => (b.isFrozen ? b : b.serialize(FROZEN))) });
-    else captured.push({ record: encodeEvent(e) });
+    if (e.type !== 'Fragment') {
+      captured.push({ record: encodeEvent(e) });
+      continue;
+    }
+    const { index, field, view, fragment } = e;
+    const rows = fragment.rowIds();
+    const bytes = rows.map((r): CapturedRow => {
+      const b = fragment.captureRow(r)!;
+      return b instanceof Uint8Array || b.isFrozen ? b : b.serialize(FROZEN);
+    });
+    captured.push({ fragment: { index, field, view, shard: fragment.shard, rows }, rows: bytes });
   }
   return { events: captured.length, chunks: encodeCaptured(captured) };
 }
@@ -96,17 +109,13 @@ export function* decodeSnapshot(bytes: Uint8Array, opts: { lazy?: boolean } = {}
   }
 }
 
-function allBitmaps(columns: readonly unknown[]): columns is Bitmap[] {
-  return columns.every((c) => c instanceof RoaringBitmap32);
-}
-
 type FragmentEvent = Extract<Event, { type: 'BitsSet' }>;
 
 /**
  * One buffer per fragment, which starts at body offset `at`: rows serialize straight into it (or
  * are copied in, when captured as bytes: the frozen layout is relative to its aligned start).
  */
-function encodeFragment(e: FragmentEvent, rows: CapturedRow[], at: number): Uint8Array {
+function encodeFragment(e: FragmentHead, rows: CapturedRow[], at: number): Uint8Array {
   const names = [e.index, e.field, e.view].map((s) => Buffer.from(s, 'utf8'));
   const sizes = rows.map((b) => (b instanceof Uint8Array ? b.byteLength : b.getSerializationSizeInBytes(FROZEN)));
   const n = rows.length;
@@ -141,7 +150,8 @@ function encodeFragment(e: FragmentEvent, rows: CapturedRow[], at: number): Uint
 /**
  * The fragment record at body[at, at + len) as a BitsSet whose rows are frozen views into the
  * body, for apply() to keep (`adopt`); the views keep the body alive. Lazy: the layout is checked
- * now and the views are made by the event's `deferred`.
+ * now, and the event's `deferred` gives the rows as frozen bytes in the body, which the fragment
+ * views when each row is first read (state/fragment.ts).
  */
 function decodeFragment(body: Buffer, at: number, len: number, lazy: boolean): FragmentEvent {
   const end = at + len;
@@ -178,18 +188,18 @@ function decodeFragment(body: Buffer, at: number, len: number, lazy: boolean): F
     p += body.readUInt32LE(sizesAt + i * 4);
   }
   if (p !== end) throw new AssertionError(`snapshot fragment record has ${end - p} trailing bytes`);
-  const views = (): Bitmap[] => {
-    const columns: Bitmap[] = new Array<Bitmap>(n);
+  const frozen = (): FrozenRow[] => {
+    const out = new Array<FrozenRow>(n);
     let q = rowsAt;
     for (let i = 0; i < n; i++) {
       const size = body.readUInt32LE(sizesAt + i * 4);
       q += padTo(q);
-      columns[i] = RoaringBitmap32.unsafeFrozenView(body.subarray(q, q + size), FROZEN);
+      out[i] = new FrozenRow(body, q, size, -1);
       q += size;
     }
-    return columns;
+    return out;
   };
   const event = { type: 'BitsSet', index, field, view, shard, adopt: true } as const;
-  if (!lazy) return { ...event, rows, columns: views() };
-  return { ...event, rows: [], columns: [], deferred: () => ({ rows, columns: views() }) };
+  if (!lazy) return { ...event, rows, columns: frozen().map((r) => r.view()) };
+  return { ...event, rows: [], columns: [], deferred: () => ({ rows, frozen: frozen() }) };
 }

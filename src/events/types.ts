@@ -2,6 +2,7 @@
 // resolved views and shards). apply() has no clock, no randomness and no validation.
 import type { AttrPatch, FieldOptions, IndexOptions } from '../domain/types.js';
 import type { Bitmap, ColumnOffsets } from '../roaring/bitmap.js';
+import type { FrozenRow } from '../roaring/frozen.js';
 
 export type Event =
   | { type: 'IndexCreated'; index: string; options: IndexOptions }
@@ -14,8 +15,9 @@ export type Event =
    * import does not log every column a second time (half the log bytes of a one-row import).
    * `adopt` (never logged): the bitmaps are fresh and nothing else holds them (a snapshot load,
    * an import's own row bitmaps), so apply may keep them as the rows instead of copying them.
-   * `deferred` (never logged; a snapshot load only): the fragment's rows, decoded when first
-   * needed; `rows` and `columns` are then empty. Only an empty fragment takes them deferred.
+   * `deferred` (never logged; a snapshot load only): the fragment's rows, as bitmaps or as
+   * frozen bytes to view on first read, made when first needed; `rows` and `columns` are then
+   * empty. Only an empty fragment takes them deferred.
    */
   | {
       type: 'BitsSet';
@@ -27,7 +29,7 @@ export type Event =
       columns: ColumnOffsets[];
       exists?: boolean;
       adopt?: boolean;
-      deferred?: () => { rows: number[]; columns: Bitmap[] };
+      deferred?: () => { rows: number[]; columns: Bitmap[] } | { rows: number[]; frozen: FrozenRow[] };
     }
   | {
       type: 'BitsCleared';

@@ -50,11 +50,11 @@ function rank(field: Field, frag: Fragment, previous: number[] | undefined): num
     // Most recent first: rows new since the last pass, then the survivors in their old order.
     const known = new Set(previous ?? []);
     const fresh = frag.rowIds().filter((r) => !known.has(r));
-    const kept = (previous ?? []).filter((r) => frag.rows.has(r));
+    const kept = (previous ?? []).filter((r) => frag.hasRow(r));
     return [...fresh, ...kept].slice(0, size);
   }
   const counted: [number, number][] = [];
-  for (const [id, bm] of frag.rows) counted.push([id, bm.size]);
+  for (const [id, size] of frag.rowSizes()) counted.push([id, size]);
   counted.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   return counted.slice(0, size).map(([id]) => id);
 }

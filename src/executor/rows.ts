@@ -29,8 +29,9 @@ export function* rowIds(ctx: ReadContext, spec: RowsSpec): Work<number[]> {
       const frag = ctx.fragment(spec.field, v, s);
       if (frag === undefined) continue;
       let seen = 0;
-      for (const [id, bm] of frag.rows) {
-        if (id >= start && (offset === undefined || bm.has(offset))) found.add(id);
+      // IDs alone make no views of packed rows (state/fragment.ts); a column test views them.
+      for (const id of frag.rowKeys()) {
+        if (id >= start && (offset === undefined || frag.has(id, offset))) found.add(id);
         // A field can have millions of rows in one shard; the map is not changed meanwhile
         // (the async driver abandons the work if the state changed while it waited).
         if (++seen % ROWS_PER_YIELD === 0) yield;

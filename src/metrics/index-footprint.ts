@@ -27,11 +27,11 @@ export function indexFootprints(holder: Holder): IndexFootprint[] {
     let bytes = 0;
     for (const field of index.fields.values())
       for (const view of field.views.values())
-        for (const fragment of view.fragments.values())
-          for (const row of fragment.rows.values()) {
-            bits += row.size;
-            bytes += row.getSerializationSizeInBytes(true);
-          }
+        for (const fragment of view.fragments.values()) {
+          const f = fragment.footprint();
+          bits += f.bits;
+          bytes += f.bytes;
+        }
     figures.push({ index: index.name, bits, bytes });
   }
   cache.set(holder, { at: now, seq: holder.appliedSeq, tookMs: performance.now() - now, figures });

@@ -153,6 +153,16 @@ export class ServerMetrics {
       return f.assignedSeq - f.durableSeq;
     });
     total(
+      'bitledger_heap_trims_total',
+      'Times freed memory was returned to the kernel after bulk writes',
+      (s) => s.engine.trimFigures().trims,
+    );
+    total(
+      'bitledger_heap_trimmed_bytes_total',
+      'Resident bytes returned to the kernel after bulk writes (RSS before minus after each trim)',
+      (s) => s.engine.trimFigures().releasedBytes,
+    );
+    total(
       'bitledger_log_appended_bytes_total',
       'Bytes appended to the log since start',
       (s) => s.engine.logFigures().commits.bytes,

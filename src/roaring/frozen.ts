@@ -1,8 +1,9 @@
-// Bitmaps packed into one buffer in CRoaring's frozen layout, each used in place through a
-// read-only view. A mutable bitmap keeps every container in its own allocations (a struct and
-// an array each, with allocator headers and spare capacity): about 1.5× to 2× its serialized
-// size once the allocator's holes are counted. Packed, a bitmap takes its serialized size plus
-// a small view; a write must copy it first (state/fragment.ts does).
+// Bitmaps packed into one buffer in CRoaring's frozen layout. A mutable bitmap keeps every
+// container in its own allocations (a struct and an array each, with allocator headers and spare
+// capacity): about 1.5× to 2× its serialized size once the allocator's holes are counted. Packed,
+// a bitmap takes its serialized size; a read-only view over its bytes is made when the row is
+// first used (a view costs ~0.6 KB of native structs a row, more than a sparse row's own bytes),
+// and a write copies the row first (state/fragment.ts does).
 import roaring from 'roaring';
 import { type Bitmap, RoaringBitmap32 } from './bitmap.js';
 
@@ -11,8 +12,37 @@ export const FROZEN_FORMAT = 'unsafe_frozen_croaring';
 export const FROZEN_ALIGN = 32;
 export const frozenPad = (at: number): number => (FROZEN_ALIGN - (at % FROZEN_ALIGN)) % FROZEN_ALIGN;
 
-/** Frozen views of `bitmaps` (run-optimized first), all in one new aligned buffer. */
-export function packFrozen(bitmaps: readonly Bitmap[]): Bitmap[] {
+/**
+ * One bitmap's frozen bytes, buf[start, start + len) with start 32-byte aligned in memory, not
+ * viewed yet. `size` is its bit count, or −1 until somebody needed it (a snapshot's rows: the
+ * file holds byte lengths only). −1 rather than NaN keeps the field a small integer in V8.
+ */
+export class FrozenRow {
+  constructor(
+    readonly buf: Uint8Array,
+    readonly start: number,
+    readonly len: number,
+    private bits: number,
+  ) {}
+
+  /** The bytes, for a snapshot to copy as they are (no view, no re-encoding). */
+  bytes(): Uint8Array {
+    return this.buf.subarray(this.start, this.start + this.len);
+  }
+
+  /** A new read-only view over the bytes; it keeps the buffer alive. */
+  view(): Bitmap {
+    return RoaringBitmap32.unsafeFrozenView(this.bytes(), FROZEN_FORMAT);
+  }
+
+  get size(): number {
+    if (this.bits < 0) this.bits = this.view().size;
+    return this.bits;
+  }
+}
+
+/** `bitmaps` (run-optimized first) packed into one new aligned buffer, one FrozenRow each. */
+export function packFrozen(bitmaps: readonly Bitmap[]): FrozenRow[] {
   const sizes = new Array<number>(bitmaps.length);
   let total = 0;
   for (let i = 0; i < bitmaps.length; i++) {
@@ -21,15 +51,14 @@ export function packFrozen(bitmaps: readonly Bitmap[]): Bitmap[] {
     total += frozenPad(total) + sizes[i];
   }
   const buf = roaring.bufferAlignedAllocUnsafe(total, FROZEN_ALIGN);
-  const out = new Array<Bitmap>(bitmaps.length);
+  const out = new Array<FrozenRow>(bitmaps.length);
   let p = 0;
   for (let i = 0; i < bitmaps.length; i++) {
     const pad = frozenPad(p);
     buf.fill(0, p, p + pad);
     p += pad;
-    const at = buf.subarray(p, p + sizes[i]);
-    bitmaps[i].serialize(FROZEN_FORMAT, at);
-    out[i] = RoaringBitmap32.unsafeFrozenView(at, FROZEN_FORMAT);
+    bitmaps[i].serialize(FROZEN_FORMAT, buf.subarray(p, p + sizes[i]));
+    out[i] = new FrozenRow(buf, p, sizes[i], bitmaps[i].size);
     p += sizes[i];
   }
   return out;

@@ -27,7 +27,7 @@ function exportCsv(h: Holder, index: string, field: string, shard: number): stri
   const lines: string[] = [];
   for (const row of frag.rowIds()) {
     const r = rowKeys === undefined ? String(row) : csvField(rowKeys.key(row) ?? String(row));
-    for (const off of frag.rows.get(row)!) {
+    for (const off of frag.peekRow(row)!) {
       // Above 2^53−1 (shards past MAX_SAFE_SHARD) the ID is printed exact from a bigint.
       const col = shard <= MAX_SAFE_SHARD ? base + off : columnIdOf(shard, off);
       if (typeof col === 'bigint') {

@@ -30,7 +30,7 @@ export function stateDigest(holder: Holder): string {
           for (const row of frag.rowIds()) {
             put(`bits ${view.name} ${shard} ${row}`);
             // The bits, not their containers: a run-optimized row and its array form are equal.
-            const bits = frag.rows.get(row)!.toUint32Array();
+            const bits = frag.peekRow(row)!.toUint32Array();
             h.update(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
           }
         }

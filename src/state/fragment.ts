@@ -1,5 +1,6 @@
 import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
-import { packFrozen } from '../roaring/frozen.js';
+import { type FrozenRow, packFrozen } from '../roaring/frozen.js';
+import { RowMap } from './row-map.js';
 
 /**
  * New rows of one bulk adoption (an import) holding at least this many bits, and this many a row
@@ -16,11 +17,11 @@ const PER_BIT_LIMIT = 8;
 /** Up to this many, addMany; beyond it a bitmap and one union (measured: equal near 1,000). */
 const BULK_LIMIT = 256;
 
-/** A fragment's rows as a snapshot holds them: row IDs ascending, one bitmap each. */
-export interface FragmentRows {
-  rows: number[];
-  columns: Bitmap[];
-}
+/**
+ * A fragment's rows as a snapshot holds them: row IDs ascending, and a bitmap each, or frozen
+ * bytes each (a loaded snapshot's rows, viewed when first read).
+ */
+export type FragmentRows = { rows: number[]; columns: Bitmap[] } | { rows: number[]; frozen: FrozenRow[] };
 
 /**
  * One (index, field, view, shard): a RoaringBitmap32 per row holding column offsets
@@ -30,37 +31,43 @@ export interface FragmentRows {
 export class Fragment {
   private readonly held = new Map<number, Bitmap>();
   /**
-   * Rows of a loaded snapshot not yet decoded (defer): a restart makes one closure per fragment
-   * instead of a view per row, and the first touch of `rows` (or warmUp) decodes them.
+   * Rows kept as frozen bytes with no view yet (an import's packed rows, a loaded snapshot's):
+   * a view's native structs take ~0.6 KB a row, more than a sparse row's bytes, so it is made
+   * on first read (row(), `rows`) and kept from then on. Counts, IDs, snapshots and scans that
+   * ask for it (peekRows) use the bytes without keeping a view. Undefined while there are none.
+   */
+  private packed: Map<number, FrozenRow> | undefined;
+  /**
+   * Rows of a loaded snapshot not yet adopted (defer): a restart makes one closure per fragment
+   * instead of an entry per row, and the first touch (or warmUp) adopts them.
    */
   private pending: (() => FragmentRows) | undefined;
   /**
-   * Rows that are read-only views into a loaded snapshot's bytes (adopted frozen bitmaps): no
-   * per-container allocations, so they take about their serialized size. A write copies such a
-   * row first. Undefined while there are none, so fragments built by writes pay nothing.
+   * Rows that are read-only views over frozen bytes (held rows that were packed, or adopted
+   * frozen bitmaps): a write copies such a row first. Undefined while there are none.
    */
   private frozen: Set<number> | undefined;
+  private readonly map = new RowMap(this);
 
   constructor(readonly shard: number) {}
 
-  /** The rows by ID; decodes deferred snapshot rows first, so every reader sees them. */
-  get rows(): Map<number, Bitmap> {
-    if (this.pending !== undefined) this.load();
-    return this.held;
+  /** The rows by ID, read-only; packed rows are viewed as they are read. */
+  get rows(): RowMap {
+    return this.map;
   }
 
-  /** Whether rows are still deferred (warm-up and tests ask; reading `rows` decodes them). */
+  /** Whether rows are still deferred (warm-up and tests ask; reading `rows` adopts them). */
   get deferred(): boolean {
     return this.pending !== undefined;
   }
 
   /** Snapshot rows adopted on first touch; on a fragment that already has rows, at once. */
   defer(load: () => FragmentRows): void {
-    if (this.pending === undefined && this.held.size === 0) this.pending = load;
+    if (this.pending === undefined && this.rowCount === 0) this.pending = load;
     else this.adoptAll(load());
   }
 
-  /** Decodes deferred rows now. */
+  /** Adopts deferred rows now. */
   load(): void {
     const load = this.pending;
     if (load === undefined) return;
@@ -68,22 +75,110 @@ export class Fragment {
     this.adoptAll(load());
   }
 
-  private adoptAll({ rows, columns }: FragmentRows): void {
-    for (let i = 0; i < rows.length; i++) this.adoptBits(rows[i], columns[i]);
+  private adoptAll(given: FragmentRows): void {
+    const { rows } = given;
+    if ('columns' in given) for (let i = 0; i < rows.length; i++) this.adoptBits(rows[i], given.columns[i]);
+    else
+      for (let i = 0; i < rows.length; i++) {
+        if (this.hasRow(rows[i])) this.adoptBits(rows[i], given.frozen[i].view());
+        else (this.packed ??= new Map()).set(rows[i], given.frozen[i]);
+      }
   }
 
+  get rowCount(): number {
+    this.load();
+    return this.held.size + (this.packed?.size ?? 0);
+  }
+
+  /** Rows held as frozen bytes with no view yet (tests and the scale bench ask). */
+  get packedCount(): number {
+    this.load();
+    return this.packed?.size ?? 0;
+  }
+
+  hasRow(id: number): boolean {
+    this.load();
+    return this.held.has(id) || this.packed?.has(id) === true;
+  }
+
+  /** The row; a packed row gets its view now and keeps it. */
   row(id: number): Bitmap | undefined {
-    return this.rows.get(id);
+    this.load();
+    const r = this.held.get(id);
+    if (r !== undefined || this.packed === undefined) return r;
+    const p = this.packed.get(id);
+    if (p === undefined) return undefined;
+    this.packed.delete(id);
+    const view = p.view();
+    this.held.set(id, view);
+    (this.frozen ??= new Set()).add(id);
+    return view;
+  }
+
+  /** The row without keeping a view of a packed one (scans over everything: export, digests). */
+  peekRow(id: number): Bitmap | undefined {
+    this.load();
+    return this.held.get(id) ?? this.packed?.get(id)?.view();
+  }
+
+  /** [row, bit count] for every row, with no views made to keep. */
+  *rowSizes(): Generator<[number, number]> {
+    for (const [id, bm] of this.viewedRows()) yield [id, bm.size];
+    if (this.packed !== undefined) for (const [id, p] of this.packed) yield [id, p.size];
+  }
+
+  /**
+   * Bits and serialized bytes of every row, with no views made (/metrics): a packed row counts
+   * its frozen bytes, a viewed one its portable run-optimized size.
+   */
+  footprint(): { bits: number; bytes: number } {
+    let bits = 0;
+    let bytes = 0;
+    for (const [, bm] of this.viewedRows()) {
+      bits += bm.size;
+      bytes += bm.getSerializationSizeInBytes(true);
+    }
+    if (this.packed !== undefined)
+      for (const p of this.packed.values()) {
+        bits += p.size;
+        bytes += p.len;
+      }
+    return { bits, bytes };
+  }
+
+  /**
+   * A row as a snapshot captures it: a packed row's frozen bytes, or the row's bitmap (frozen
+   * ones are never changed in place, so the caller may keep it as it is).
+   */
+  captureRow(id: number): Bitmap | Uint8Array | undefined {
+    this.load();
+    return this.held.get(id) ?? this.packed?.get(id)?.bytes();
+  }
+
+  viewedRows(): IterableIterator<[number, Bitmap]> {
+    this.load();
+    return this.held.entries();
+  }
+
+  packedIds(): number[] {
+    this.load();
+    return this.packed === undefined ? [] : [...this.packed.keys()];
+  }
+
+  *rowKeys(): Generator<number> {
+    this.load();
+    yield* this.held.keys();
+    if (this.packed !== undefined) yield* this.packed.keys();
   }
 
   has(row: number, offset: number): boolean {
-    const r = this.rows.get(row);
+    const r = this.row(row);
     return r !== undefined && r.has(offset);
   }
 
   /** Rows ascending. */
   rowIds(): number[] {
-    return [...this.rows.keys()].sort((a, b) => a - b);
+    return [...this.rowKeys()].sort((a, b) => a - b);
   }
 
   /** `offsets` is copied: callers (replay) may reuse it. */
@@ -91,14 +186,14 @@ export class Fragment {
     const r = this.writable(row);
     if (offsets instanceof Uint32Array) {
       if (r === undefined) {
-        if (offsets.length > 0) this.rows.set(row, new RoaringBitmap32(offsets));
+        if (offsets.length > 0) this.held.set(row, new RoaringBitmap32(offsets));
       } else if (offsets.length <= PER_BIT_LIMIT) for (let i = 0; i < offsets.length; i++) r.tryAdd(offsets[i]);
       else if (offsets.length <= BULK_LIMIT) r.addMany(offsets);
       // addMany inserts one value at a time (a memmove each in an array container); a bitmap
       // built from many offsets joins the row by container-level unions instead.
       else r.orInPlace(new RoaringBitmap32(offsets));
     } else if (r === undefined) {
-      if (!offsets.isEmpty) this.rows.set(row, offsets.clone());
+      if (!offsets.isEmpty) this.held.set(row, offsets.clone());
     } else {
       // A union grows containers with spare capacity; bulk adds are where it piles up.
       r.orInPlace(offsets);
@@ -111,7 +206,7 @@ export class Fragment {
    * gives it up. Saves the copy, and the freed original that would leave a hole in the heap.
    */
   adoptBits(row: number, offsets: ColumnOffsets): void {
-    if (offsets instanceof Uint32Array || this.rows.has(row) || offsets.isEmpty) this.addBits(row, offsets);
+    if (offsets instanceof Uint32Array || this.hasRow(row) || offsets.isEmpty) this.addBits(row, offsets);
     else {
       if (offsets.isFrozen) (this.frozen ??= new Set()).add(row);
       else {
@@ -119,7 +214,7 @@ export class Fragment {
         offsets.runOptimize();
         offsets.shrinkToFit();
       }
-      this.rows.set(row, offsets);
+      this.held.set(row, offsets);
     }
   }
 
@@ -133,7 +228,7 @@ export class Fragment {
     let bits = 0;
     for (let i = 0; i < rows.length; i++) {
       const c = columns[i];
-      if (c instanceof Uint32Array || c.isFrozen || c.isEmpty || this.rows.has(rows[i])) this.adoptBits(rows[i], c);
+      if (c instanceof Uint32Array || c.isFrozen || c.isEmpty || this.hasRow(rows[i])) this.adoptBits(rows[i], c);
       else {
         fresh.push(rows[i]);
         bitmaps.push(c);
@@ -145,20 +240,32 @@ export class Fragment {
       return;
     }
     const packed = packFrozen(bitmaps);
+    this.packed ??= new Map();
     for (let i = 0; i < fresh.length; i++) {
-      this.adoptBits(fresh[i], packed[i]);
+      this.packed.set(fresh[i], packed[i]);
       // The given bitmaps are this call's (adopted): their containers go back to the allocator
       // now, for the next import to reuse, rather than whenever a GC finalizes their wrappers.
       bitmaps[i].clear();
     }
   }
 
-  /** The row for an in-place change: a frozen row is replaced by a mutable copy first. */
+  /**
+   * The row for an in-place change: a frozen or packed row is replaced by a mutable copy first
+   * (a packed one through a view that is not kept).
+   */
   private writable(row: number): Bitmap | undefined {
-    const r = this.rows.get(row);
+    this.load();
+    const packed = this.packed?.get(row);
+    if (packed !== undefined) {
+      this.packed?.delete(row);
+      const copy = packed.view().clone();
+      this.held.set(row, copy);
+      return copy;
+    }
+    const r = this.held.get(row);
     if (r === undefined || this.frozen === undefined || !this.frozen.delete(row)) return r;
     const copy = r.clone();
-    this.rows.set(row, copy);
+    this.held.set(row, copy);
     return copy;
   }
 
@@ -169,7 +276,7 @@ export class Fragment {
       if (offsets.length <= PER_BIT_LIMIT) for (let i = 0; i < offsets.length; i++) r.remove(offsets[i]);
       else r.andNotInPlace(new RoaringBitmap32(offsets));
     } else r.andNotInPlace(offsets);
-    if (r.isEmpty) this.rows.delete(row);
+    if (r.isEmpty) this.held.delete(row);
   }
 
   /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
@@ -177,7 +284,7 @@ export class Fragment {
     let r = this.writable(row);
     if (r === undefined) {
       r = new RoaringBitmap32();
-      this.rows.set(row, r);
+      this.held.set(row, r);
     }
     return r.tryAdd(offset);
   }
@@ -185,22 +292,26 @@ export class Fragment {
   remove(row: number, offset: number): void {
     const r = this.writable(row);
     // isEmpty is a native call too: only worth asking when a bit actually went.
-    if (r !== undefined && r.delete(offset) && r.isEmpty) this.rows.delete(row);
+    if (r !== undefined && r.delete(offset) && r.isEmpty) this.held.delete(row);
   }
 
   /** Replace a row wholesale (Store). An empty bitmap deletes the row. */
   setRow(row: number, offsets: Bitmap): void {
+    this.load();
     this.frozen?.delete(row);
-    if (offsets.isEmpty) this.rows.delete(row);
-    else this.rows.set(row, offsets.clone());
+    this.packed?.delete(row);
+    if (offsets.isEmpty) this.held.delete(row);
+    else this.held.set(row, offsets.clone());
   }
 
   clearRow(row: number): boolean {
+    this.load();
     this.frozen?.delete(row);
-    return this.rows.delete(row);
+    const packed = this.packed?.delete(row) === true;
+    return this.held.delete(row) || packed;
   }
 
   get isEmpty(): boolean {
-    return this.rows.size === 0;
+    return this.rowCount === 0;
   }
 }

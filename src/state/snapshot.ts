@@ -2,10 +2,32 @@
 // is replaying it through apply(), the same path as the log itself.
 import { EXISTS_FIELD } from '../domain/names.js';
 import type { Event } from '../events/types.js';
+import type { Fragment } from './fragment.js';
 import type { Holder } from './holder.js';
 import type { KeyTranslator } from './keys.js';
 
-export function* stateEvents(holder: Holder): Generator<Event> {
+/**
+ * A fragment of the state, for the snapshot writer to take its rows as they are held
+ * (Fragment.captureRow: packed rows as their bytes, with no view made); fragmentEvent gives it
+ * as the BitsSet that rebuilds it.
+ */
+export interface FragmentState {
+  type: 'Fragment';
+  index: string;
+  field: string;
+  view: string;
+  fragment: Fragment;
+}
+
+/** The fragment's rows as one BitsSet (packed rows through views that are not kept). */
+export function fragmentEvent(s: FragmentState): Extract<Event, { type: 'BitsSet' }> {
+  const { index, field, view, fragment } = s;
+  const rows = fragment.rowIds();
+  const columns = rows.map((r) => fragment.peekRow(r)!);
+  return { type: 'BitsSet', index, field, view, shard: fragment.shard, rows, columns };
+}
+
+export function* stateEvents(holder: Holder): Generator<Event | FragmentState> {
   for (const index of holder.sortedIndexes()) {
     yield { type: 'IndexCreated', index: index.name, options: { ...index.options } };
     for (const field of index.fields.values()) {
@@ -19,17 +41,8 @@ export function* stateEvents(holder: Holder): Generator<Event> {
     for (const field of index.fields.values()) {
       for (const view of field.views.values()) {
         for (const frag of view.fragments.values()) {
-          if (frag.isEmpty) continue;
-          const rows = frag.rowIds();
-          yield {
-            type: 'BitsSet',
-            index: index.name,
-            field: field.name,
-            view: view.name,
-            shard: frag.shard,
-            rows,
-            columns: rows.map((r) => frag.rows.get(r)!),
-          };
+          if (!frag.isEmpty)
+            yield { type: 'Fragment', index: index.name, field: field.name, view: view.name, fragment: frag };
         }
       }
       for (const [row, attrs] of field.rowAttrs)

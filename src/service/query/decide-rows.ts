@@ -25,7 +25,7 @@ export function decideClearRow(
   const field = p.field.name;
   if (!explicitShards) {
     let found = false;
-    for (const view of p.field.views.values()) for (const frag of view.fragments.values()) found ||= frag.rows.has(row);
+    for (const view of p.field.views.values()) for (const frag of view.fragments.values()) found ||= frag.hasRow(row);
     if (found) sink.emit({ type: 'RowCleared', index, field, row });
     return found;
   }

@@ -103,6 +103,52 @@ describe('Fragment bulk adoption (imports)', () => {
     expect(f.row(2)).toBeUndefined();
   });
 
+  it('keeps packed rows as bytes until read: counts, sizes, footprint and capture make no view', () => {
+    const f = new Fragment(0);
+    const ids = Array.from({ length: 300 }, (_, k) => k * 2);
+    const bits = ids.map((r) => [...new Set(rowOf(r, 700))].sort((a, b) => a - b));
+    f.adoptRows(
+      ids,
+      bits.map((b) => new RoaringBitmap32(b)),
+    );
+    expect(f.packedCount).toBe(300);
+    expect(f.rows.size).toBe(300);
+    expect(f.hasRow(4)).toBe(true);
+    expect(f.hasRow(5)).toBe(false);
+    expect([...f.rows.keys()].sort((a, b) => a - b)).toEqual(ids);
+    expect(new Map(f.rowSizes())).toEqual(new Map(ids.map((r, i) => [r, bits[i].length])));
+    const fp = f.footprint();
+    expect(fp.bits).toBe(bits.reduce((n, b) => n + b.length, 0));
+    expect(fp.bytes).toBeGreaterThan(fp.bits * 2); // 2 bytes a value in array containers, and headers
+    const captured = f.captureRow(4);
+    expect(captured).toBeInstanceOf(Uint8Array);
+    expect(RoaringBitmap32.unsafeFrozenView(captured as Uint8Array, 'unsafe_frozen_croaring').toArray()).toEqual(
+      bits[2],
+    );
+    expect(f.peekRow(6)?.toArray()).toEqual(bits[3]);
+    expect(f.packedCount).toBe(300);
+    // Reading a row views it, for good; writes copy; Store and ClearRow drop the bytes.
+    expect(f.row(0)?.isFrozen).toBe(true);
+    expect(f.packedCount).toBe(299);
+    expect(f.add(2, 1_048_575)).toBe(true);
+    expect(f.row(2)?.isFrozen).toBe(false);
+    expect(f.row(2)?.size).toBe(bits[1].length + 1);
+    f.setRow(8, new RoaringBitmap32([5]));
+    expect(f.row(8)?.toArray()).toEqual([5]);
+    expect(f.clearRow(10)).toBe(true);
+    expect(f.hasRow(10)).toBe(false);
+    expect(f.clearRow(10)).toBe(false);
+    expect(f.packedCount).toBe(296); // 0 viewed; 2 and 8 written; 10 cleared
+    // A full scan reads (and views) every row.
+    let n = 0;
+    for (const [id, bm] of f.rows) {
+      n++;
+      if (id > 10) expect(bm.toArray()).toEqual(bits[id / 2]);
+    }
+    expect(n).toBe(299);
+    expect(f.packedCount).toBe(0);
+  });
+
   it('keeps a small adoption mutable (streamed imports write to their rows again)', () => {
     const f = new Fragment(0);
     f.adoptRows([1, 2], [new RoaringBitmap32([1, 2, 3]), new RoaringBitmap32([4])]);
