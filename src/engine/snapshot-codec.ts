@@ -10,7 +10,7 @@
 // viewed when each is first read (state/fragment.ts), so a restart costs a read of the file and a
 // walk over its records, and rows nobody reads take their bytes only.
 import { decodeEvent, encodeEvent } from '../events/codec.js';
-import type { Event } from '../events/types.js';
+import type { BitDelta, Event } from '../events/types.js';
 import roaring from 'roaring';
 import type { Bitmap } from '../roaring/bitmap.js';
 import { FROZEN_ALIGN, FROZEN_FORMAT, FrozenRow, frozenPad } from '../roaring/frozen.js';
@@ -47,7 +47,7 @@ export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: 
  * packed row's own, a mutable row's serialized now).
  */
 type CapturedRow = Bitmap | Uint8Array;
-type FragmentHead = Pick<FragmentEvent, 'index' | 'field' | 'view' | 'shard' | 'rows'>;
+type FragmentHead = Omit<BitDelta, 'columns'>;
 type Captured = { record: { type: number; payload: Uint8Array } } | { fragment: FragmentHead; rows: CapturedRow[] };
 
 /**

@@ -1,18 +1,13 @@
 // A hand-written decoder for the Bits message (BitsSet / BitsCleared), the bulk of any log:
 // replay speed is bounded by it, and protobufjs's generic decoder (objects, Longs, per-field
 // dispatch) cost more than the apply itself. Wire format per proto/log/events.proto.
-import { RoaringBitmap32, type Bitmap, type ColumnOffsets } from '../roaring/bitmap.js';
+import { RoaringBitmap32, type Bitmap } from '../roaring/bitmap.js';
 import { AssertionError } from '../util/assert.js';
 import { PayloadReader } from './payload-reader.js';
+import type { BitDelta } from './types.js';
 import { NameCache } from './name-cache.js';
 
-export interface BitsPayload {
-  index: string;
-  field: string;
-  view: string;
-  shard: number;
-  rows: number[];
-  columns: ColumnOffsets[];
+export interface BitsPayload extends BitDelta {
   exists: boolean;
 }
 

@@ -4,6 +4,16 @@ import type { AttrPatch, FieldOptions, IndexOptions } from '../domain/types.js';
 import type { Bitmap, ColumnOffsets } from '../roaring/bitmap.js';
 import type { FrozenRow } from '../roaring/frozen.js';
 
+/** The bits of one (field, view, shard) a bit delta sets or clears: each row's column offsets. */
+export interface BitDelta {
+  index: string;
+  field: string;
+  view: string;
+  shard: number;
+  rows: number[];
+  columns: ColumnOffsets[];
+}
+
 export type Event =
   | { type: 'IndexCreated'; index: string; options: IndexOptions }
   | { type: 'IndexDeleted'; index: string }
@@ -19,27 +29,13 @@ export type Event =
    * frozen bytes to view on first read, made when first needed; `rows` and `columns` are then
    * empty. Only an empty fragment takes them deferred.
    */
-  | {
+  | (BitDelta & {
       type: 'BitsSet';
-      index: string;
-      field: string;
-      view: string;
-      shard: number;
-      rows: number[];
-      columns: ColumnOffsets[];
       exists?: boolean;
       adopt?: boolean;
       deferred?: () => { rows: number[]; columns: Bitmap[] } | { rows: number[]; frozen: FrozenRow[] };
-    }
-  | {
-      type: 'BitsCleared';
-      index: string;
-      field: string;
-      view: string;
-      shard: number;
-      rows: number[];
-      columns: ColumnOffsets[];
-    }
+    })
+  | (BitDelta & { type: 'BitsCleared' })
   /** ClearRow: the row removed from every view and shard of the field. */
   | { type: 'RowCleared'; index: string; field: string; row: number }
   /** Store: the row of `view` replaced wholesale; shards not listed end up empty for that row. */

@@ -33,8 +33,9 @@ export class Fragment {
   /**
    * Rows kept as frozen bytes with no view yet (an import's packed rows, a loaded snapshot's):
    * a view's native structs take ~0.6 KB a row, more than a sparse row's bytes, so it is made
-   * on first read (row(), `rows`) and kept from then on. Counts, IDs, snapshots and scans that
-   * ask for it (peekRows) use the bytes without keeping a view. Undefined while there are none.
+   * on first read (row(), `rows`) and kept from then on. Counts, IDs, bit counts, footprints,
+   * snapshots (captureRow) and whole-state scans (peekRow) use the bytes without keeping a view.
+   * Undefined while there are none.
    */
   private packed: Map<number, FrozenRow> | undefined;
   /**

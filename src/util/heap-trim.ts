@@ -79,10 +79,10 @@ export interface TrimFigures {
 }
 
 export class HeapTrimmer {
-  private readonly native = native;
   private churn = 0;
+  /** `churn` when the timer was set: more since means writes went on, so not quiet yet. */
+  private churnAtTimer = 0;
   private timer: NodeJS.Timeout | undefined;
-  private running = false;
   private stopped = false;
   readonly figures: TrimFigures = { trims: 0, releasedBytes: 0 };
 
@@ -90,34 +90,40 @@ export class HeapTrimmer {
 
   /** Whether trims happen here (the addon built, on glibc). */
   get enabled(): boolean {
-    return this.native !== undefined;
+    return native !== undefined;
   }
 
-  /** `bytes` were written in bulk: trim once writes have been quiet for a while. */
+  /**
+   * `bytes` were written: trim once writes have been quiet for a while. Called for every write
+   * (Set() included), so it only adds, and sets a timer when none is set: the timer, not each
+   * write, tells whether writes went on meanwhile.
+   */
   note(bytes: number): void {
-    if (this.native === undefined || this.stopped) return;
     this.churn += bytes;
-    if (this.churn < CHURN_BYTES) return;
-    this.schedule(QUIET_MS, true);
+    if (this.timer === undefined && this.churn >= CHURN_BYTES && native !== undefined && !this.stopped)
+      this.schedule(QUIET_MS, true);
   }
 
   private schedule(ms: number, followUp: boolean): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.run(followUp), ms);
+    this.churnAtTimer = this.churn;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      // Writes since the timer was set: wait for a quiet second again.
+      if (this.churn !== this.churnAtTimer) this.schedule(QUIET_MS, true);
+      else void this.run(followUp);
+    }, ms);
     this.timer.unref();
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private async run(followUp: boolean): Promise<void> {
-    const native = this.native;
-    if (native === undefined || this.running || this.stopped) return;
-    this.running = true;
+    if (native === undefined || this.stopped) return;
     this.churn = 0;
-    if (followUp) this.schedule(FOLLOW_UP_MS, false);
     try {
       const before = process.memoryUsage.rss();
       const t0 = performance.now();
@@ -137,8 +143,8 @@ export class HeapTrimmer {
       );
     } catch (err) {
       this.logger.warn({ err: String(err) }, 'returning freed memory to the kernel failed');
-    } finally {
-      this.running = false;
     }
+    // Scheduled once this one is done, so two never overlap.
+    if (followUp && !this.stopped) this.schedule(FOLLOW_UP_MS, false);
   }
 }

@@ -40,30 +40,12 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
         const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
         checkTarget(v.index, v.field, index, field);
         if (v.shard !== undefined) checkShard(v.shard);
-        await ctx.imports.importValues({
-          index,
-          field,
-          shard: v.shard,
-          columnIds: v.columnIds,
-          values: v.values,
-          columnKeys: v.columnKeys,
-          clear,
-        });
+        await ctx.imports.importValues({ ...v, index, field, clear });
       } else {
         const b = proto ? await decodeImportRequestAsync(body) : bitsFromJson(jsonBody(req.body));
         checkTarget(b.index, b.field, index, field);
         if (b.shard !== undefined) checkShard(b.shard);
-        await ctx.imports.importBits({
-          index,
-          field,
-          shard: b.shard,
-          rowIds: b.rowIds,
-          columnIds: b.columnIds,
-          timestamps: b.timestamps,
-          rowKeys: b.rowKeys,
-          columnKeys: b.columnKeys,
-          clear,
-        });
+        await ctx.imports.importBits({ ...b, index, field, clear });
       }
       return done(reply, proto);
     },

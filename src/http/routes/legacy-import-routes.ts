@@ -18,17 +18,7 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
     const b = await decodeImportRequestAsync(bodyBuffer(req.body));
     if (b.index === '' || b.field === '') throw badRequest('index and frame are required');
     checkShard(b.shard, 'slice');
-    await ctx.imports.importBits({
-      index: b.index,
-      field: b.field,
-      shard: b.shard,
-      rowIds: b.rowIds,
-      columnIds: b.columnIds,
-      timestamps: b.timestamps,
-      rowKeys: b.rowKeys,
-      columnKeys: b.columnKeys,
-      clear: false,
-    });
+    await ctx.imports.importBits({ ...b, clear: false });
     return done(reply);
   });
 
@@ -39,18 +29,7 @@ export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void
     const name = frameFieldName(buf);
     if (v.index === '' || v.field === '' || name === '') throw badRequest('index, frame and field are required');
     checkShard(v.shard, 'slice');
-    await legacy.importValues(
-      {
-        index: v.index,
-        field: v.field,
-        shard: v.shard,
-        columnIds: v.columnIds,
-        values: v.values,
-        columnKeys: v.columnKeys,
-        clear: false,
-      },
-      name,
-    );
+    await legacy.importValues({ ...v, clear: false }, name);
     return done(reply);
   });
 }
