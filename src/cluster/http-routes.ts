@@ -1,8 +1,8 @@
 // GET /cluster: members, the partition map, and this node's position and lag per partition.
 import type { FastifyInstance } from 'fastify';
 import { sendJson } from '../http/reply.js';
-import type { ClusterRuntime } from './index.js';
-import { caughtUpHolders, clusterState, statusNodes } from './status.js';
+import type { ClusterRuntime } from './membership/runtime.js';
+import { caughtUpHolders, clusterState, statusNodes } from './membership/status.js';
 
 export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): void {
   app.get('/cluster', async (_req, reply) => {

@@ -8,18 +8,18 @@ import type { Config } from '../config/config.js';
 import type { Engine } from '../engine/engine.js';
 import type { HttpContext } from '../http/context.js';
 import type { LegacyRelease } from '../service/legacy/legacy-release.js';
-import { bitDepthRoutes, clusterBitDepths, recalculateAtMembers } from './member-figures.js';
-import { clusterExport } from './export-route.js';
+import { bitDepthRoutes, clusterBitDepths, recalculateAtMembers } from './reads/member-figures.js';
+import { clusterExport } from './reads/export-route.js';
 import { clusterHttpRoutes } from './http-routes.js';
-import { ClusterRuntime, type SinkFactory } from './index.js';
-import { clusterPartialRoutes } from './partial-routes.js';
-import type { PartialRunner } from './partial-runner.js';
-import { QueryFanout } from './query-fanout.js';
-import { shardsMaxAnswer } from './shards-max.js';
-import { clusterState, shardNodes, statusNodes } from './status.js';
-import { type ClusterWritePath, clusterWritePath } from './write-path.js';
+import { ClusterRuntime, type SinkFactory } from './membership/runtime.js';
+import { clusterPartialRoutes } from './reads/partial-routes.js';
+import type { PartialRunner } from './reads/partial-runner.js';
+import { QueryFanout } from './reads/query-fanout.js';
+import { shardsMaxAnswer } from './reads/shards-max.js';
+import { clusterState, shardNodes, statusNodes } from './membership/status.js';
+import { type ClusterWritePath, clusterWritePath } from './coordination/write-path.js';
 
-export { CLUSTER_LOCAL_WRITE_REASON } from './local-writes.js';
+export { CLUSTER_LOCAL_WRITE_REASON } from './commands/local-writes.js';
 
 export interface ClusterNodeOptions {
   cfg: Config;

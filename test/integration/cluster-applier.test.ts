@@ -5,9 +5,9 @@
 // midway is invisible to a read-committed reader.
 import type { Consumer, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command, LogCommand } from '../../src/cluster/command.js';
-import { decodeCommand } from '../../src/cluster/command-codec.js';
-import { ClusterProducer, produceRounds } from '../../src/cluster/producer.js';
+import type { Command, LogCommand } from '../../src/cluster/commands/command.js';
+import { decodeCommand } from '../../src/cluster/commands/command-codec.js';
+import { ClusterProducer, produceRounds } from '../../src/cluster/commands/producer.js';
 import { DomainError } from '../../src/domain/errors.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { executeQuery } from '../../src/executor/index.js';

@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka, Message } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command, LogCommand } from '../../src/cluster/command.js';
-import { commandMessages } from '../../src/cluster/command-codec.js';
+import type { Command, LogCommand } from '../../src/cluster/commands/command.js';
+import { commandMessages } from '../../src/cluster/commands/command-codec.js';
 import type { ClusterMessage } from '../../src/cluster/types.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { executeQuery } from '../../src/executor/index.js';

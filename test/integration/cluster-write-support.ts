@@ -6,10 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { type Consumer, Kafka, logLevel } from 'kafkajs';
 import { pino } from 'pino';
-import { CommandApplier } from '../../src/cluster/applier.js';
-import { ClusterWrites } from '../../src/cluster/cluster-writes.js';
-import { CLUSTER_LOCAL_WRITE_REASON } from '../../src/cluster/local-writes.js';
-import { ClusterProducer } from '../../src/cluster/producer.js';
+import { CommandApplier } from '../../src/cluster/commands/applier.js';
+import { ClusterWrites } from '../../src/cluster/coordination/cluster-writes.js';
+import { CLUSTER_LOCAL_WRITE_REASON } from '../../src/cluster/commands/local-writes.js';
+import { ClusterProducer } from '../../src/cluster/commands/producer.js';
 import type { ClusterTopic, ClusterView } from '../../src/cluster/types.js';
 import { bootstrap } from '../../src/engine/bootstrap.js';
 import { Engine } from '../../src/engine/engine.js';

@@ -6,10 +6,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Consumer, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterImportService } from '../../src/cluster/import-coordinator.js';
-import { clusterResultRoute } from '../../src/cluster/result-route.js';
-import { ClusterSchemaService } from '../../src/cluster/schema-coordinator.js';
-import { ClusterQueryService } from '../../src/cluster/write-coordinator.js';
+import { ClusterImportService } from '../../src/cluster/coordination/import-coordinator.js';
+import { clusterResultRoute } from '../../src/cluster/coordination/result-route.js';
+import { ClusterSchemaService } from '../../src/cluster/coordination/schema-coordinator.js';
+import { ClusterQueryService } from '../../src/cluster/coordination/write-coordinator.js';
 import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
 import { buildHttpApp } from '../../src/http/app.js';
 import { runQueryAsync } from '../../src/service/query/index.js';

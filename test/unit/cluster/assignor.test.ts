@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { type MemberState, assign } from '../../../src/cluster/assignor.js';
+import { type MemberState, assign } from '../../../src/cluster/membership/assignor.js';
 import type { PartitionMap } from '../../../src/cluster/types.js';
 
 const member = (id: string, owned: number[] = [], caughtUp: number[] = owned, leaving = false): MemberState => ({

@@ -2,7 +2,7 @@
 // bodies byte for byte), a newer version is refused, and a large command is cut into chunks that
 // the assembler puts back together — dropping a run it cannot complete instead of mixing commands.
 import { describe, expect, it } from 'vitest';
-import type { Command } from '../../../src/cluster/command.js';
+import type { Command } from '../../../src/cluster/commands/command.js';
 import {
   type AssembledCommand,
   COMMAND_VERSION,
@@ -11,7 +11,7 @@ import {
   commandMessages,
   decodeCommand,
   encodeCommand,
-} from '../../../src/cluster/command-codec.js';
+} from '../../../src/cluster/commands/command-codec.js';
 import { defaultFieldOptions } from '../../../src/domain/types.js';
 
 const intField = { ...defaultFieldOptions('int'), min: -(1n << 63n), max: (1n << 63n) - 1n };

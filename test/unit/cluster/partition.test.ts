@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { fnv1a64, partitionOf } from '../../../src/cluster/partition.js';
+import { fnv1a64, partitionOf } from '../../../src/cluster/membership/partition.js';
 
 const hex = ([hi, lo]: [number, number]): string => hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
 

@@ -6,7 +6,7 @@
 // of the end offset after every committed transaction and a wait for it would never end.
 import type { EachBatchPayload } from 'kafkajs';
 import type { Positions } from './positions.js';
-import type { ClusterMessage, ClusterTopic, CommandSink } from './types.js';
+import type { ClusterMessage, ClusterTopic, CommandSink } from '../types.js';
 
 /** Messages per sink call: bounds one engine write and the time between heartbeats. */
 const CHUNK = 1_000;

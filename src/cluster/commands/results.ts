@@ -3,7 +3,7 @@
 // oldest go first; a coordinator asks within moments of its write, and asks another holder when
 // one no longer has it (after a restart, say).
 import type { CommandResult } from './command.js';
-import type { ClusterTopic } from './types.js';
+import type { ClusterTopic } from '../types.js';
 
 export class CommandResults {
   private readonly kept = new Map<string, CommandResult>();

@@ -1,7 +1,7 @@
 // The cluster as Pilosa clients read it: /status's node list and cluster state, and the holders
 // of one shard (/internal/fragment/nodes), in Pilosa 1.x's Node shape.
-import type { ClusterRuntime } from './index.js';
-import type { Member, PartitionMap } from './types.js';
+import type { ClusterRuntime } from './runtime.js';
+import type { Member, PartitionMap } from '../types.js';
 
 export interface PilosaNode {
   [k: string]: string | boolean | { [k: string]: string | number };

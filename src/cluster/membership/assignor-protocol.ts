@@ -5,7 +5,7 @@
 // the group description (decodeMap).
 import { AssignerProtocol, type Assigner, type GroupMember, type PartitionAssigner } from 'kafkajs';
 import { type MemberState, assign } from './assignor.js';
-import type { PartitionMap } from './types.js';
+import type { PartitionMap } from '../types.js';
 
 export const ASSIGNOR_NAME = 'bitledger-holders';
 const VERSION = 1;

@@ -2,8 +2,8 @@
 // query it validated (after any 0.x rewrite), not its text: a holder then runs exactly the same
 // calls without parsing or rewriting again. Integers travel as decimal strings (64-bit), floats
 // as their shortest decimal text (so -0, Infinity and NaN survive).
-import { badRequest } from '../domain/errors.js';
-import type { Call, CondOp, Query, Value } from '../pql/ast.js';
+import { badRequest } from '../../domain/errors.js';
+import type { Call, CondOp, Query, Value } from '../../pql/ast.js';
 
 export type WireValue =
   | { k: 'i'; v: string }

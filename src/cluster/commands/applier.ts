@@ -9,25 +9,25 @@
 // same command): it is recorded as failed and skipped. Anything else stops the sink loudly
 // (deliver rejects, nothing of that command is staged).
 import type { Logger } from 'pino';
-import { DomainError, badRequest } from '../domain/errors.js';
-import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
-import type { Engine } from '../engine/engine.js';
-import { decodeImportRequest, decodeImportValueRequest } from '../encoding/import-request.js';
-import { statusOf } from '../http/errors.js';
-import type { ImportService } from '../service/import/import-service.js';
-import { rewriteLegacyQuery } from '../service/legacy/legacy-query.js';
-import { parseQuery } from '../service/query-service.js';
-import { runQuery } from '../service/query/index.js';
-import type { SchemaService } from '../service/schema-service.js';
-import { assignKeys } from '../service/write-model/keys.js';
-import { LIMITS } from '../config/limits.js';
-import { runInApplyScope } from '../util/write-scope.js';
+import { DomainError, badRequest } from '../../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
+import type { Engine } from '../../engine/engine.js';
+import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import { statusOf } from '../../http/errors.js';
+import type { ImportService } from '../../service/import/import-service.js';
+import { rewriteLegacyQuery } from '../../service/legacy/legacy-query.js';
+import { parseQuery } from '../../service/query-service.js';
+import { runQuery } from '../../service/query/index.js';
+import type { SchemaService } from '../../service/schema-service.js';
+import { assignKeys } from '../../service/write-model/keys.js';
+import { LIMITS } from '../../config/limits.js';
+import { runInApplyScope } from '../../util/write-scope.js';
 import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
 import { decodeStoredPosition, encodePosition } from './position.js';
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
-import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from './types.js';
+import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from '../types.js';
 
 export interface ApplierParts {
   engine: Engine;

@@ -10,20 +10,20 @@
 //      partition's shards) — all in one Kafka transaction when there is more than one,
 // and its per-call results come from holders. A write acknowledged here was read committed by
 // Kafka before the next read run starts, so that run (waiting on end offsets read after it) sees it.
-import { DomainError, badRequest } from '../domain/errors.js';
-import { shardOf } from '../domain/shard.js';
-import type { Engine } from '../engine/engine.js';
-import { lookupIndex, resolveCol } from '../executor/index.js';
-import type { QueryOptions, QueryResponse, QueryResult } from '../executor/result.js';
-import { LIMITS } from '../config/limits.js';
-import { hasLegacyCall } from '../pql/legacy.js';
-import type { Call, Query } from '../pql/ast.js';
-import { type LegacyRelease, checkLegacyRelease } from '../service/legacy/legacy-release.js';
-import { rewriteLegacyQuery } from '../service/legacy/legacy-query.js';
-import { type QueryRequestBounds, parseQuery } from '../service/query-service.js';
-import { type Step, type WritePlan, compileQuery, writeKeys } from '../service/query/index.js';
-import type { Target } from '../engine/history.js';
-import type { LogCommand } from './command.js';
+import { DomainError, badRequest } from '../../domain/errors.js';
+import { shardOf } from '../../domain/shard.js';
+import type { Engine } from '../../engine/engine.js';
+import { lookupIndex, resolveCol } from '../../executor/index.js';
+import type { QueryOptions, QueryResponse, QueryResult } from '../../executor/result.js';
+import { LIMITS } from '../../config/limits.js';
+import { hasLegacyCall } from '../../pql/legacy.js';
+import type { Call, Query } from '../../pql/ast.js';
+import { type LegacyRelease, checkLegacyRelease } from '../../service/legacy/legacy-release.js';
+import { rewriteLegacyQuery } from '../../service/legacy/legacy-query.js';
+import { type QueryRequestBounds, parseQuery } from '../../service/query-service.js';
+import { type Step, type WritePlan, compileQuery, writeKeys } from '../../service/query/index.js';
+import type { Target } from '../../engine/history.js';
+import type { LogCommand } from '../commands/command.js';
 import type { ClusterWrites } from './cluster-writes.js';
 import { mergeColumnAttrs, missingKeys } from './write-keys.js';
 

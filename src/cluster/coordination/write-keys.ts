@@ -1,7 +1,7 @@
 // Small helpers of the write coordinators: which keys still need IDs (only those go through the
 // meta topic), and the column attributes of several read runs as one answer.
-import type { ColumnAttrSet } from '../executor/result.js';
-import type { Index } from '../state/index-state.js';
+import type { ColumnAttrSet } from '../../executor/result.js';
+import type { Index } from '../../state/index-state.js';
 
 /** The keys without an ID yet, each once, in order of first appearance; undefined when none. */
 export function missingKeys(

@@ -14,12 +14,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import { errorText } from '../kafka/client.js';
-import { ConsumerLoop } from '../kafka/consumer-loop.js';
+import { errorText } from '../../kafka/client.js';
+import { ConsumerLoop } from '../../kafka/consumer-loop.js';
 import { type JoinState, bitledgerAssignor, decodeMap } from './assignor-protocol.js';
-import { Feed } from './feed.js';
-import type { Positions } from './positions.js';
-import type { CommandSink, Member, PartitionMap } from './types.js';
+import { Feed } from '../commands/feed.js';
+import type { Positions } from '../commands/positions.js';
+import type { CommandSink, Member, PartitionMap } from '../types.js';
 
 export interface MembershipOptions {
   kafka: Kafka;

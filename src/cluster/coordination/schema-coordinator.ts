@@ -1,12 +1,12 @@
 // Schema changes in cluster mode (the SchemaService the routes call): names are checked here,
 // then each change is one meta command; this node applies it before answering, and answers its
 // own result, which is every node's (the same meta order from the same state).
-import { indexExists, indexNotFound } from '../domain/messages.js';
-import { validateName } from '../domain/names.js';
-import type { FieldOptions, IndexOptions } from '../domain/types.js';
-import type { Engine } from '../engine/engine.js';
-import type { parseFieldBody } from '../service/schema-service.js';
-import type { SchemaOp } from './command.js';
+import { indexExists, indexNotFound } from '../../domain/messages.js';
+import { validateName } from '../../domain/names.js';
+import type { FieldOptions, IndexOptions } from '../../domain/types.js';
+import type { Engine } from '../../engine/engine.js';
+import type { parseFieldBody } from '../../service/schema-service.js';
+import type { SchemaOp } from '../commands/command.js';
 import type { ClusterWrites } from './cluster-writes.js';
 
 export class ClusterSchemaService {

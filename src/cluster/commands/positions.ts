@@ -1,10 +1,10 @@
 // This node's applied position in every partition of the cluster's topics (the next offset to
 // read), loaded from the log's metadata at start and moved by the consumers after each durable
 // delivery, with the waits that queries and writes park on until a position is reached.
-import { DomainError } from '../domain/errors.js';
-import type { Engine } from '../engine/engine.js';
+import { DomainError } from '../../domain/errors.js';
+import type { Engine } from '../../engine/engine.js';
 import { decodePosition } from './position.js';
-import { type ClusterTopic, positionKey } from './types.js';
+import { type ClusterTopic, positionKey } from '../types.js';
 
 interface Waiter {
   next: bigint;

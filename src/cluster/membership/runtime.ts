@@ -6,21 +6,21 @@
 // partitions over (bounded) and leaves, so the others rebalance at once.
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { Config } from '../config/config.js';
-import type { Engine } from '../engine/engine.js';
-import { createKafka } from '../kafka/client.js';
-import { EndOffsets } from './end-offsets.js';
+import type { Config } from '../../config/config.js';
+import type { Engine } from '../../engine/engine.js';
+import { createKafka } from '../../kafka/client.js';
+import { EndOffsets } from '../reads/end-offsets.js';
 import { Membership } from './membership.js';
-import { MetaFollower } from './meta-follower.js';
-import { Positions } from './positions.js';
-import { type ClusterSettings, clusterSettings, derivedAdvertise } from './settings.js';
+import { MetaFollower } from '../commands/meta-follower.js';
+import { Positions } from '../commands/positions.js';
+import { type ClusterSettings, clusterSettings, derivedAdvertise } from '../settings.js';
 import { type ClusterTopics, ensureClusterTopics } from './topics.js';
-import type { ClusterView, CommandSink, Member } from './types.js';
+import type { ClusterView, CommandSink, Member } from '../types.js';
 import { NodeView } from './view.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 
-export { clusterSettings } from './settings.js';
-export type { ClusterView, CommandSink } from './types.js';
+export { clusterSettings } from '../settings.js';
+export type { ClusterView, CommandSink } from '../types.js';
 
 /** Builds the node's command applier once the view exists (the applier waits on it). */
 export type SinkFactory = (view: ClusterView, engine: Engine) => CommandSink;

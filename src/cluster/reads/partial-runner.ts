@@ -3,16 +3,16 @@
 // over the local shards of the listed partitions and answer their partials (or, phase one,
 // TopN candidates and GroupBy children rows). The coordinator runs its own part through the
 // same function, without HTTP.
-import { type DomainError, badRequest } from '../domain/errors.js';
-import type { Engine } from '../engine/engine.js';
-import { QueryClock, checkBudget, lookupIndex, queryBudget, queryContext } from '../executor/index.js';
-import { type CallPrep, partialsWork, prepsWork } from '../executor/partial.js';
-import { type WirePartial, type WirePrep, decodePrep, encodePartial, encodePrep } from '../executor/partial-wire.js';
-import { runSliced } from '../executor/query-async.js';
-import { compileReads } from '../executor/reads.js';
-import type { QueryOptions } from '../executor/result.js';
-import type { Work } from '../executor/run.js';
-import type { ClusterView } from './types.js';
+import { type DomainError, badRequest } from '../../domain/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { QueryClock, checkBudget, lookupIndex, queryBudget, queryContext } from '../../executor/index.js';
+import { type CallPrep, partialsWork, prepsWork } from '../../executor/partial.js';
+import { type WirePartial, type WirePrep, decodePrep, encodePartial, encodePrep } from '../../executor/partial-wire.js';
+import { runSliced } from '../../executor/query-async.js';
+import { compileReads } from '../../executor/reads.js';
+import type { QueryOptions } from '../../executor/result.js';
+import type { Work } from '../../executor/run.js';
+import type { ClusterView } from '../types.js';
 import { type WireCall, decodeQuery } from './query-wire.js';
 
 export interface PartialRequest {

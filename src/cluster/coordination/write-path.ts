@@ -6,17 +6,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { Engine } from '../engine/engine.js';
-import { ImportService } from '../service/import/import-service.js';
-import type { LegacyRelease } from '../service/legacy/legacy-release.js';
-import { SchemaService } from '../service/schema-service.js';
-import { CommandApplier } from './applier.js';
+import type { Engine } from '../../engine/engine.js';
+import { ImportService } from '../../service/import/import-service.js';
+import type { LegacyRelease } from '../../service/legacy/legacy-release.js';
+import { SchemaService } from '../../service/schema-service.js';
+import { CommandApplier } from '../commands/applier.js';
 import { ClusterWrites } from './cluster-writes.js';
 import { ClusterImportService } from './import-coordinator.js';
-import { ClusterProducer } from './producer.js';
+import { ClusterProducer } from '../commands/producer.js';
 import { clusterResultRoute } from './result-route.js';
 import { ClusterSchemaService } from './schema-coordinator.js';
-import type { ClusterView } from './types.js';
+import type { ClusterView } from '../types.js';
 import { type ClusterReads, ClusterQueryService } from './write-coordinator.js';
 
 export interface WritePathParts {

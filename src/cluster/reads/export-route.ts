@@ -2,8 +2,8 @@
 // so a node that is not one of them (or has not caught up) would answer an incomplete CSV. The
 // export is taken from a caught-up holder instead (this node first), once that holder has
 // applied everything acknowledged before the request: the same answer a single node gives.
-import { DomainError } from '../domain/errors.js';
-import type { ClusterView } from './types.js';
+import { DomainError } from '../../domain/errors.js';
+import type { ClusterView } from '../types.js';
 
 /** The query arguments members add when they ask each other (this node's own CSV, after waiting). */
 export const EXPORT_LOCAL_ARG = 'local';

@@ -4,7 +4,7 @@
 // its share), and safe during a handoff: while an owner has not caught up on a partition, the
 // nodes that have stay in its holder list after the owners, so a query always finds a holder
 // with the data. Deterministic: the same members give the same map on whichever node leads.
-import type { Member, PartitionMap } from './types.js';
+import type { Member, PartitionMap } from '../types.js';
 
 /** What a member tells the leader when it joins (its Kafka group metadata). */
 export interface MemberState {

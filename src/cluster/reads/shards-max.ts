@@ -1,10 +1,10 @@
 // Cluster-wide /internal/shards/max: the highest shard per index over every member's local
 // answer. A member that does not answer is fine as long as every log partition has a holder
 // that did (its shards are counted there); otherwise 503, never a max that may be too low.
-import { DomainError } from '../domain/errors.js';
-import type { Engine } from '../engine/engine.js';
-import { maxShards } from '../executor/max-shards.js';
-import type { ClusterView, Member } from './types.js';
+import { DomainError } from '../../domain/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { maxShards } from '../../executor/max-shards.js';
+import type { ClusterView, Member } from '../types.js';
 
 export type MaxShards = { [index: string]: number };
 

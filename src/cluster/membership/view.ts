@@ -1,12 +1,12 @@
 // The node's view of the cluster (ClusterView, types.ts): the map from the last rebalance, which
 // members can answer for a partition now, positions, end offsets and the waits for them.
-import { DomainError } from '../domain/errors.js';
-import type { EndOffsets } from './end-offsets.js';
+import { DomainError } from '../../domain/errors.js';
+import type { EndOffsets } from '../reads/end-offsets.js';
 import type { Membership } from './membership.js';
 import { partitionOf } from './partition.js';
-import type { Positions } from './positions.js';
+import type { Positions } from '../commands/positions.js';
 import type { ClusterTopics } from './topics.js';
-import type { ClusterTopic, ClusterView, Member, PartitionMap } from './types.js';
+import type { ClusterTopic, ClusterView, Member, PartitionMap } from '../types.js';
 
 /** How long a wait may last on a partition this node is still restoring before it gives up. */
 const RESTORING_WAIT_MS = 1_000;

@@ -2,10 +2,10 @@
 // whose last message is at O, once this node has applied it (waiting a bounded time). A command
 // that failed answers with its original status and message; the coordinator passes them on.
 import type { FastifyInstance } from 'fastify';
-import { DomainError, badRequest, notFound } from '../domain/errors.js';
-import { stringify, type Jsonish } from '../encoding/json.js';
-import type { CommandResults } from './results.js';
-import type { ClusterTopic } from './types.js';
+import { DomainError, badRequest, notFound } from '../../domain/errors.js';
+import { stringify, type Jsonish } from '../../encoding/json.js';
+import type { CommandResults } from '../commands/results.js';
+import type { ClusterTopic } from '../types.js';
 
 export interface ResultRouteParts {
   results: CommandResults;

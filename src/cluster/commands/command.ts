@@ -2,7 +2,7 @@
 // coordinator asks every holder to run, never the events it causes. Meta commands (schema, keys,
 // attributes) go to NAME.meta; log commands (PQL writes, imports) to the partition of their
 // shards, with the meta offset their writer had applied. The wire form is in command-codec.ts.
-import type { FieldOptions, IndexOptions } from '../domain/types.js';
+import type { FieldOptions, IndexOptions } from '../../domain/types.js';
 
 export type SchemaOp =
   | { op: 'createIndex'; index: string; options: IndexOptions }

@@ -1,12 +1,12 @@
 // What every coordinator of a write needs: send commands to the meta topic or the log partitions,
 // wait until this node has applied a meta command and take its own result (every node reaches the
 // same), and gather a log command's result from a holder of its partition (this node first).
-import { DomainError } from '../domain/errors.js';
-import type { LogCommand, MetaCommand } from './command.js';
-import type { CommandApplier } from './applier.js';
-import type { ClusterProducer, Produced } from './producer.js';
+import { DomainError } from '../../domain/errors.js';
+import type { LogCommand, MetaCommand } from '../commands/command.js';
+import type { CommandApplier } from '../commands/applier.js';
+import type { ClusterProducer, Produced } from '../commands/producer.js';
 import { fetchResult } from './result-route.js';
-import type { ClusterTopic, ClusterView } from './types.js';
+import type { ClusterTopic, ClusterView } from '../types.js';
 
 export interface ClusterWritesParts {
   view: ClusterView;

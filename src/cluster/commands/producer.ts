@@ -6,7 +6,7 @@
 // restarted node fences its own unfinished transactions. A write Kafka did not acknowledge is
 // never acknowledged to the client: every failure becomes a DomainError('unavailable').
 import type { Kafka, Message, Producer, RecordMetadata } from 'kafkajs';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import type { Command } from './command.js';
 import { commandMessages } from './command-codec.js';
 

@@ -6,22 +6,22 @@
 // node drops them). The items are then split by the shard of their column, and each shard's
 // part is one import command to its partition, all in one Kafka transaction when there are
 // several. The answer comes once Kafka has them: each holder applies the same validated request.
-import { DomainError, badRequest } from '../domain/errors.js';
-import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
-import type { WideIdArray } from '../domain/id-array.js';
-import { shardOf } from '../domain/shard.js';
-import type { Engine } from '../engine/engine.js';
-import { encodeImportRequest, encodeImportValueRequest } from '../encoding/import-request-encode.js';
-import type { EventSink } from '../events/types.js';
+import { DomainError, badRequest } from '../../domain/errors.js';
+import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
+import type { WideIdArray } from '../../domain/id-array.js';
+import { shardOf } from '../../domain/shard.js';
+import type { Engine } from '../../engine/engine.js';
+import { encodeImportRequest, encodeImportValueRequest } from '../../encoding/import-request-encode.js';
+import type { EventSink } from '../../events/types.js';
 import {
   type BitsImport,
   ImportService,
   type RoaringImport,
   type ValuesImport,
-} from '../service/import/import-service.js';
-import type { Holder } from '../state/holder.js';
-import type { Index } from '../state/index-state.js';
-import type { LogCommand } from './command.js';
+} from '../../service/import/import-service.js';
+import type { Holder } from '../../state/holder.js';
+import type { Index } from '../../state/index-state.js';
+import type { LogCommand } from '../commands/command.js';
 import type { ClusterWrites } from './cluster-writes.js';
 import { missingKeys } from './write-keys.js';
 

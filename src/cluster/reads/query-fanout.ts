@@ -5,8 +5,8 @@
 // every holder waits until it has applied them, so a write acknowledged before the query
 // started is in the answer. A holder that fails is replaced by the next holder of the same
 // partitions; with none left the query answers 503, never a partial answer.
-import { DomainError, badRequest } from '../domain/errors.js';
-import type { Engine } from '../engine/engine.js';
+import { DomainError, badRequest } from '../../domain/errors.js';
+import type { Engine } from '../../engine/engine.js';
 import {
   type QueryBudget,
   QueryClock,
@@ -15,17 +15,17 @@ import {
   lookupIndex,
   queryBudget,
   type ReadPlan,
-} from '../executor/index.js';
-import { finalizeQuery, mergeAllPreps } from '../executor/merge.js';
-import { type CallPartial, type CallPrep, needsPrep, readMovesColumns } from '../executor/partial.js';
-import { type WirePrep, decodePartial, decodePrep, encodePrep } from '../executor/partial-wire.js';
-import type { QueryOptions, QueryResponse } from '../executor/result.js';
-import type { Query } from '../pql/ast.js';
-import type { QueryRequestBounds } from '../service/query-service.js';
+} from '../../executor/index.js';
+import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
+import { type CallPartial, type CallPrep, needsPrep, readMovesColumns } from '../../executor/partial.js';
+import { type WirePrep, decodePartial, decodePrep, encodePrep } from '../../executor/partial-wire.js';
+import type { QueryOptions, QueryResponse } from '../../executor/result.js';
+import type { Query } from '../../pql/ast.js';
+import type { QueryRequestBounds } from '../../service/query-service.js';
 import { PARTIAL_PATH } from './partial-routes.js';
 import type { PartialRequest, PartialResponse, PartialRunner } from './partial-runner.js';
 import { encodeQuery } from './query-wire.js';
-import type { ClusterView, Member } from './types.js';
+import type { ClusterView, Member } from '../types.js';
 
 export interface FanoutSettings {
   /** --query-timeout (0: none); a request's `timeout` can shorten it. */

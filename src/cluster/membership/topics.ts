@@ -3,7 +3,7 @@
 // unlimited because a new holder restores a partition from the topic. P is fixed at creation
 // (shard → partition depends on it): a node started with another P refuses to start.
 import type { Admin, Kafka } from 'kafkajs';
-import { StartupError } from '../engine/bootstrap.js';
+import { StartupError } from '../../engine/bootstrap.js';
 
 export interface ClusterTopics {
   meta: string;

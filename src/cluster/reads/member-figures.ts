@@ -3,10 +3,10 @@
 // it, and each node holds only some shards' values, so one node's depth can be lower than a
 // single server's; listings (/schema, /index/i) show the largest depth any member has seen.
 import type { FastifyInstance } from 'fastify';
-import type { Engine } from '../engine/engine.js';
-import { type BitDepths, localBitDepths } from '../encoding/schema-json.js';
-import { sendJson } from '../http/reply.js';
-import type { ClusterView, Member } from './types.js';
+import type { Engine } from '../../engine/engine.js';
+import { type BitDepths, localBitDepths } from '../../encoding/schema-json.js';
+import { sendJson } from '../../http/reply.js';
+import type { ClusterView, Member } from '../types.js';
 
 export const BIT_DEPTHS_PATH = '/internal/cluster/bit-depths';
 

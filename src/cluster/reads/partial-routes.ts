@@ -3,12 +3,12 @@
 // for a query the holder refuses (its deadline, the result bound), 503 when this node does not
 // hold a partition (the coordinator then asks another holder).
 import type { FastifyInstance } from 'fastify';
-import type { Engine } from '../engine/engine.js';
-import { jsonBody } from '../encoding/json-body.js';
+import type { Engine } from '../../engine/engine.js';
+import { jsonBody } from '../../encoding/json-body.js';
 // The coordinator hanging up (its deadline, its client gone) stops this node's wait and work.
-import { clientGone } from '../http/routes/query-routes.js';
+import { clientGone } from '../../http/routes/query-routes.js';
 import { PartialRunner, decodePartialRequest } from './partial-runner.js';
-import type { ClusterView } from './types.js';
+import type { ClusterView } from '../types.js';
 
 export interface ClusterPartialDeps {
   engine: Engine;

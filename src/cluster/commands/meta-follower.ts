@@ -4,10 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import { ConsumerLoop } from '../kafka/consumer-loop.js';
+import { ConsumerLoop } from '../../kafka/consumer-loop.js';
 import { Feed } from './feed.js';
 import type { Positions } from './positions.js';
-import type { CommandSink } from './types.js';
+import type { CommandSink } from '../types.js';
 
 export class MetaFollower {
   private loop: ConsumerLoop | undefined;
