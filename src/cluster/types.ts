@@ -37,6 +37,8 @@ export interface ClusterMessage {
   readonly offset: string;
   readonly value: Buffer | null;
   readonly headers?: IHeaders;
+  /** Kafka's timestamp of the message (ms, decimal): the time of a command that carries none. */
+  readonly timestamp?: string;
 }
 
 /**

@@ -7,7 +7,7 @@ import { HeapTrimmer, type TrimFigures } from '../util/heap-trim.js';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { encodeEvent } from '../events/codec.js';
-import type { PreparedEvent } from '../events/prepared.js';
+import { PreparedEvent } from '../events/prepared.js';
 import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
@@ -25,7 +25,7 @@ import type {
 } from './ports.js';
 import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { captureSnapshot } from './snapshot-codec.js';
-import { currentApplyScope, noteWrite } from '../util/write-scope.js';
+import { type ApplyScope, currentApplyScope, noteWrite } from '../util/write-scope.js';
 
 export interface LogFigures {
   /** Highest sequence staged (applied in memory, or a prepared group waiting to be durable). */
@@ -159,6 +159,8 @@ export class Engine {
     let error: unknown;
     const before = this.queue.lastAssignedSeq;
     try {
+      const opening = openingOf(applying);
+      if (opening !== undefined) this.emit(opening);
       result = decide(this.holder, sink);
     } catch (err) {
       error = err;
@@ -194,9 +196,11 @@ export class Engine {
     while (this.deferred !== undefined) await this.deferred;
     const applying = currentApplyScope();
     this.checkWritable(applying !== undefined);
-    const events = decide(this.holder);
-    if (events === undefined) return false;
-    if (events.length === 0) return true;
+    const decided = decide(this.holder);
+    if (decided === undefined) return false;
+    if (decided.length === 0) return true;
+    const opening = openingOf(applying);
+    const events = opening === undefined ? decided : [PreparedEvent.of(opening), ...decided];
     let last = 0;
     for (const p of events) {
       last = this.queue.stage(p.record);
@@ -336,4 +340,13 @@ export class Engine {
     await this.queue.drain();
     if (this.snapshotting) await this.snapshotting.catch(() => undefined);
   }
+}
+
+/** The event that opens every group of a command applied from a cluster topic (its CommandApplied). */
+function openingOf(scope: ApplyScope | undefined): Event | undefined {
+  const e = scope?.opening;
+  if (e === undefined) return undefined;
+  if (typeof e !== 'object' || e === null || (e as { type?: unknown }).type !== 'CommandApplied')
+    throw new Error('apply scope: the opening event must be a CommandApplied');
+  return e as Event;
 }

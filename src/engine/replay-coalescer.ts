@@ -35,6 +35,7 @@ const INDEPENDENT = new Set<Event['type']>([
   'IngestDefined',
   'IngestDeleted',
   'LegacyMetaSet',
+  'CommandApplied',
 ]);
 
 /** Records merged before a flush: bounds the memory held back (a few MB). */

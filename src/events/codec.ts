@@ -35,6 +35,7 @@ export const EVENT_TYPE_CODES: Record<EventType, number> = {
   IngestDefined: 16,
   IngestDeleted: 17,
   LegacyMetaSet: 18,
+  CommandApplied: 19,
 };
 const TYPE_BY_CODE = new Map<number, EventType>(Object.entries(EVENT_TYPE_CODES).map(([k, v]) => [v, k as EventType]));
 
@@ -56,6 +57,7 @@ const M = {
   IngestDefined: T('IngestDefined'),
   IngestDeleted: T('IngestDeleted'),
   LegacyMetaSet: T('LegacyMetaSet'),
+  CommandApplied: T('CommandApplied'),
 };
 
 export interface EncodedEvent {
@@ -129,6 +131,14 @@ function encodePayload(e: Event): Uint8Array {
       }).finish();
     case 'BitDepthRaised':
       return M.BitDepthRaised.encode({ index: e.index, field: e.field, bitDepth: e.bitDepth }).finish();
+    case 'CommandApplied':
+      return M.CommandApplied.encode({
+        topic: e.topic,
+        partition: e.partition,
+        offset: e.offset,
+        position: e.position,
+        timeMs: e.timeMs,
+      }).finish();
     default:
       return assertNever(e, 'event');
   }
@@ -249,6 +259,17 @@ export function decodeEvent(type: number, payload: Uint8Array, reuse = false): E
     case 'BitDepthRaised': {
       const m = obj(M.BitDepthRaised, payload);
       return { type: name, index: str(m.index), field: str(m.field), bitDepth: num(m.bitDepth) };
+    }
+    case 'CommandApplied': {
+      const m = obj(M.CommandApplied, payload);
+      return {
+        type: name,
+        topic: str(m.topic),
+        partition: num(m.partition),
+        offset: str(m.offset),
+        position: str(m.position),
+        timeMs: num(m.timeMs),
+      };
     }
     default:
       return assertNever(name, 'event type');

@@ -69,7 +69,15 @@ export type Event =
    * Legacy (0.x frame API) metadata of an index — frame options, index time quantum, input
    * definitions — as opaque JSON under a key (src/service/legacy owns the meaning); null deletes.
    */
-  | { type: 'LegacyMetaSet'; index: string; key: string; value: string | null };
+  | { type: 'LegacyMetaSet'; index: string; key: string; value: string | null }
+  /**
+   * Cluster mode (src/cluster): a command of NAME.meta or NAME.log applied here — the offset of its
+   * last message, the stored position a consumer resumes from after it (cluster/commands/position.ts)
+   * and the time its coordinator stamped on it. It opens the write group of the command's events,
+   * so a replay knows which command each record came from (time-travel reads), and a snapshot
+   * carries each partition's position and newest time (cluster backups).
+   */
+  | { type: 'CommandApplied'; topic: string; partition: number; offset: string; position: string; timeMs: number };
 
 export type EventType = Event['type'];
 

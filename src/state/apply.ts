@@ -7,7 +7,7 @@ import { assert, assertNever } from '../util/assert.js';
 import type { Event } from '../events/types.js';
 import { bitDepthFor, clearValues, setValues } from './bsi.js';
 import { Field } from './field.js';
-import type { Holder } from './holder.js';
+import { type Holder, commandMarkKey } from './holder.js';
 import { Index } from './index-state.js';
 import { fragmentLayout } from './view.js';
 
@@ -149,6 +149,13 @@ export function apply(holder: Holder, event: Event): void {
       const index = indexOf(holder, event.index);
       if (event.value === null) index.legacyMeta.delete(event.key);
       else index.legacyMeta.set(event.key, event.value);
+      return;
+    }
+    case 'CommandApplied': {
+      const key = commandMarkKey(event.topic, event.partition);
+      const maxMs = Math.max(holder.commandMarks.get(key)?.maxMs ?? event.timeMs, event.timeMs);
+      const { topic, partition, offset, position } = event;
+      holder.commandMarks.set(key, { topic, partition, offset, position, maxMs });
       return;
     }
     default:

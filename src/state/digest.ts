@@ -50,6 +50,10 @@ export function stateDigest(holder: Holder): string {
         put(`offset ${JSON.stringify(topic)} ${p} ${byPartition.get(p)}`);
     }
   }
+  for (const key of [...holder.commandMarks.keys()].sort()) {
+    const m = holder.commandMarks.get(key)!;
+    put(`mark ${key} ${m.offset} ${m.position} ${m.maxMs}`);
+  }
   return h.digest('hex');
 }
 

@@ -14,10 +14,27 @@ export interface IngestState {
   deadLettered: number;
 }
 
+/**
+ * Cluster mode: where this node stands in one partition of a cluster topic (the last
+ * CommandApplied). `maxMs` is the newest coordinator time of any command applied from it, so a
+ * state whose marks all have maxMs ≤ T holds no command stamped after T.
+ */
+export interface CommandMark {
+  topic: string;
+  partition: number;
+  /** Offset of the last message of the last command applied. */
+  offset: string;
+  /** Stored position to resume from (cluster/commands/position.ts). */
+  position: string;
+  maxMs: number;
+}
+
 /** The whole in-memory state: indexes by name, plus the sequence of the last applied event. */
 export class Holder {
   readonly indexes = new Map<string, Index>();
   readonly ingests = new Map<string, IngestState>();
+  /** Cluster mode: by "topic/partition" (commandMarkKey). */
+  readonly commandMarks = new Map<string, CommandMark>();
   /** Sequence number of the last event applied (0 = empty log). */
   appliedSeq = 0;
 
@@ -29,3 +46,5 @@ export class Holder {
     return [...this.indexes.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 }
+
+export const commandMarkKey = (topic: string, partition: number): string => `${topic}/${partition}`;

@@ -51,6 +51,16 @@ export function* stateEvents(holder: Holder): Generator<Event | FragmentState> {
     for (const [column, attrs] of index.columnAttrs) yield { type: 'ColumnAttrsSet', index: index.name, column, attrs };
     for (const [key, value] of index.legacyMeta) yield { type: 'LegacyMetaSet', index: index.name, key, value };
   }
+  // Cluster positions: a mark's time is its partition's newest (apply keeps the maximum).
+  for (const m of holder.commandMarks.values())
+    yield {
+      type: 'CommandApplied',
+      topic: m.topic,
+      partition: m.partition,
+      offset: m.offset,
+      position: m.position,
+      timeMs: m.maxMs,
+    };
   // Kafka-fed ingests: definition, then offsets per topic (totals ride on the first commit).
   for (const [name, ingest] of holder.ingests) {
     yield { type: 'IngestDefined', name, spec: ingest.spec, paused: ingest.paused };

@@ -27,6 +27,11 @@ export function noteWrite(seq: number): void {
  */
 export interface ApplyScope {
   readonly cursors: readonly { key: string; value: Uint8Array }[];
+  /**
+   * The command's CommandApplied event (events/types.ts; util/ cannot name it): Engine.write
+   * emits it first in every group the command writes, so each record's command is in the log.
+   */
+  readonly opening?: unknown;
   /** Set by Engine.write once it staged the cursors in a write's group. */
   staged: boolean;
 }

@@ -50,7 +50,12 @@ async function readPartition(topic: string, partition: number, count: number): P
     void consumer.run({
       eachMessage: async ({ partition: p, message }) => {
         if (p !== partition) return;
-        out.push({ offset: message.offset, value: message.value, headers: message.headers });
+        out.push({
+          offset: message.offset,
+          value: message.value,
+          headers: message.headers,
+          timestamp: message.timestamp,
+        });
         if (out.length >= count) resolve();
       },
     });

@@ -38,6 +38,7 @@ export const EVENT_TYPES: Record<EventType, string> = {
   IngestDefined: 'ingest',
   IngestDeleted: 'dropIngest',
   LegacyMetaSet: 'legacy',
+  CommandApplied: 'mark',
 };
 
 export type Cmd =
@@ -68,6 +69,7 @@ export type Cmd =
   | { k: 'dropIngest'; n: number }
   | { k: 'offsets'; n: number; topic: number; partitions: number[]; offset: number; records: number; dead: number }
   | { k: 'legacy'; i: number; key: number; value: string | null }
+  | { k: 'mark'; p: number; offset: number; timeMs: number }
   | { k: 'snapshot' };
 
 const i = fc.nat(1);
@@ -180,6 +182,15 @@ export const cmd: fc.Arbitrary<Cmd> = fc.oneof(
       value: fc.option(fc.string({ maxLength: 12 }), { nil: null }),
     }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      k: fc.constant('mark' as const),
+      p: fc.integer({ min: -1, max: 2 }),
+      offset: fc.nat(1_000_000),
+      timeMs: fc.nat(2_000_000_000_000),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ k: 'snapshot' as const }) },
 );
 
@@ -195,6 +206,17 @@ export function decide(h: Holder, c: Cmd, counter: { n: number }): Event[] {
           name: INGESTS[c.n],
           spec: JSON.stringify({ topic: TOPICS[c.spec % 2], version: c.spec }),
           paused: c.paused,
+        },
+      ];
+    case 'mark':
+      return [
+        {
+          type: 'CommandApplied',
+          topic: c.p < 0 ? 'meta' : 'log',
+          partition: Math.max(0, c.p),
+          offset: String(c.offset),
+          position: `${c.offset + 1}`,
+          timeMs: c.timeMs,
         },
       ];
     case 'dropIngest':
@@ -222,7 +244,7 @@ export function decide(h: Holder, c: Cmd, counter: { n: number }): Event[] {
 
 function decideIndexed(
   h: Holder,
-  c: Exclude<Cmd, { k: 'snapshot' | 'ingest' | 'dropIngest' | 'offsets' }>,
+  c: Exclude<Cmd, { k: 'snapshot' | 'ingest' | 'dropIngest' | 'offsets' | 'mark' }>,
   counter: { n: number },
 ): Event[] {
   const index = INDEXES[c.i];

@@ -16,6 +16,10 @@ import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/im
 import { statusOf } from '../../http/errors.js';
 import type { ImportService } from '../../service/import/import-service.js';
 import { rewriteLegacyQuery } from '../../service/legacy/legacy-query.js';
+import { checkLegacyRelease, isLegacyRelease } from '../../service/legacy/legacy-release.js';
+import { hasLegacyCall } from '../../pql/legacy.js';
+import type { Event } from '../../events/types.js';
+import { commandMarkKey } from '../../state/holder.js';
 import { parseQuery } from '../../service/query-service.js';
 import { runQuery } from '../../service/query/index.js';
 import type { SchemaService } from '../../service/schema-service.js';
@@ -48,6 +52,22 @@ export interface ApplierOptions {
   metaWaitMs?: number;
   /** Results kept for the coordinators (default 20 000 commands). */
   resultsKept?: number;
+}
+
+/** How a PQL command runs: its coordinator's time and release, and the shards it may change. */
+interface PqlRun {
+  now: number;
+  release?: string;
+  shards?: number[];
+  only?: (shard: number) => boolean;
+}
+
+/** The command's time: its own stamp, or (written before stamps) its Kafka message's timestamp. */
+function commandTime(cmd: Command, a: AssembledCommand): number {
+  if (cmd.time !== undefined) return cmd.time;
+  const t = Number(a.timestamp);
+  if (!Number.isFinite(t)) throw new Error('cluster: a command without a time, and its message without a timestamp');
+  return t;
 }
 
 /** A log command whose meta offset this node did not reach in time: deliver it again later. */
@@ -83,6 +103,11 @@ export class CommandApplier implements CommandSink {
       this.appliedAfter.set(`${topic}/${p}`, new Set(stored.appliedAfter));
       this.setPosition(topic, p, stored.next);
     }
+  }
+
+  /** The newest time stamped on a meta command applied here (0: none yet). */
+  metaTime(): number {
+    return this.parts.engine.peekApplied((h) => h.commandMarks.get(commandMarkKey('meta', 0))?.maxMs ?? 0);
   }
 
   /** Next offset this node will apply of a partition (undefined: never delivered nor loaded). */
@@ -161,10 +186,21 @@ export class CommandApplier implements CommandSink {
     const where = `${topic}/${partition}@${a.lastOffset}`;
     const cmd = decodeCommand(a.value, where);
     if (cmd.kind === 'pql' || cmd.kind === 'import') await this.metaReached(cmd, where);
-    const scope = position;
+    const time = commandTime(cmd, a);
+    const scope = {
+      ...position,
+      opening: {
+        type: 'CommandApplied',
+        topic,
+        partition,
+        offset: a.lastOffset,
+        position: Buffer.from(position.cursors[0].value).toString('utf8'),
+        timeMs: time,
+      } satisfies Event,
+    };
     let result: CommandResult;
     try {
-      result = { ok: true, value: await runInApplyScope(scope, () => this.run(cmd)) };
+      result = { ok: true, value: await runInApplyScope(scope, () => this.run(cmd, time)) };
     } catch (err) {
       if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
       result = { ok: false, status: statusOf(err), code: err.code, message: err.message };
@@ -187,17 +223,19 @@ export class CommandApplier implements CommandSink {
     }
   }
 
-  private run(cmd: Command): Promise<unknown> {
+  /** Runs a command at its coordinator's time (`now`): nothing here reads this node's clock. */
+  private run(cmd: Command, now: number): Promise<unknown> {
     switch (cmd.kind) {
       case 'schema':
         return this.runSchema(cmd.schema).then(() => null);
       case 'keys':
         return this.runKeys(cmd);
       case 'attrs':
-        return this.runPql(cmd.index, cmd.pql, undefined, undefined);
+        return this.runPql(cmd.index, cmd.pql, { now });
       case 'pql': {
         const { index, partition } = cmd;
-        return this.runPql(index, cmd.pql, cmd.shards, (s) => this.parts.partitionOf(index, s) === partition);
+        const only = (s: number): boolean => this.parts.partitionOf(index, s) === partition;
+        return this.runPql(index, cmd.pql, { now, release: cmd.release ?? '', shards: cmd.shards, only });
       }
       case 'import':
         return this.runImport(cmd).then(() => null);
@@ -239,18 +277,18 @@ export class CommandApplier implements CommandSink {
     });
   }
 
-  private async runPql(
-    index: string,
-    text: string,
-    shards: number[] | undefined,
-    only: ((shard: number) => boolean) | undefined,
-  ): Promise<unknown> {
+  private async runPql(index: string, text: string, o: PqlRun): Promise<unknown> {
     const parsed = parseQuery(text);
+    // The coordinator's release, not this node's: every holder refuses or rewrites alike.
+    if (o.release !== undefined && hasLegacyCall(parsed)) {
+      if (!isLegacyRelease(o.release)) throw badRequest(`executing: unknown 0.x release ${o.release}`);
+      checkLegacyRelease(o.release, parsed);
+    }
     const engine = this.parts.engine;
     const query = engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed));
-    const opts = { shards, columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
+    const opts = { shards: o.shards, columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
-    const res = await engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits, undefined, only));
+    const res = await engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits, o.now, o.only));
     return res.results;
   }
 

@@ -10,7 +10,9 @@ import type { IHeaders, Message } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import type { Command } from './command.js';
 
-export const COMMAND_VERSION = 1;
+/** 2: commands carry their coordinator's time (command.ts, Stamp); version 1 is still read. */
+export const COMMAND_VERSION = 2;
+const READABLE_VERSIONS = new Set([1, 2]);
 /** Chunk payload: below Kafka's default 1 MiB message limit with room for headers and batch. */
 export const COMMAND_CHUNK_BYTES = 900 * 1024;
 export const H_CID = 'bl-cid';
@@ -36,8 +38,10 @@ export function encodeCommand(cmd: Command): Buffer {
 
 export function decodeCommand(buf: Buffer, where: string): Command {
   if (buf.length < 5) throw new CommandFormatError(`${where}: not a bitledger cluster command (too short)`);
-  if (buf[0] !== COMMAND_VERSION)
-    throw new CommandFormatError(`${where}: command format version ${buf[0]}, this build reads ${COMMAND_VERSION}`);
+  if (!READABLE_VERSIONS.has(buf[0]))
+    throw new CommandFormatError(
+      `${where}: command format version ${buf[0]}, this build reads versions ${[...READABLE_VERSIONS].join(' and ')}`,
+    );
   const len = buf.readUInt32BE(1);
   if (5 + len > buf.length) throw new CommandFormatError(`${where}: command header runs past the message`);
   let parsed: unknown;
@@ -70,7 +74,9 @@ function splitBody(cmd: Command): { body: Uint8Array | undefined; rest: object }
 /** The messages of one command: one, or chunks of at most `chunkBytes` sharing an id. */
 export function commandMessages(cmd: Command, chunkBytes = COMMAND_CHUNK_BYTES): Message[] {
   const value = encodeCommand(cmd);
-  if (value.byteLength <= chunkBytes) return [{ value }];
+  // Kafka's own timestamp is the command's time too, so the broker's time index finds commands by it.
+  const ts = cmd.time === undefined ? {} : { timestamp: String(cmd.time) };
+  if (value.byteLength <= chunkBytes) return [{ value, ...ts }];
   const id = randomUUID();
   const n = Math.ceil(value.byteLength / chunkBytes);
   const out: Message[] = [];
@@ -78,6 +84,7 @@ export function commandMessages(cmd: Command, chunkBytes = COMMAND_CHUNK_BYTES):
     out.push({
       value: value.subarray(i * chunkBytes, (i + 1) * chunkBytes),
       headers: { [H_CID]: id, [H_CHUNK]: `${i}/${n}` },
+      ...ts,
     });
   return out;
 }
@@ -93,6 +100,8 @@ export interface AssembledCommand {
   value: Buffer;
   firstOffset: string;
   lastOffset: string;
+  /** Kafka timestamp of its first message (ms, decimal): the time of a command that carries none. */
+  timestamp?: string;
 }
 
 interface Pending {
@@ -101,6 +110,7 @@ interface Pending {
   count: number;
   parts: Buffer[];
   firstOffset: string;
+  timestamp?: string;
 }
 
 /**
@@ -127,16 +137,22 @@ export class CommandAssembler {
   }
 
   /** Feeds one message; returns the command it completes, if any. */
-  push(msg: { offset: string; headers?: IHeaders; value: Buffer | null }): AssembledCommand | undefined {
+  push(msg: {
+    offset: string;
+    headers?: IHeaders;
+    value: Buffer | null;
+    timestamp?: string;
+  }): AssembledCommand | undefined {
     const value = msg.value ?? Buffer.alloc(0);
     const chunk = header(msg.headers, H_CHUNK);
-    if (chunk === undefined) return { value, firstOffset: msg.offset, lastOffset: msg.offset };
+    const stamp = msg.timestamp === undefined ? {} : { timestamp: msg.timestamp };
+    if (chunk === undefined) return { value, firstOffset: msg.offset, lastOffset: msg.offset, ...stamp };
     const m = /^(\d+)\/(\d+)$/.exec(chunk);
     const id = header(msg.headers, H_CID);
     if (m === null || id === undefined)
       throw new CommandFormatError(`offset ${msg.offset}: bad chunk headers ${H_CHUNK}=${chunk} ${H_CID}=${id}`);
     const [i, n] = [Number(m[1]), Number(m[2])];
-    if (i === 0) this.pending.set(id, { id, next: 0, count: n, parts: [], firstOffset: msg.offset });
+    if (i === 0) this.pending.set(id, { id, next: 0, count: n, parts: [], firstOffset: msg.offset, ...stamp });
     const p = this.pending.get(id);
     if (p === undefined || p.next !== i || p.count !== n) {
       this.pending.delete(id);
@@ -146,6 +162,7 @@ export class CommandAssembler {
     p.next++;
     if (p.next < p.count) return undefined;
     this.pending.delete(id);
-    return { value: Buffer.concat(p.parts), firstOffset: p.firstOffset, lastOffset: msg.offset };
+    const first = p.timestamp === undefined ? {} : { timestamp: p.timestamp };
+    return { value: Buffer.concat(p.parts), firstOffset: p.firstOffset, lastOffset: msg.offset, ...first };
   }
 }

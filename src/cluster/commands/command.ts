@@ -40,6 +40,8 @@ export type LogCommand =
       partition: number;
       /** The writer's meta position (next offset): a holder applies this only once it has as much. */
       metaOffset: string;
+      /** The coordinator's --legacy-release ('' or absent: every 0.x spelling), for 0.x calls. */
+      release?: string;
     }
   | {
       kind: 'import';
@@ -58,7 +60,19 @@ export type LogCommand =
       metaOffset: string;
     };
 
-export type Command = MetaCommand | LogCommand;
+/**
+ * What every command carries besides its kind: the coordinator's clock when it sent it (ms since
+ * the epoch; ClusterWrites stamps it, never before the newest meta command it had applied). It is
+ * the command's commit time (atTime reads, restores to a time) and the "now" of anything a holder
+ * would otherwise take from its own clock (a time range's default end is now + 1 day), so applying
+ * a command depends on the command and the partition's state alone. Absent in commands written
+ * before it existed (format version 1): the applier then uses the Kafka message's timestamp.
+ */
+export interface Stamp {
+  time?: number;
+}
+
+export type Command = (MetaCommand | LogCommand) & Stamp;
 
 /** The per-command outcome a holder keeps for the coordinator (GET /internal/cluster/result). */
 export type CommandResult =

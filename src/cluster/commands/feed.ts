@@ -64,6 +64,7 @@ export class Feed {
         offset: m.offset,
         value: m.value,
         ...(m.headers !== undefined ? { headers: m.headers } : {}),
+        ...(m.timestamp !== undefined ? { timestamp: m.timestamp } : {}),
       })),
       String(next),
     );

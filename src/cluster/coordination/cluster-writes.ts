@@ -1,6 +1,7 @@
 // What every coordinator of a write needs: send commands to the meta topic or the log partitions,
 // wait until this node has applied a meta command and take its own result (every node reaches the
 // same), and gather a log command's result from a holder of its partition (this node first).
+import { type WallClock, systemWallClock } from '../../config/clock.js';
 import { DomainError } from '../../domain/errors.js';
 import type { LogCommand, MetaCommand } from '../commands/command.js';
 import type { CommandApplier } from '../commands/applier.js';
@@ -15,6 +16,8 @@ export interface ClusterWritesParts {
   applier: CommandApplier;
   /** How long a coordinator waits for an applied result (default 30 s). */
   resultWaitMs?: number;
+  /** The coordinator's clock, stamped on every command (default: the system's). */
+  clock?: WallClock;
 }
 
 export class ClusterWrites {
@@ -35,16 +38,30 @@ export class ClusterWrites {
     return this.parts.view.position('meta', 0).toString();
   }
 
+  /**
+   * The time stamped on commands sent now: this node's clock, but never before the newest meta
+   * command it has applied, so no command is older than the schema and keys it was written with.
+   */
+  stamp(): number {
+    return Math.max((this.parts.clock ?? systemWallClock)(), this.parts.applier.metaTime());
+  }
+
   /** Runs a meta command: produced, applied here, answered with this node's result. */
   async meta(command: MetaCommand): Promise<unknown> {
-    const [at] = await this.parts.producer.send([{ topic: this.metaTopic, partition: 0, command }]);
+    const stamped = { ...command, time: this.stamp() };
+    const [at] = await this.parts.producer.send([{ topic: this.metaTopic, partition: 0, command: stamped }]);
     return this.localResult('meta', 0, at.offset);
   }
 
-  /** Sends log commands (one transaction when they span partitions); answers where they landed. */
+  /** Sends log commands (one transaction when they span partitions; one time for all); answers where they landed. */
   log(commands: readonly LogCommand[]): Promise<Produced[]> {
+    const time = this.stamp();
     return this.parts.producer.send(
-      commands.map((command) => ({ topic: this.logTopic, partition: command.partition, command })),
+      commands.map((command) => ({
+        topic: this.logTopic,
+        partition: command.partition,
+        command: { ...command, time },
+      })),
     );
   }
 

@@ -126,6 +126,7 @@ export class ClusterQueryService {
       ...(opts.shards !== undefined && opts.shards.length > 0 ? { shards: opts.shards } : {}),
       partition,
       metaOffset,
+      ...(this.release !== '' ? { release: this.release } : {}),
     }));
     const produced = await this.writes.log(commands);
     const answers = await Promise.all(produced.map((at) => this.writes.logResult(at)));

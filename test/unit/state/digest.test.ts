@@ -39,6 +39,7 @@ const BASE: Event[] = [
   { type: 'ColumnAttrsSet', index: 'i', column: 1, attrs: { y: 'z' } },
   { type: 'LegacyMetaSet', index: 'i', key: 'frame:f', value: '{"cacheType":"ranked"}' },
   { type: 'IngestDefined', name: 'in', spec: '{"topic":"t"}', paused: false },
+  { type: 'CommandApplied', topic: 'log', partition: 0, offset: '9', position: '10', timeMs: 500 },
   {
     type: 'KafkaOffsetsCommitted',
     ingest: 'in',
@@ -104,6 +105,7 @@ const CHANGE: Record<EventType, Event[]> = {
   IngestDefined: [{ type: 'IngestDefined', name: 'in', spec: '{"topic":"t"}', paused: true }],
   IngestDeleted: [{ type: 'IngestDeleted', name: 'in' }],
   LegacyMetaSet: [{ type: 'LegacyMetaSet', index: 'i', key: 'frame:f', value: null }],
+  CommandApplied: [{ type: 'CommandApplied', topic: 'log', partition: 1, offset: '4', position: '5', timeMs: 1000 }],
 };
 
 /** Smaller changes the digest must also see, per part of the state. */
@@ -135,6 +137,14 @@ const SUBTLE: [string, Event][] = [
   ['an ingest spec', { type: 'IngestDefined', name: 'in', spec: '{"topic":"u"}', paused: false }],
   ['a legacy metadata value', { type: 'LegacyMetaSet', index: 'i', key: 'frame:f', value: '{"cacheType":"lru"}' }],
   ['a new legacy metadata key', { type: 'LegacyMetaSet', index: 'i', key: 'timeQuantum', value: 'YMD' }],
+  [
+    'a cluster position alone',
+    { type: 'CommandApplied', topic: 'log', partition: 0, offset: '9', position: '9;10', timeMs: 500 },
+  ],
+  [
+    'a newer command time',
+    { type: 'CommandApplied', topic: 'log', partition: 0, offset: '9', position: '10', timeMs: 900 },
+  ],
   ['a row key', { type: 'KeysAssigned', index: 'i', field: 'f', firstId: 2, keys: ['r2'] }],
   [
     'existence bits',
