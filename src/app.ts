@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
 import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
+import { systemWallClock } from './config/clock.js';
 import { type Config, ConfigError, parseBind } from './config/config.js';
 import { Engine } from './engine/engine.js';
 import { type ReplayProgressListener, bootstrap } from './engine/bootstrap.js';
@@ -90,10 +91,18 @@ export async function createServer(
   try {
     id = await nodeId(cfg.dataDir);
     const snapshots = await SnapshotStore.open(cfg.dataDir, logger);
-    const { holder } = await bootstrap(log, snapshots, logger, Infinity, (done, total) => {
+    const progress: ReplayProgressListener = (done, total) => {
       Object.assign(metrics.replay, { phase: 'replay', done, total });
       return opts.onReplayProgress?.(done, total);
-    });
+    };
+    // A long suffix (a log built or copied without snapshots) leaves snapshots inside the history
+    // window as it replays, so a first time-travel read there replays little.
+    const checkpoints = {
+      everyEvents: cfg.snapshotEveryEvents,
+      sinceMs: systemWallClock() - cfg.historyRetention,
+      files: snapshots,
+    };
+    const { holder } = await bootstrap(log, snapshots, logger, Infinity, progress, checkpoints);
     metrics.replay.phase = 'done';
     // A replica (--replica-of) applies only what it consumes: local writes are refused.
     // A cluster node writes only what it applies from the cluster's topics: a route that does not

@@ -13,6 +13,7 @@ import { MirrorAssembler, type MirrorRecord } from '../kafka/mirror-format.js';
 import { EventLog, SnapshotStore, type LogRecord } from '../storage/index.js';
 import { UsageError } from './args.js';
 import { progress } from './progress.js';
+import { restoreCheckpoints } from './restore-source.js';
 
 const MAX_PIECE = 10_000;
 
@@ -53,7 +54,7 @@ export async function restoreFromKafka(
       throw new UsageError(
         `restore: time ${rfc3339(target.timeMs)} is outside the topic: it holds ${rfc3339(range.firstTime ?? undefined) ?? 'records without times'} to ${rfc3339(range.lastTime ?? undefined)}`,
       );
-    await sealRestore(log, snapshots, log.lastSeq, logger);
+    await sealRestore(log, snapshots, log.lastSeq, logger, restoreCheckpoints());
     const time = await log.commitTime(log.lastSeq);
     out(
       `restored sequence ${log.lastSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from topic ${topic} (it holds sequence 1 to ${range.last}), into ${dest}`,

@@ -2,12 +2,21 @@
 // files) or a backup directory (src/cli/backup-format.ts). Both answer the same questions:
 // what history they hold, a snapshot's body, and the log as group commits with their times.
 import type { Logger } from 'pino';
+import { DEFAULTS } from '../config/config.js';
 import { readHistory, type History } from '../engine/history.js';
 import type { LogStore } from '../engine/ports.js';
 import { EventLog, SnapshotStore } from '../storage/index.js';
 import { logBatches, type TimedBatch } from '../engine/log-export.js';
 
 export type { TimedBatch } from '../engine/log-export.js';
+
+/**
+ * Snapshots the seal leaves inside a default history window (a server started on the directory
+ * keeps what its own --history-retention holds): time-travel reads there replay little.
+ */
+export function restoreCheckpoints(): { everyEvents: number; sinceMs: number } {
+  return { everyEvents: DEFAULTS.snapshotEveryEvents, sinceMs: Date.now() - DEFAULTS.historyRetention };
+}
 
 export interface RestoreSource {
   readonly describe: string;

@@ -16,7 +16,7 @@ import { UsageError, parseArgs, required, seqArg, timeArg } from './args.js';
 import { isBackupDir, openBackupSource } from './backup-format.js';
 import { progress } from './progress.js';
 import { restoreFromKafka } from './restore-kafka.js';
-import { openDataDirSource, type RestoreSource } from './restore-source.js';
+import { openDataDirSource, restoreCheckpoints, type RestoreSource } from './restore-source.js';
 
 const FLAGS = ['from', 'data-dir', 'to-seq', 'to-time', 'from-kafka', 'kafka-brokers', 'log-level'];
 
@@ -107,7 +107,7 @@ export async function restore(
       }
       bar.stop();
       if (log.lastSeq !== toSeq) throw new Error(`restore copied up to sequence ${log.lastSeq}, expected ${toSeq}`);
-      await sealRestore(log, snapshots, toSeq, logger);
+      await sealRestore(log, snapshots, toSeq, logger, restoreCheckpoints());
       const time = await log.commitTime(toSeq);
       out(
         `restored sequence ${toSeq}${time === undefined ? '' : ` (committed ${rfc3339(time)})`} from ${source.describe}: snapshot ${base.seq} + ${toSeq - base.seq} events, into ${dest}`,

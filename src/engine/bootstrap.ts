@@ -5,7 +5,7 @@ import { apply } from '../state/apply.js';
 import { Holder } from '../state/holder.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
 import { ReplayCoalescer } from './replay-coalescer.js';
-import { decodeSnapshot } from './snapshot-codec.js';
+import { captureSnapshot, decodeSnapshot } from './snapshot-codec.js';
 
 export class StartupError extends Error {
   override name = 'StartupError';
@@ -22,6 +22,18 @@ export interface BootstrapReport {
 /** Replay progress: called after each batch (a returned promise is awaited: tests slow replay). */
 export type ReplayProgressListener = (done: number, total: number) => void | Promise<void>;
 
+/**
+ * Snapshots written while a long log suffix is replayed (a server start, the seal of a restore):
+ * every `everyEvents` replayed events, at a batch boundary committed at or after `sinceMs` (the
+ * history window's start), so a time-travel read inside the window replays at most that many
+ * events from the nearest snapshot, however long the suffix was.
+ */
+export interface ReplayCheckpoints {
+  everyEvents: number;
+  sinceMs: number;
+  files: Pick<SnapshotFiles, 'write'>;
+}
+
 /** Replay logs its progress at this interval, so a long startup is visibly moving. */
 const PROGRESS_LOG_MS = 2_000;
 
@@ -31,6 +43,7 @@ export async function bootstrap(
   logger: Logger,
   targetSeq = Infinity,
   onProgress?: ReplayProgressListener,
+  checkpoints?: ReplayCheckpoints,
 ): Promise<{ holder: Holder; report: BootstrapReport }> {
   const started = performance.now();
   let holder = new Holder();
@@ -62,31 +75,7 @@ export async function bootstrap(
     );
   }
   let replayed = 0;
-  if (to >= from) {
-    // The holder is private until bootstrap returns, so pending merged records may span batches.
-    const coalescer = new ReplayCoalescer(holder);
-    let last = holder.appliedSeq;
-    const total = to - from + 1;
-    let loggedAt = performance.now();
-    await onProgress?.(0, total);
-    for await (const batch of log.readBatches(from, to)) {
-      // Decoded and taken one at a time, so decoding may reuse scratch bitmaps.
-      for (const rec of batch) coalescer.add(decodeEvent(rec.type, rec.payload, true));
-      last = batch[batch.length - 1].seq;
-      replayed += batch.length;
-      if (performance.now() - loggedAt >= PROGRESS_LOG_MS) {
-        loggedAt = performance.now();
-        const perSec = Math.round(replayed / ((loggedAt - started) / 1000));
-        logger.info(
-          { done: replayed, total, perSec },
-          `replaying: ${replayed}/${total} events (${Math.floor((100 * replayed) / total)}%)`,
-        );
-      }
-      await onProgress?.(replayed, total);
-    }
-    coalescer.flush();
-    holder.appliedSeq = last;
-  }
+  if (to >= from) replayed = await replay(log, holder, from, to, logger, onProgress, checkpoints);
   const report = {
     snapshotSeq: from - 1,
     replayed,
@@ -99,4 +88,54 @@ export async function bootstrap(
     `replayed ${replayed} events (seq ${from}..${holder.appliedSeq}) on snapshot ${from - 1} in ${report.ms} ms`,
   );
   return { holder, report };
+}
+
+/** Replays from..to onto `holder` (private until bootstrap returns); returns the events replayed. */
+async function replay(
+  log: LogStore,
+  holder: Holder,
+  from: number,
+  to: number,
+  logger: Logger,
+  onProgress: ReplayProgressListener | undefined,
+  checkpoints: ReplayCheckpoints | undefined,
+): Promise<number> {
+  const started = performance.now();
+  // The holder is private until bootstrap returns, so pending merged records may span batches.
+  const coalescer = new ReplayCoalescer(holder);
+  let replayed = 0;
+  let sinceCheckpoint = 0;
+  let last = holder.appliedSeq;
+  const total = to - from + 1;
+  let loggedAt = performance.now();
+  await onProgress?.(0, total);
+  for await (const batch of log.readBatches(from, to)) {
+    // Decoded and taken one at a time, so decoding may reuse scratch bitmaps.
+    for (const rec of batch) coalescer.add(decodeEvent(rec.type, rec.payload, true));
+    last = batch[batch.length - 1].seq;
+    replayed += batch.length;
+    sinceCheckpoint += batch.length;
+    if (checkpoints !== undefined && sinceCheckpoint >= checkpoints.everyEvents && last < to) {
+      const timeMs = await log.commitTime(last);
+      if (timeMs !== undefined && timeMs >= checkpoints.sinceMs) {
+        coalescer.flush();
+        holder.appliedSeq = last;
+        await checkpoints.files.write(last, captureSnapshot(holder).chunks, timeMs);
+        logger.info({ seq: last }, 'replay checkpoint: snapshot written');
+        sinceCheckpoint = 0;
+      }
+    }
+    if (performance.now() - loggedAt >= PROGRESS_LOG_MS) {
+      loggedAt = performance.now();
+      const perSec = Math.round(replayed / ((loggedAt - started) / 1000));
+      logger.info(
+        { done: replayed, total, perSec },
+        `replaying: ${replayed}/${total} events (${Math.floor((100 * replayed) / total)}%)`,
+      );
+    }
+    await onProgress?.(replayed, total);
+  }
+  coalescer.flush();
+  holder.appliedSeq = last;
+  return replayed;
 }

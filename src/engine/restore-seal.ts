@@ -1,8 +1,9 @@
 // The last step of every restore (data directory, backup, Kafka topic): the new directory is
 // replayed through the same bootstrap a server start runs (proving the copy replays), then
-// snapshotted at the target so the new server starts without that replay.
+// snapshotted at the target so the new server starts without that replay (and at checkpoints on
+// the way, inside the history window, so time-travel reads there replay little).
 import type { Logger } from 'pino';
-import { bootstrap } from './bootstrap.js';
+import { type ReplayCheckpoints, bootstrap } from './bootstrap.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
 import { encodeSnapshot } from './snapshot-codec.js';
 
@@ -11,8 +12,10 @@ export async function sealRestore(
   snapshots: SnapshotFiles,
   toSeq: number,
   logger: Logger,
+  checkpoints?: Omit<ReplayCheckpoints, 'files'>,
 ): Promise<void> {
-  const { holder } = await bootstrap(log, snapshots, logger, toSeq);
+  const cp = checkpoints === undefined ? undefined : { ...checkpoints, files: snapshots };
+  const { holder } = await bootstrap(log, snapshots, logger, toSeq, undefined, cp);
   if (toSeq > 0 && (await snapshots.list())[0] !== toSeq)
     await snapshots.write(toSeq, encodeSnapshot(holder).chunks, await log.commitTime(toSeq));
 }
