@@ -52,13 +52,13 @@ export class ClusterNode {
         view: rt.view,
         // The fan-out needs this node's partial runner, which exists once the routes are
         // registered (before the node joins the group, so before any query can come).
-        reads: (index, query, opts, req) => {
+        reads: (index, query, opts, req, at) => {
           fanout ??= new QueryFanout(
             rt.view,
             { engine: o.engine, runner: node?.partialRunner() ?? missingRunner() },
             { queryTimeoutMs: o.cfg.queryTimeout, maxResultRows: o.cfg.maxResultRows },
           );
-          return fanout.run(index, query, opts, req);
+          return fanout.run(index, query, opts, req, at);
         },
         logger: o.logger.child({ mod: 'cluster-writes' }),
         legacyRelease: o.legacyRelease,

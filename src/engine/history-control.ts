@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Holder } from '../state/holder.js';
 import type { CommitQueue } from './commit-queue.js';
+import { CommandTimeStates } from './command-time.js';
 import { readHistory, resolveTarget, type History, type Target } from './history.js';
 import { logBatches, type TimedBatch } from './log-export.js';
 import { PastStates } from './past-states.js';
@@ -9,6 +10,7 @@ import type { HistoryControl, LogStore, SnapshotFiles } from './ports.js';
 
 export class EngineHistory implements HistoryControl {
   private readonly past: PastStates;
+  private readonly byTime: CommandTimeStates;
 
   constructor(
     private readonly queue: CommitQueue,
@@ -17,6 +19,7 @@ export class EngineHistory implements HistoryControl {
     logger: Logger,
   ) {
     this.past = new PastStates(log, snapshotFiles, logger);
+    this.byTime = new CommandTimeStates(log, snapshotFiles, () => queue.durableSeq, logger);
   }
 
   window(): Promise<History> {
@@ -29,6 +32,10 @@ export class EngineHistory implements HistoryControl {
 
   stateAt(seq: number): Promise<Holder> {
     return this.past.at(seq);
+  }
+
+  commandStateAt(timeMs: number): Promise<Holder> {
+    return this.byTime.at(timeMs);
   }
 
   batches(fromSeq: number, toSeq: number): AsyncIterable<TimedBatch> {

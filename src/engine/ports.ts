@@ -123,6 +123,12 @@ export interface HistoryControl {
   resolve(target: Target): Promise<number>;
   /** A separate holder with the state as of `seq`, from a small LRU; the live state is never touched. */
   stateAt(seq: number): Promise<Holder>;
+  /**
+   * Cluster mode: a separate holder with every cluster partition this node applied as of its last
+   * command stamped at or before `timeMs` (engine/command-time.ts); HistoryRangeError when this
+   * node keeps no state from which that can be rebuilt.
+   */
+  commandStateAt(timeMs: number): Promise<Holder>;
   /** Durable records fromSeq..toSeq as group commits with their times. */
   batches(fromSeq: number, toSeq: number): AsyncIterable<TimedBatch>;
   /** The encoded body of the retained snapshot at `seq`. */

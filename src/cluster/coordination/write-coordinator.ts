@@ -21,7 +21,7 @@ import type { Call, Query } from '../../pql/ast.js';
 import { type LegacyRelease, checkLegacyRelease } from '../../service/legacy/legacy-release.js';
 import { rewriteLegacyQuery } from '../../service/legacy/legacy-query.js';
 import { type QueryRequestBounds, parseQuery } from '../../service/query-service.js';
-import { type Step, type WritePlan, compileQuery, writeKeys } from '../../service/query/index.js';
+import { type Step, type WritePlan, compileQuery, isWriteCall, writeKeys } from '../../service/query/index.js';
 import type { Target } from '../../engine/history.js';
 import type { LogCommand } from '../commands/command.js';
 import type { ClusterWrites } from './cluster-writes.js';
@@ -33,6 +33,8 @@ export type ClusterReads = (
   query: Query,
   opts: QueryOptions,
   req: QueryRequestBounds,
+  /** atTime (ms): the cluster's state as of then. */
+  at?: number,
 ) => Promise<QueryResponse>;
 
 type Answer = { response: QueryResponse; legacy: boolean; calls: string[] };
@@ -72,16 +74,32 @@ export class ClusterQueryService {
     return { response: columnAttrs === undefined ? { results } : { results, columnAttrs }, legacy, calls };
   }
 
-  executeAt(
-    _index: string,
-    _text: string,
-    _opts: QueryOptions,
-    _target: Target,
-    _req?: QueryRequestBounds,
+  /**
+   * atTime: a read-only query against the cluster's state as of a time — each partition as of its
+   * last command stamped at or before it — at every holder (docs/CLUSTER.md, "History"). atSeq
+   * names a sequence of one node's log: a cluster has none, so it is refused.
+   */
+  async executeAt(
+    index: string,
+    text: string,
+    opts: QueryOptions,
+    target: Target,
+    req: QueryRequestBounds = {},
   ): Promise<Answer> {
-    return Promise.reject(
-      badRequest('atSeq/atTime queries are not supported in cluster mode: a node holds only some shards of the past'),
-    );
+    if ('seq' in target)
+      throw badRequest(
+        "atSeq names a sequence of one node's log and a cluster has no single sequence: read the past with atTime in cluster mode",
+      );
+    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
+      throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+    const parsed = parseQuery(text);
+    const legacy = hasLegacyCall(parsed);
+    if (legacy) checkLegacyRelease(this.release, parsed);
+    const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
+    if (query.calls.some(isWriteCall))
+      throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
+    const response = await this.reads(index, query, opts, req, target.timeMs);
+    return { response, legacy, calls: parsed.calls.map((c) => c.name) };
   }
 
   private async writeRun(

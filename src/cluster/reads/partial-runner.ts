@@ -5,6 +5,8 @@
 // same function, without HTTP.
 import { type DomainError, badRequest } from '../../domain/errors.js';
 import type { Engine } from '../../engine/engine.js';
+import { HistoryRangeError } from '../../engine/history.js';
+import type { Holder } from '../../state/holder.js';
 import { QueryClock, checkBudget, lookupIndex, queryBudget, queryContext } from '../../executor/index.js';
 import { type CallPrep, partialsWork, prepsWork } from '../../executor/partial.js';
 import { type WirePartial, type WirePrep, decodePrep, encodePartial, encodePrep } from '../../executor/partial-wire.js';
@@ -39,6 +41,11 @@ export interface PartialRequest {
   now: number;
   /** What is left of the query's deadline; absent: none. */
   timeoutMs?: number;
+  /**
+   * atTime (ms): answer from the cluster's state as of then (each partition as of its last command
+   * stamped at or before it, engine/command-time.ts), not the live one. Absent: live.
+   */
+  at?: number;
 }
 
 export type PartialResponse = { preps: WirePrep[] } | { partials: WirePartial[] };
@@ -70,7 +77,7 @@ export class PartialRunner {
     const preps: CallPrep[] | undefined = req.preps?.map(decodePrep);
     const opts: QueryOptions = req.opts;
     const clock = new QueryClock(req.now);
-    return this.engine.readAsync((h) => {
+    const run = (h: Holder): Promise<PartialResponse> => {
       const prepare = (): Work<PartialResponse> => {
         const index = lookupIndex(h, req.index);
         const { plans } = compileReads(index, query.calls, opts, clock);
@@ -80,7 +87,20 @@ export class PartialRunner {
           : partialWork(partialsWork(ctx, plans, preps ?? []));
       };
       return runSliced(prepare(), prepare, h, { budget });
-    });
+    };
+    // A past state is built from the durable log only: nothing to wait for once it exists.
+    if (req.at !== undefined) return run(await pastState(this.engine, req.at));
+    return this.engine.readAsync(run);
+  }
+}
+
+/** The cluster's state as of `at` on this node; a time it cannot rebuild is the query's 400. */
+export async function pastState(engine: Engine, at: number): Promise<Holder> {
+  try {
+    return await engine.history.commandStateAt(at);
+  } catch (err) {
+    if (err instanceof HistoryRangeError) throw badRequest(err.message);
+    throw err;
   }
 }
 
@@ -106,6 +126,8 @@ export function decodePartialRequest(body: unknown): PartialRequest {
   if (b.timeoutMs !== undefined && (typeof b.timeoutMs !== 'number' || !(b.timeoutMs > 0)))
     throw bad('timeoutMs: expected a positive number');
   if (b.preps !== undefined && !Array.isArray(b.preps)) throw bad('preps: expected a list');
+  if (b.at !== undefined && (typeof b.at !== 'number' || !Number.isFinite(b.at)))
+    throw bad('at: expected ms since the epoch');
   return {
     index: b.index,
     query: b.query as WireCall[],
@@ -117,6 +139,7 @@ export function decodePartialRequest(body: unknown): PartialRequest {
     preps: b.preps as WirePrep[] | undefined,
     now: b.now,
     timeoutMs: b.timeoutMs,
+    ...(b.at === undefined ? {} : { at: b.at }),
   };
 }
 

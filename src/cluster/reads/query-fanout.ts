@@ -23,7 +23,8 @@ import type { QueryOptions, QueryResponse } from '../../executor/result.js';
 import type { Query } from '../../pql/ast.js';
 import type { QueryRequestBounds } from '../../service/query-service.js';
 import { PARTIAL_PATH } from './partial-routes.js';
-import type { PartialRequest, PartialResponse, PartialRunner } from './partial-runner.js';
+import { type PartialRequest, type PartialResponse, type PartialRunner, pastState } from './partial-runner.js';
+import type { Holder } from '../../state/holder.js';
 import { encodeQuery } from './query-wire.js';
 import type { ClusterView, Member } from '../types.js';
 
@@ -51,7 +52,14 @@ export class QueryFanout {
     private readonly settings: FanoutSettings,
   ) {}
 
-  async run(index: string, query: Query, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<QueryResponse> {
+  /** `at` (atTime, ms): answered from the cluster's state as of then, on every holder and here. */
+  async run(
+    index: string,
+    query: Query,
+    opts: QueryOptions,
+    req: QueryRequestBounds = {},
+    at?: number,
+  ): Promise<QueryResponse> {
     const timeoutMs = effectiveTimeout(this.settings.queryTimeoutMs, req.timeoutMs);
     // Waits for offsets end with the deadline too (a lagging node must not hold the query).
     const signal = timeoutMs > 0 ? anySignal(req.signal, AbortSignal.timeout(timeoutMs)) : req.signal;
@@ -68,8 +76,11 @@ export class QueryFanout {
       checkBudget(budget);
       throw err;
     });
+    // The schema and keys as of `at` (this node applied the meta topic up to now).
+    const past = at === undefined ? undefined : await pastState(this.local.engine, at);
+    const onState = <T>(fn: (h: Holder) => T): T => (past === undefined ? this.local.engine.peekApplied(fn) : fn(past));
     // Validation first, here: the same errors, with the same texts, as a single node.
-    const plans = this.local.engine.peekApplied(
+    const plans = onState(
       (h) => compileReads(lookupIndex(h, index), query.calls, queryOpts, new QueryClock(now)).plans,
     );
     const partitions = this.partitionsFor(index, plans, opts);
@@ -83,6 +94,7 @@ export class QueryFanout {
       waitFor,
       metaOffset,
       now,
+      ...(at === undefined ? {} : { at }),
     };
     // A Shift moves columns across shards: only one node holding every partition answers it.
     const whole = partitions.length > 1 && plans.some(readMovesColumns);
@@ -99,7 +111,7 @@ export class QueryFanout {
     const answers = await this.collect('partial', partitions, base, preps?.map(encodePrep), failed, budget, whole);
     const parts: CallPartial[][] = answers.map((a) => ('partials' in a ? a.partials.map(decodePartial) : []));
     if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
-    return this.local.engine.peekApplied((h) => finalizeQuery(lookupIndex(h, index), plans, parts, queryOpts));
+    return onState((h) => finalizeQuery(lookupIndex(h, index), plans, parts, queryOpts));
   }
 
   /** All partitions; only those of the request's shards when no Options() names others. */
