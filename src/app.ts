@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
 import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import { type Config, ConfigError, parseBind } from './config/config.js';
+import type { CommitTestHooks } from './config/test-hooks.js';
 import { Engine } from './engine/engine.js';
 import { type ReplayProgressListener, bootstrap } from './engine/bootstrap.js';
 import { deferredFragments, warmUp } from './engine/warm-up.js';
@@ -60,6 +61,8 @@ export interface BootOptions {
    * node's command applier otherwise.
    */
   clusterSink?: SinkFactory;
+  /** The commit queue's test hooks (src/config/test-hooks.ts). */
+  commitTestHooks?: CommitTestHooks;
 }
 
 export async function createServer(
@@ -116,6 +119,7 @@ export async function createServer(
         history: { ms: cfg.historyRetention, bytes: cfg.historyRetentionBytes },
         ...readOnly,
         diskSpace,
+        commitQueue: opts.commitTestHooks,
       },
       logger,
       onFatal,
@@ -196,7 +200,7 @@ export async function createServer(
   timer.unref();
   kafka.start();
   // The snapshot's fragments are decoded on first touch; the rest in the background from here.
-  const warming = warmUp(eng.peekApplied(deferredFragments), () => eng.state !== 'NORMAL', logger);
+  const warming = warmUp(eng.peekApplied(deferredFragments), () => eng.state !== 'NORMAL', logger, eng.clock);
   const http = opts.listening?.http;
   // The advertised URL needs the bound port: a node that listens already joins now, else at listen().
   const joinCluster = async (): Promise<void> => cluster?.start({ scheme, host: bind.host, port });
@@ -263,7 +267,7 @@ export async function launchServer(
   cfg: Config,
   logger: Logger,
   onFatal: (err: Error) => void,
-  opts: Pick<BootOptions, 'onReplayProgress'> = {},
+  opts: Pick<BootOptions, 'onReplayProgress' | 'commitTestHooks'> = {},
 ): Promise<Launch> {
   const metrics = new ServerMetrics();
   const bind = parseBind(cfg.bind);

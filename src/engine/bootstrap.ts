@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { decodeEvent } from '../events/codec.js';
 import { apply } from '../state/apply.js';
 import { Holder } from '../state/holder.js';
+import { type Clock, systemClock } from '../util/clock.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
 import { ReplayCoalescer } from './replay-coalescer.js';
 import { decodeSnapshot } from './snapshot-codec.js';
@@ -31,8 +32,9 @@ export async function bootstrap(
   logger: Logger,
   targetSeq = Infinity,
   onProgress?: ReplayProgressListener,
+  clock: Clock = systemClock,
 ): Promise<{ holder: Holder; report: BootstrapReport }> {
-  const started = performance.now();
+  const started = clock.monotonic();
   let holder = new Holder();
   for (const seq of await snapshots.list()) {
     if (seq > targetSeq) continue;
@@ -67,15 +69,15 @@ export async function bootstrap(
     const coalescer = new ReplayCoalescer(holder);
     let last = holder.appliedSeq;
     const total = to - from + 1;
-    let loggedAt = performance.now();
+    let loggedAt = clock.monotonic();
     await onProgress?.(0, total);
     for await (const batch of log.readBatches(from, to)) {
       // Decoded and taken one at a time, so decoding may reuse scratch bitmaps.
       for (const rec of batch) coalescer.add(decodeEvent(rec.type, rec.payload, true));
       last = batch[batch.length - 1].seq;
       replayed += batch.length;
-      if (performance.now() - loggedAt >= PROGRESS_LOG_MS) {
-        loggedAt = performance.now();
+      if (clock.monotonic() - loggedAt >= PROGRESS_LOG_MS) {
+        loggedAt = clock.monotonic();
         const perSec = Math.round(replayed / ((loggedAt - started) / 1000));
         logger.info(
           { done: replayed, total, perSec },
@@ -92,7 +94,7 @@ export async function bootstrap(
     replayed,
     fromSeq: from,
     toSeq: holder.appliedSeq,
-    ms: Math.round(performance.now() - started),
+    ms: Math.round(clock.monotonic() - started),
   };
   logger.info(
     report,

@@ -26,6 +26,7 @@ import { PARTIAL_PATH } from './partial-routes.js';
 import type { PartialRequest, PartialResponse, PartialRunner } from './partial-runner.js';
 import { encodeQuery } from './query-wire.js';
 import type { ClusterView, Member } from '../types.js';
+import { systemClock } from '../../util/clock.js';
 
 export interface FanoutSettings {
   /** --query-timeout (0: none); a request's `timeout` can shorten it. */
@@ -56,7 +57,7 @@ export class QueryFanout {
     // Waits for offsets end with the deadline too (a lagging node must not hold the query).
     const signal = timeoutMs > 0 ? anySignal(req.signal, AbortSignal.timeout(timeoutMs)) : req.signal;
     const budget = queryBudget(timeoutMs, req.signal);
-    const now = Date.now();
+    const now = systemClock.now();
     const queryOpts: QueryOptions = { ...opts, maxResultRows: this.settings.maxResultRows };
     // Both topics' ends are read at once, after the query arrived (every partition's: one
     // ListOffsets answers them all); the log's are waited for below, once the plan is known.
@@ -179,7 +180,7 @@ export class QueryFanout {
     body: Omit<PartialRequest, 'timeoutMs'>,
     budget: QueryBudget,
   ): Promise<PartialResponse> {
-    const left = budget.deadline === Infinity ? undefined : Math.max(1, budget.deadline - performance.now());
+    const left = budget.deadline === Infinity ? undefined : Math.max(1, budget.deadline - systemClock.monotonic());
     const req: PartialRequest = left === undefined ? body : { ...body, timeoutMs: left };
     if (member.id === this.view.self.id) {
       try {
