@@ -19,7 +19,7 @@ import { createServer } from '../src/app.js';
 import { DEFAULTS } from '../src/config/config.js';
 import { SHARD_WIDTH } from '../src/domain/shard.js';
 import { encodeImportRequest } from '../src/encoding/import-request-encode.js';
-import type { Holder } from '../src/state/holder.js';
+import type { ReadonlyHolder } from '../src/state/readonly.js';
 import { HttpClient } from './lib/http-client.js';
 import { dirBytes } from './lib/log-bytes.js';
 import { createField, createIndex, importProtobuf, query } from './lib/pilosa.js';
@@ -82,7 +82,7 @@ function shardChunk(shape: Shape, shard: number): { rowIds: Float64Array; column
 }
 
 /** Bits held and their portable serialized size, over every fragment of the holder (each row read). */
-function heldBitmaps(holder: Holder): { bits: number; serialized: number; rows: number } {
+function heldBitmaps(holder: ReadonlyHolder): { bits: number; serialized: number; rows: number } {
   // bits: field f's (what was imported); serialized and rows: everything held, _exists too.
   let bits = 0;
   let serialized = 0;

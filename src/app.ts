@@ -13,8 +13,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
 import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
-import { systemWallClock } from './config/clock.js';
+import { systemClock } from './util/clock.js';
 import { type Config, ConfigError, parseBind } from './config/config.js';
+import type { CommitTestHooks } from './config/test-hooks.js';
 import { Engine } from './engine/engine.js';
 import { type ReplayProgressListener, bootstrap } from './engine/bootstrap.js';
 import { deferredFragments, warmUp } from './engine/warm-up.js';
@@ -61,6 +62,8 @@ export interface BootOptions {
    * node's command applier otherwise.
    */
   clusterSink?: SinkFactory;
+  /** The commit queue's test hooks (src/config/test-hooks.ts). */
+  commitTestHooks?: CommitTestHooks;
 }
 
 export async function createServer(
@@ -99,10 +102,10 @@ export async function createServer(
     // window as it replays, so a first time-travel read there replays little.
     const checkpoints = {
       everyEvents: cfg.snapshotEveryEvents,
-      sinceMs: systemWallClock() - cfg.historyRetention,
+      sinceMs: systemClock.now() - cfg.historyRetention,
       files: snapshots,
     };
-    const { holder } = await bootstrap(log, snapshots, logger, Infinity, progress, checkpoints);
+    const { holder } = await bootstrap(log, snapshots, logger, Infinity, progress, systemClock, checkpoints);
     metrics.replay.phase = 'done';
     // A replica (--replica-of) applies only what it consumes: local writes are refused.
     // A cluster node writes only what it applies from the cluster's topics: a route that does not
@@ -125,6 +128,7 @@ export async function createServer(
         history: { ms: cfg.historyRetention, bytes: cfg.historyRetentionBytes },
         ...readOnly,
         diskSpace,
+        commitQueue: opts.commitTestHooks,
       },
       logger,
       onFatal,
@@ -205,7 +209,7 @@ export async function createServer(
   timer.unref();
   kafka.start();
   // The snapshot's fragments are decoded on first touch; the rest in the background from here.
-  const warming = warmUp(eng.peekApplied(deferredFragments), () => eng.state !== 'NORMAL', logger);
+  const warming = warmUp(eng.peekApplied(deferredFragments), () => eng.state !== 'NORMAL', logger, eng.clock);
   const http = opts.listening?.http;
   // The advertised URL needs the bound port: a node that listens already joins now, else at listen().
   const joinCluster = async (): Promise<void> => cluster?.start({ scheme, host: bind.host, port });
@@ -272,7 +276,7 @@ export async function launchServer(
   cfg: Config,
   logger: Logger,
   onFatal: (err: Error) => void,
-  opts: Pick<BootOptions, 'onReplayProgress'> = {},
+  opts: Pick<BootOptions, 'onReplayProgress' | 'commitTestHooks'> = {},
 ): Promise<Launch> {
   const metrics = new ServerMetrics();
   const bind = parseBind(cfg.bind);

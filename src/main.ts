@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { COMMANDS } from './cli/commands.js';
 import { parseCommandLine } from './cli/command-line.js';
 import { RemoteError } from './cli/http-target.js';
-import { ConfigError, loadConfig } from './config/config.js';
+import { ConfigError, loadConfigFromProcess } from './config/config.js';
 import { commandHelp, generalHelp } from './cli/help.js';
 import { StartupError } from './engine/bootstrap.js';
 import { HistoryRangeError } from './engine/history.js';
@@ -41,7 +41,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const line = parseCommandLine(command, named ? argv.slice(1) : argv);
   if (line.help) return out(command.name === 'server' && !named ? generalHelp(COMMANDS) : commandHelp(command));
-  const cfg = loadConfig(line.settingArgs, command.settings ? process.env : {}, (w) =>
+  const cfg = loadConfigFromProcess(line.settingArgs, command.settings, (w) =>
     process.stderr.write(`bitledger: warning: ${w}\n`),
   );
   const logger = pino({ level: cfg.logLevel, base: { svc: 'bitledger' } });

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { launchServer, type Server } from '../app.js';
 import type { Config } from '../config/config.js';
+import { commitTestHooks } from '../config/test-hooks.js';
 
 export async function runServer(cfg: Config, logger: Logger): Promise<void> {
   const fatal = (err: Error): void => {
@@ -9,7 +10,7 @@ export async function runServer(cfg: Config, logger: Logger): Promise<void> {
     logger.flush();
     process.exit(70);
   };
-  const launch = await launchServer(cfg, logger, fatal);
+  const launch = await launchServer(cfg, logger, fatal, { commitTestHooks: commitTestHooks(process.env) });
   let server: Server | undefined;
   let stopping = false;
   const stop = (signal: string): void => {

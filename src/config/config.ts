@@ -72,6 +72,11 @@ export function loadConfig(
   return cfg;
 }
 
+/** loadConfig with this process's environment (`withEnv`), or none (commands without settings). */
+export function loadConfigFromProcess(argv: string[], withEnv: boolean, warn?: (line: string) => void): Config {
+  return loadConfig(argv, withEnv ? process.env : {}, warn);
+}
+
 function loadFile(cfg: Config, file: string, warn: (line: string) => void): void {
   let text: string;
   try {

@@ -4,6 +4,7 @@
 import { badRequest, type DomainError } from '../domain/errors.js';
 import { LITTLE_ENDIAN } from '../util/endian.js';
 import type { IdArray, WideIdArray } from '../domain/id-array.js';
+import { systemClock } from '../util/clock.js';
 
 export interface ImportRequest {
   index: string;
@@ -483,11 +484,11 @@ function drainDecoding(work: Decoding): void {
 
 /** Runs decoding work, returning to the event loop after each piece of about `sliceMs`. */
 async function drainDecodingAsync(work: Decoding, sliceMs = 5): Promise<void> {
-  let start = performance.now();
+  let start = systemClock.monotonic();
   while (work.next().done !== true) {
-    if (performance.now() - start < sliceMs) continue;
+    if (systemClock.monotonic() - start < sliceMs) continue;
     await new Promise<void>((resolve) => setImmediate(resolve));
-    start = performance.now();
+    start = systemClock.monotonic();
   }
 }
 

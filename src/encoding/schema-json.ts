@@ -1,9 +1,7 @@
 // Schema listings in Pilosa 1.4's exact shapes and key order (docs/API.md §1.4).
 import { EXISTS_FIELD } from '../domain/names.js';
 import { SHARD_WIDTH } from '../domain/shard.js';
-import type { Field } from '../state/field.js';
-import type { Holder } from '../state/holder.js';
-import type { Index } from '../state/index-state.js';
+import type { ReadonlyField, ReadonlyHolder, ReadonlyIndex } from '../state/readonly.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [k: string]: JsonValue };
 
@@ -21,7 +19,7 @@ export type BitDepths = ReadonlyMap<string, number>;
 
 export const bitDepthKey = (index: string, field: string): string => `${index}/${field}`;
 
-export function fieldOptionsJson(f: Field, depth: number = f.bitDepth): { [k: string]: JsonOut } {
+export function fieldOptionsJson(f: ReadonlyField, depth: number = f.bitDepth): { [k: string]: JsonOut } {
   const o = f.options;
   switch (o.type) {
     case 'set':
@@ -36,7 +34,7 @@ export function fieldOptionsJson(f: Field, depth: number = f.bitDepth): { [k: st
   }
 }
 
-export function indexJson(index: Index, depths?: BitDepths): { [k: string]: JsonOut } {
+export function indexJson(index: ReadonlyIndex, depths?: BitDepths): { [k: string]: JsonOut } {
   const fields = [...index.fields.values()]
     .filter((f) => f.name !== EXISTS_FIELD)
     .sort((a, b) => (a.name < b.name ? -1 : 1))
@@ -52,7 +50,7 @@ export function indexJson(index: Index, depths?: BitDepths): { [k: string]: Json
   };
 }
 
-export function schemaJson(holder: Holder, depths?: BitDepths): { indexes: JsonOut } {
+export function schemaJson(holder: ReadonlyHolder, depths?: BitDepths): { indexes: JsonOut } {
   const list = holder.sortedIndexes().map((i) => indexJson(i, depths));
   return { indexes: list.length === 0 ? null : list };
 }
@@ -64,7 +62,7 @@ function num(b: bigint): number | RawNumber {
 }
 
 /** Every int field's own bit depth (what this node has seen), for a cluster's listing. */
-export function localBitDepths(holder: Holder): Record<string, number> {
+export function localBitDepths(holder: ReadonlyHolder): Record<string, number> {
   const out: Record<string, number> = {};
   for (const index of holder.sortedIndexes())
     for (const f of index.fields.values())

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { decodeEvent } from '../events/codec.js';
 import { apply } from '../state/apply.js';
 import { Holder } from '../state/holder.js';
+import { type Clock, systemClock } from '../util/clock.js';
 import type { LogStore, SnapshotFiles } from './ports.js';
 import { ReplayCoalescer } from './replay-coalescer.js';
 import { captureSnapshot, decodeSnapshot } from './snapshot-codec.js';
@@ -24,8 +25,8 @@ export type ReplayProgressListener = (done: number, total: number) => void | Pro
 
 /**
  * Snapshots written while a long log suffix is replayed (a server start, the seal of a restore):
- * every `everyEvents` replayed events, at a batch boundary committed at or after `sinceMs` (the
- * history window's start), so a time-travel read inside the window replays at most that many
+ * every `everyEvents` replayed events, at the end of a group commit committed at or after
+ * `sinceMs` (the history window's start), so a time-travel read inside the window replays at most that many
  * events from the nearest snapshot, however long the suffix was.
  */
 export interface ReplayCheckpoints {
@@ -43,9 +44,10 @@ export async function bootstrap(
   logger: Logger,
   targetSeq = Infinity,
   onProgress?: ReplayProgressListener,
+  clock: Clock = systemClock,
   checkpoints?: ReplayCheckpoints,
 ): Promise<{ holder: Holder; report: BootstrapReport }> {
-  const started = performance.now();
+  const started = clock.monotonic();
   let holder = new Holder();
   for (const seq of await snapshots.list()) {
     if (seq > targetSeq) continue;
@@ -75,13 +77,13 @@ export async function bootstrap(
     );
   }
   let replayed = 0;
-  if (to >= from) replayed = await replay(log, holder, from, to, logger, onProgress, checkpoints);
+  if (to >= from) replayed = await replay(log, holder, { from, to, started }, logger, clock, onProgress, checkpoints);
   const report = {
     snapshotSeq: from - 1,
     replayed,
     fromSeq: from,
     toSeq: holder.appliedSeq,
-    ms: Math.round(performance.now() - started),
+    ms: Math.round(clock.monotonic() - started),
   };
   logger.info(
     report,
@@ -94,39 +96,44 @@ export async function bootstrap(
 async function replay(
   log: LogStore,
   holder: Holder,
-  from: number,
-  to: number,
+  { from, to, started }: { from: number; to: number; started: number },
   logger: Logger,
+  clock: Clock,
   onProgress: ReplayProgressListener | undefined,
   checkpoints: ReplayCheckpoints | undefined,
 ): Promise<number> {
-  const started = performance.now();
   // The holder is private until bootstrap returns, so pending merged records may span batches.
   const coalescer = new ReplayCoalescer(holder);
   let replayed = 0;
   let sinceCheckpoint = 0;
   let last = holder.appliedSeq;
   const total = to - from + 1;
-  let loggedAt = performance.now();
+  let loggedAt = clock.monotonic();
   await onProgress?.(0, total);
+  /** The group commit a checkpoint waits for: it is written once its last record is applied. */
+  let due: { endSeq: number; timeMs: number } | undefined;
   for await (const batch of log.readBatches(from, to)) {
     // Decoded and taken one at a time, so decoding may reuse scratch bitmaps.
-    for (const rec of batch) coalescer.add(decodeEvent(rec.type, rec.payload, true));
-    last = batch[batch.length - 1].seq;
-    replayed += batch.length;
-    sinceCheckpoint += batch.length;
-    if (checkpoints !== undefined && sinceCheckpoint >= checkpoints.everyEvents && last < to) {
-      const timeMs = await log.commitTime(last);
-      if (timeMs !== undefined && timeMs >= checkpoints.sinceMs) {
+    for (const rec of batch) {
+      coalescer.add(decodeEvent(rec.type, rec.payload, true));
+      sinceCheckpoint++;
+      if (due !== undefined && rec.seq === due.endSeq && checkpoints !== undefined) {
         coalescer.flush();
-        holder.appliedSeq = last;
-        await checkpoints.files.write(last, captureSnapshot(holder).chunks, timeMs);
-        logger.info({ seq: last }, 'replay checkpoint: snapshot written');
+        holder.appliedSeq = rec.seq;
+        await checkpoints.files.write(rec.seq, captureSnapshot(holder).chunks, due.timeMs);
+        logger.info({ seq: rec.seq }, 'replay checkpoint: snapshot written');
+        due = undefined;
         sinceCheckpoint = 0;
       }
     }
-    if (performance.now() - loggedAt >= PROGRESS_LOG_MS) {
-      loggedAt = performance.now();
+    last = batch[batch.length - 1].seq;
+    replayed += batch.length;
+    if (checkpoints !== undefined && due === undefined && sinceCheckpoint >= checkpoints.everyEvents && last < to) {
+      const next = await commitHolding(log, last + 1);
+      if (next !== undefined && next.timeMs >= checkpoints.sinceMs && next.endSeq <= to) due = next;
+    }
+    if (clock.monotonic() - loggedAt >= PROGRESS_LOG_MS) {
+      loggedAt = clock.monotonic();
       const perSec = Math.round(replayed / ((loggedAt - started) / 1000));
       logger.info(
         { done: replayed, total, perSec },
@@ -138,4 +145,19 @@ async function replay(
   coalescer.flush();
   holder.appliedSeq = last;
   return replayed;
+}
+
+/**
+ * The group commit holding `seq`: its last sequence and commit time (undefined for records
+ * without times). A checkpoint is taken at its end: it never splits a request, nor a cluster
+ * command from its CommandApplied.
+ */
+async function commitHolding(log: LogStore, seq: number): Promise<{ endSeq: number; timeMs: number } | undefined> {
+  let holding: { firstSeq: number; timeMs: number } | undefined;
+  for await (const b of log.commitBatches(seq)) {
+    if (holding !== undefined) return { endSeq: b.firstSeq - 1, timeMs: holding.timeMs };
+    if (b.firstSeq > seq) return undefined;
+    holding = b;
+  }
+  return holding === undefined ? undefined : { endSeq: log.lastSeq, timeMs: holding.timeMs };
 }

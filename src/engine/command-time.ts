@@ -2,7 +2,7 @@
 // partition of its topics (NAME.meta, and every NAME.log partition this node holds) as of its
 // last command stamped at or before T. A node's log interleaves its partitions in the order it
 // applied them, which is not the order of their times, so no prefix of it is that state: it is
-// rebuilt by a filtered replay instead. Every command opens its records with a CommandApplied
+// rebuilt by a filtered replay instead. Every command's commit ends with a CommandApplied
 // (events/types.ts) naming its partition and time; from a base whose partitions all stand at or
 // before T (a snapshot whose marks' newest times are ≤ T, or the empty state), the replay applies
 // each command until its partition's first command stamped after T, and skips that partition's
@@ -12,6 +12,7 @@ import { EVENT_TYPE_CODES, decodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import { Holder, commandMarkKey } from '../state/holder.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 import { HistoryRangeError, rfc3339 } from './history.js';
 import type { LogRecord, LogStore, SnapshotFiles } from './ports.js';
 import { ReplayCoalescer } from './replay-coalescer.js';
@@ -19,48 +20,83 @@ import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
 
 const MARK = EVENT_TYPE_CODES.CommandApplied;
 
-/** Which records of a replay belong to the state as of `timeMs`. */
+/**
+ * Which records of a replay belong to the state as of `timeMs`. A command's CommandApplied closes
+ * its commit's group, so the records since the previous mark are held back until it comes.
+ */
 export class CommandTimeFilter {
   /** Newest command time per partition so far (from the base's marks on). */
   private readonly newest = new Map<string, number>();
   /** Partitions that reached a command stamped after T: nothing more of them is applied. */
   private readonly closed = new Set<string>();
-  /** The records since the last mark belong to a closed partition. */
-  private skipping = false;
+  /** Records since the last mark (the command the next mark closes). */
+  private pending: LogRecord[] = [];
 
   constructor(
     readonly timeMs: number,
-    base: Holder,
+    base: ReadonlyHolder,
   ) {
     for (const [key, m] of base.commandMarks) this.newest.set(key, m.maxMs);
   }
 
   /**
-   * The record's event when the state at T holds it, else undefined. `dryRun`: decide only
-   * (marks still move the filter), decoding nothing but marks.
+   * Feeds one record; hands `apply` the events the state at T holds, in log order, once the
+   * mark of their command says so (its own mark last).
    */
-  take(rec: LogRecord, dryRun = false): Event | undefined {
+  take(rec: LogRecord, apply: (e: Event) => void): void {
     if (rec.type !== MARK) {
-      if (this.skipping || dryRun) return undefined;
-      return decodeEvent(rec.type, rec.payload, true);
+      this.pending.push(rec);
+      return;
     }
+    const mark = this.decide(rec);
+    const held = this.pending;
+    this.pending = [];
+    if (mark === undefined) return;
+    // Decoded one at a time and applied at once: decoding reuses scratch bitmaps.
+    for (const r of held) apply(decodeEvent(r.type, r.payload, true));
+    apply(mark);
+  }
+
+  /**
+   * Like take() without applying: whether the record makes the state at T differ (a command of
+   * an open partition with records of its own); its mark alone goes to `onMark`.
+   */
+  changes(rec: LogRecord, onMark: (e: Event) => void): boolean {
+    if (rec.type !== MARK) {
+      this.pending.push(rec);
+      return false;
+    }
+    const mark = this.decide(rec);
+    const held = this.pending.length;
+    this.pending = [];
+    if (mark === undefined) return false;
+    if (held > 0) return true;
+    onMark(mark);
+    return false;
+  }
+
+  /** Records after the last mark: not a command's (a cluster node's log holds none at its end). */
+  flush(apply: (e: Event) => void): void {
+    for (const r of this.pending) apply(decodeEvent(r.type, r.payload, true));
+    this.pending = [];
+  }
+
+  get holding(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** The mark's event when its command is in the state at T; undefined (and its partition closed) else. */
+  private decide(rec: LogRecord): Event | undefined {
     const e = decodeEvent(rec.type, rec.payload);
     if (e.type !== 'CommandApplied') return undefined;
     const key = commandMarkKey(e.topic, e.partition);
     const newest = Math.max(this.newest.get(key) ?? e.timeMs, e.timeMs);
     if (this.closed.has(key) || newest > this.timeMs) {
       this.closed.add(key);
-      this.skipping = true;
       return undefined;
     }
     this.newest.set(key, newest);
-    this.skipping = false;
     return e;
-  }
-
-  /** Whether the records after the last mark are applied (a dry run found one to apply). */
-  get applying(): boolean {
-    return !this.skipping;
   }
 }
 
@@ -174,15 +210,15 @@ export class CommandTimeStates {
     };
     const coalescer = new ReplayCoalescer(state.holder);
     let applied = 0;
+    const add = (e: Event): void => {
+      coalescer.add(e);
+      applied++;
+    };
     for await (const batch of this.log.readBatches(base.seq + 1, to)) {
-      for (const rec of batch) {
-        const e = state.filter.take(rec);
-        if (e === undefined) continue;
-        coalescer.add(e);
-        applied++;
-      }
+      for (const rec of batch) state.filter.take(rec, add);
       state.toSeq = batch[batch.length - 1].seq;
     }
+    state.filter.flush(add);
     coalescer.flush();
     state.holder.appliedSeq = state.toSeq;
     this.logger.info(
@@ -196,15 +232,13 @@ export class CommandTimeStates {
   private async current(s: TimeState, to: number): Promise<TimeState> {
     if (to <= s.toSeq) return s;
     const filter = s.filter;
+    // A mark of an open partition with no records moves only the marks (no query reads them).
+    const onMark = (e: Event): void => apply(s.holder, e);
     for await (const batch of this.log.readBatches(s.toSeq + 1, to)) {
-      for (const rec of batch) {
-        const mark = filter.take(rec, true);
-        if (rec.type !== MARK && filter.applying) return this.build(filter.timeMs, to);
-        // A mark of an open partition moves only the marks (no query reads them).
-        if (mark !== undefined) apply(s.holder, mark);
-      }
+      for (const rec of batch) if (filter.changes(rec, onMark)) return this.build(filter.timeMs, to);
       s.toSeq = batch[batch.length - 1].seq;
     }
+    if (filter.holding) return this.build(filter.timeMs, to);
     return s;
   }
 

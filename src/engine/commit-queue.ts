@@ -7,6 +7,7 @@
 import type { EncodedEvent } from '../events/codec.js';
 import { LIMITS } from '../config/limits.js';
 import { assert } from '../util/assert.js';
+import { type Clock, systemClock } from '../util/clock.js';
 
 export interface LogAppender {
   append(
@@ -22,8 +23,16 @@ export interface Group {
   records: EncodedEvent[];
   meta: MetaWrite[];
   closed: boolean;
+  /** 1, 2, …: groups are written in this order. */
+  ordinal: number;
 }
 
+/**
+ * How the queue cuts and paces batches. The pauses are test hooks, passed as options (the server
+ * command takes them from BITLEDGER_TEST_* variables, src/config/test-hooks.ts): a crash test
+ * lowers the batch limit and pauses after every durable batch to kill between batches; a test
+ * holds appends back to act while a write is staged but not yet durable.
+ */
 export interface CommitQueueOptions {
   /** Batches hold whole groups up to this many records; one larger group is a batch alone. */
   maxBatchRecords: number;
@@ -31,31 +40,16 @@ export interface CommitQueueOptions {
   pauseAfterBatchMs: number;
   /** Test hook: wait this long before each append (a test looks at a staged, not yet durable write). */
   pauseBeforeBatchMs: number;
+  /** Times appends (metrics) and the pauses. */
+  clock: Clock;
 }
 
 const DEFAULT_OPTIONS: CommitQueueOptions = {
   maxBatchRecords: LIMITS.maxBatchRecords,
   pauseAfterBatchMs: 0,
   pauseBeforeBatchMs: 0,
+  clock: systemClock,
 };
-
-/**
- * Test hooks, read once where the engine builds its queue: BITLEDGER_TEST_MAX_BATCH_RECORDS
- * lowers the batch limit and BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS pauses after every durable
- * batch, so a crash test can stage more than the limit in one request and kill between batches;
- * BITLEDGER_TEST_PAUSE_BEFORE_BATCH_MS holds every append back, so a test can act while a write
- * is staged but not yet durable.
- */
-export function commitQueueOptionsFromEnv(env: NodeJS.ProcessEnv): Partial<CommitQueueOptions> {
-  const opts: Partial<CommitQueueOptions> = {};
-  const max = Number(env.BITLEDGER_TEST_MAX_BATCH_RECORDS);
-  if (Number.isSafeInteger(max) && max > 0) opts.maxBatchRecords = max;
-  const pause = Number(env.BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS);
-  if (Number.isSafeInteger(pause) && pause > 0) opts.pauseAfterBatchMs = pause;
-  const before = Number(env.BITLEDGER_TEST_PAUSE_BEFORE_BATCH_MS);
-  if (Number.isSafeInteger(before) && before > 0) opts.pauseBeforeBatchMs = before;
-  return opts;
-}
 
 /**
  * Takes the batch to write next from the front of `groups`: whole closed groups while they fit
@@ -75,6 +69,8 @@ export function takeBatch(groups: Group[], max: number): Group[] {
 
 interface Waiter {
   seq: number;
+  /** …and every group up to this ordinal written (a group may hold positions and no records). */
+  group: number;
   resolve: () => void;
   reject: (err: Error) => void;
 }
@@ -90,7 +86,12 @@ export class CommitQueue {
   private groups: Group[] = [];
   private readonly options: CommitQueueOptions;
   private waiters: Waiter[] = [];
+  /** Waiters that ride along: they never make the queue write (a lagging consumer position). */
+  private riders: Waiter[] = [];
   private inFlight = false;
+  /** Ordinal of the last group opened, and of the last group written. */
+  private lastGroup = 0;
+  private writtenGroup = 0;
   private failed: Error | undefined;
   /** Highest sequence handed out (applied in memory). */
   private assignedSeq: number;
@@ -122,28 +123,31 @@ export class CommitQueue {
   }
 
   /**
-   * Stages a metadata write in the same batch as the records of the open group; outside a group
-   * it becomes a group of its own, written in order with the groups around it.
+   * Stages a metadata write in the open group (opening one: positions with no records are a
+   * group of their own, written in order with the groups around it).
    */
   stageMeta(key: string, value: Uint8Array | null): void {
     this.checkHealthy();
-    const open = this.groups.length > 0 && !this.groups[this.groups.length - 1].closed;
-    if (open) this.groups[this.groups.length - 1].meta.push({ key, value });
-    else this.groups.push({ records: [], meta: [{ key, value }], closed: true });
+    this.openGroup().meta.push({ key, value });
   }
 
-  /** Ends the open group (one request's events): batches may be cut after it, never inside. */
-  endGroup(): void {
+  /**
+   * Ends the open group (one request's events): batches may be cut after it, never inside.
+   * Returns its ordinal (with nothing open, the last group's: its being written implies all
+   * before it are).
+   */
+  endGroup(): number {
     const last = this.groups[this.groups.length - 1];
-    if (last === undefined || last.closed) return;
+    if (last === undefined || last.closed) return this.lastGroup;
     last.closed = true;
     if (this.waiters.length > 0) this.kick();
+    return last.ordinal;
   }
 
   private openGroup(): Group {
     const last = this.groups[this.groups.length - 1];
     if (last !== undefined && !last.closed) return last;
-    const g: Group = { records: [], meta: [], closed: false };
+    const g: Group = { records: [], meta: [], closed: false, ordinal: ++this.lastGroup };
     this.groups.push(g);
     return g;
   }
@@ -154,20 +158,30 @@ export class CommitQueue {
 
   /** Resolves once every record up to `seq` is durable. */
   whenDurable(seq: number): Promise<void> {
+    return this.wait(seq, 0, true);
+  }
+
+  /**
+   * Resolves once the group `ordinal` (endGroup's) and every one before it is written. `ride`:
+   * wait for whatever writes it next instead of writing now.
+   */
+  whenGroupDurable(ordinal: number, ride = false): Promise<void> {
+    return this.wait(0, ordinal, !ride);
+  }
+
+  private wait(seq: number, group: number, eager: boolean): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
-    if (seq <= this.durableSeq) return Promise.resolve();
+    if (seq <= this.durableSeq && group <= this.writtenGroup) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      this.waiters.push({ seq, resolve, reject });
-      this.kick();
+      (eager ? this.waiters : this.riders).push({ seq, group, resolve, reject });
+      if (eager) this.kick();
     });
   }
 
   /** Resolves when nothing is staged or in flight (used by shutdown and snapshots). */
   async drain(): Promise<void> {
-    await this.whenDurable(this.assignedSeq);
-    // Metadata staged in a group of its own (a consumer position with no records) is written
-    // too: nothing else would kick it once no request waits.
-    this.kick();
+    // Positions staged in a group of their own are written too.
+    await this.whenGroupDurable(this.lastGroup);
     await this.flushing;
   }
 
@@ -191,16 +205,17 @@ export class CommitQueue {
   private async flushLoop(): Promise<void> {
     try {
       while (this.hasClosedGroup()) {
-        if (this.options.pauseBeforeBatchMs > 0)
-          await new Promise((r) => setTimeout(r, this.options.pauseBeforeBatchMs));
+        const clock = this.options.clock;
+        if (this.options.pauseBeforeBatchMs > 0) await clock.sleep(this.options.pauseBeforeBatchMs);
         // Bounded so one giant backlog does not become one giant LevelDB write, but cut only
         // between groups: a request is durable as a whole or not at all.
         const groups = takeBatch(this.groups, this.options.maxBatchRecords);
         const batch = groups.length === 1 ? groups[0].records : groups.flatMap((g) => g.records);
         const meta = groups.flatMap((g) => g.meta);
-        const started = performance.now();
+        const lastGroup = groups[groups.length - 1].ordinal;
+        const started = clock.monotonic();
         const res = await this.log.append(batch, meta.length > 0 ? meta : undefined);
-        for (const l of this.batchListeners) l(batch.length, performance.now() - started);
+        for (const l of this.batchListeners) l(batch.length, clock.monotonic() - started);
         this.stats.batches++;
         this.stats.records += batch.length;
         this.stats.bytes += res.bytes;
@@ -212,17 +227,19 @@ export class CommitQueue {
           );
           this.durableSeq = res.lastSeq;
         }
+        this.writtenGroup = lastGroup;
         for (const l of this.durableListeners) l(this.durableSeq);
         this.release();
-        if (this.options.pauseAfterBatchMs > 0) await new Promise((r) => setTimeout(r, this.options.pauseAfterBatchMs));
+        if (this.options.pauseAfterBatchMs > 0) await clock.sleep(this.options.pauseAfterBatchMs);
       }
     } catch (err) {
       // A failed or unknown-outcome append leaves memory ahead of the log: nothing may be
       // acknowledged any more, and only a restart (replay) gives a trustworthy state again.
       const e = diskFull(err) ?? (err instanceof Error ? err : new Error(String(err)));
       this.failed = e;
-      for (const w of this.waiters) w.reject(e);
+      for (const w of [...this.waiters, ...this.riders]) w.reject(e);
       this.waiters = [];
+      this.riders = [];
       this.onFatal(e);
     } finally {
       this.inFlight = false;
@@ -230,13 +247,19 @@ export class CommitQueue {
   }
 
   private release(): void {
-    if (this.waiters.length === 0) return;
+    this.waiters = this.releaseFrom(this.waiters);
+    this.riders = this.releaseFrom(this.riders);
+  }
+
+  /** Resolves the waiters that are satisfied; returns the others. */
+  private releaseFrom(waiters: Waiter[]): Waiter[] {
+    if (waiters.length === 0) return waiters;
     const still: Waiter[] = [];
-    for (const w of this.waiters) {
-      if (w.seq <= this.durableSeq) w.resolve();
+    for (const w of waiters) {
+      if (w.seq <= this.durableSeq && w.group <= this.writtenGroup) w.resolve();
       else still.push(w);
     }
-    this.waiters = still;
+    return still;
   }
 }
 

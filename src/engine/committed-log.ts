@@ -51,18 +51,11 @@ export class EngineCommittedLog implements CommittedLog {
   }
 }
 
+/** Reads positions; Engine.commit({ cursors }) writes them. */
 export class EngineCursorStore implements CursorStore {
-  constructor(
-    private readonly queue: CommitQueue,
-    private readonly log: LogStore,
-  ) {}
+  constructor(private readonly log: LogStore) {}
 
   get(key: string): Promise<Uint8Array | undefined> {
     return this.log.getMeta(key);
-  }
-
-  stage(key: string, value: Uint8Array | null): number {
-    this.queue.stageMeta(key, value);
-    return this.queue.lastAssignedSeq + 1;
   }
 }

@@ -1,5 +1,5 @@
 // The engine: decide → apply → stage → durable → answer (docs/ARCHITECTURE.md, "The write
-// pipeline"). Every state change passes through write(); reads go through read() so that no
+// pipeline"). Every state change passes through commit(); reads go through read() so that no
 // answer depends on a write that is not yet durable. The holder, commit queue, log store,
 // snapshot files and retention policy are private: followers of the log, consumer cursors and
 // snapshot control use the ports in ports.ts (committedLog, cursors, snapshots).
@@ -11,21 +11,30 @@ import { PreparedEvent } from '../events/prepared.js';
 import type { Event, EventSink } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
-import { CommitQueue, type CommitStats, commitQueueOptionsFromEnv } from './commit-queue.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
+import { AssertionError } from '../util/assert.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import { CommitQueue, type CommitQueueOptions, type CommitStats } from './commit-queue.js';
 import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
 import { EngineHistory } from './history-control.js';
 import type {
+  CommitOrigin,
   CommittedLog,
+  CursorCommit,
   CursorStore,
+  CursorWrite,
+  DecidedCommit,
+  Decider,
   HistoryControl,
   LogStore,
+  PreparedCommit,
+  PreparedDecider,
   SnapshotControl,
   SnapshotFiles,
   SnapshotStats,
 } from './ports.js';
 import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { captureSnapshot } from './snapshot-codec.js';
-import { type ApplyScope, currentApplyScope, noteWrite } from '../util/write-scope.js';
 
 export interface LogFigures {
   /** Highest sequence staged (applied in memory, or a prepared group waiting to be durable). */
@@ -49,6 +58,12 @@ export interface EngineOptions {
   diskSpace?: { shortfall(snapshotBytes: number): string | undefined };
   /** What retention keeps for point-in-time restores and time-travel reads. */
   history?: HistoryWindow;
+  /** Every time the engine, its commit queue, snapshots and trimmer read (default: the system's). */
+  clock?: Clock;
+  /** Batch limit and the commit queue's test hooks (src/config/test-hooks.ts). */
+  commitQueue?: Partial<Omit<CommitQueueOptions, 'clock'>>;
+  /** false: never return freed memory to the kernel (the simulator: a trim ends at a real time). */
+  heapTrim?: boolean;
 }
 
 export class Engine {
@@ -59,8 +74,8 @@ export class Engine {
   private bytesSinceSnapshot = 0;
   private snapshotting: Promise<number> | undefined;
   /**
-   * Settles once the group staged by writePrepared() is durable and applied. Until then later
-   * writes wait: they decide against the state, and the state must hold every earlier group.
+   * Settles once a prepared group is durable and applied. Until then later commits wait: they
+   * decide against the state, and the state must hold every earlier group.
    */
   private deferred: Promise<void> | undefined;
   private readonly snapshotStats: SnapshotStats = { count: 0, lastSeq: 0, lastBytes: 0, lastMs: 0, lastAt: 0 };
@@ -74,6 +89,10 @@ export class Engine {
   readonly snapshots: SnapshotControl;
   /** Point-in-time history: the window, past states, the log with commit times. */
   readonly history: HistoryControl;
+  /** The clock of everything on the engine's path (services slice and time their work by it). */
+  readonly clock: Clock;
+  /** Called with the last sequence of every commit that staged records, before it waits. */
+  private readonly stagedListeners: ((lastSeq: number) => void)[] = [];
 
   constructor(
     private readonly holder: Holder,
@@ -83,8 +102,9 @@ export class Engine {
     private readonly logger: Logger,
     onFatal: (err: Error) => void,
   ) {
+    this.clock = options.clock ?? systemClock;
     this.retention = new RetentionPolicy(2, options.history);
-    this.trimmer = new HeapTrimmer(logger);
+    this.trimmer = new HeapTrimmer(logger, this.clock, options.heapTrim === false);
     this.queue = new CommitQueue(
       log,
       log.lastSeq,
@@ -92,10 +112,10 @@ export class Engine {
         this.lifecycle = 'FAILED';
         onFatal(err);
       },
-      commitQueueOptionsFromEnv(process.env),
+      { ...options.commitQueue, clock: this.clock },
     );
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
-    this.cursors = new EngineCursorStore(this.queue, log);
+    this.cursors = new EngineCursorStore(log);
     this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
     const stats = this.snapshotStats;
     this.snapshots = {
@@ -139,86 +159,120 @@ export class Engine {
     this.queue.batchListeners.push(listener);
   }
 
+  /**
+   * Calls `listener` synchronously inside every commit that staged records, with its last
+   * sequence, before the commit waits for durability: the caller's async context is the
+   * request's (the Kafka mirror acknowledgement waits for what a request wrote).
+   */
+  onStaged(listener: (lastSeq: number) => void): void {
+    this.stagedListeners.push(listener);
+  }
+
   /** Set on a replica: local writes are refused with this message. */
   get readOnlyReason(): string | undefined {
     return this.options.readOnlyReason;
   }
 
   /**
-   * Runs `decide` against the current state. Events it emits are applied at once (later calls of
-   * the same request see them) and staged as one group; the promise settles once they are
-   * durable. If decide throws after emitting, what it emitted stays applied and is committed
-   * (memory and log never diverge); decide validates before it emits, so bad input emits nothing.
+   * The one way the state changes (docs/ARCHITECTURE.md, "The write pipeline"):
+   * - `decide`: runs against the current state (read-only); events it emits are applied at once
+   *   (later calls of the same request see them) and staged as one group; resolves with what
+   *   decide returned once they are durable;
+   * - `prepared`: events built and encoded beforehand (a large import), checked against the
+   *   state, staged as one group in one step and applied once durable; resolves true once
+   *   applied, or false when they were stale (nothing committed: decide afresh);
+   * - `cursors` alone: consumer positions in a group of their own.
+   * `cursors` ride in the group of the events; `origin` says who asks (a read-only node refuses
+   * 'client' commits). A DomainError (bad input, refused) means nothing was committed.
    */
-  async write<T>(decide: (holder: Holder, sink: EventSink) => T, opts: { replicated?: boolean } = {}): Promise<T> {
-    while (this.deferred !== undefined) await this.deferred;
-    const applying = currentApplyScope();
-    this.checkWritable(opts.replicated === true || applying !== undefined);
+  commit<T>(req: DecidedCommit<T>): Promise<T>;
+  commit(req: PreparedCommit): Promise<boolean>;
+  commit(req: CursorCommit): Promise<void>;
+  async commit<T>(req: DecidedCommit<T> | PreparedCommit | CursorCommit): Promise<T | boolean | undefined> {
+    const cursors = req.cursors ?? [];
+    // Decided in the caller's turn when nothing is pending (no await before it): a commit
+    // called before a read or a stop is decided before them.
+    if ('decide' in req) {
+      while (this.deferred !== undefined) await this.deferred;
+      this.checkWritable(req.origin);
+      return this.commitDecided(req.decide, cursors, req.applied);
+    }
+    if ('prepared' in req) {
+      while (this.deferred !== undefined) await this.deferred;
+      this.checkWritable(req.origin);
+      return this.commitPrepared(req.prepared, cursors, req.applied);
+    }
+    // Positions do not decide against the state: they need not wait for a prepared group.
+    this.checkWritable(req.origin);
+    if (req.applied !== undefined) {
+      // A command that changed nothing: its CommandApplied still goes in, with its position.
+      const applied = req.applied;
+      return this.commitDecided(() => undefined, cursors, applied);
+    }
+    await this.commitCursors(cursors, req.lazy === true);
+    return undefined;
+  }
+
+  private async commitDecided<T>(decide: Decider<T>, cursors: readonly CursorWrite[], applied?: Event): Promise<T> {
     const sink: EventSink = { emit: (e) => this.emit(e) };
-    let result: T | undefined;
-    let error: unknown;
     const before = this.queue.lastAssignedSeq;
+    let result: T;
     try {
-      const opening = openingOf(applying);
-      if (opening !== undefined) this.emit(opening);
       result = decide(this.holder, sink);
     } catch (err) {
-      error = err;
-    } finally {
-      // A command applied from a topic: its position rides in the same group (or, when it
-      // emitted nothing, in a group of its own right here), so a replay never applies it twice.
-      if (applying !== undefined) {
-        for (const c of applying.cursors) this.queue.stageMeta(c.key, c.value);
-        applying.staged = true;
-      }
-      this.queue.endGroup(); // the request's events are one group: never split across batches
+      await this.afterFailedDecide(before, err);
+      throw err;
     }
-    // decide is synchronous: whatever was staged since `before` is this request's.
-    if (this.queue.lastAssignedSeq > before) noteWrite(this.queue.lastAssignedSeq);
-    await this.queue.whenDurable(this.queue.lastAssignedSeq);
+    // Last in the group: a command refused by its decider (nothing emitted) left nothing behind.
+    if (applied !== undefined) this.emit(applied);
+    for (const c of cursors) this.queue.stageMeta(c.key, c.value);
+    // The request's events are one group: never split across batches.
+    const group = this.queue.endGroup();
+    this.noteStaged(before);
+    // Also when it emitted nothing: its answer may rest on state not yet durable (the group
+    // then is the last one staged, and every group before it is waited for too).
+    await this.queue.whenGroupDurable(group);
     this.maybeSnapshot();
-    if (error !== undefined) throw error;
-    return result as T;
+    return result;
   }
 
   /**
-   * Commits events built and encoded beforehand (PreparedEvent.of: a large import does that off
-   * to the side, yielding). `decide` checks them against the current state — throwing as a
-   * decider does — and returns them, or undefined when the state changed under them in a way
-   * they cannot follow (the caller then decides afresh with write(); resolves false).
-   *
-   * They are staged as one group in one short step and applied, by apply() in their order, only
-   * once durable: until then reads answer from the state before them without waiting for them
-   * (a read never sees an import before it is durable), and later writes wait, since they must
-   * decide against a state that holds every earlier group. Resolves once applied.
+   * A decider threw. What it emitted is applied, so it is committed (memory and log never
+   * diverge); a DomainError after an emit is a decider that validated too late: asserted.
    */
-  async writePrepared(decide: (holder: Holder) => readonly PreparedEvent[] | undefined): Promise<boolean> {
-    while (this.deferred !== undefined) await this.deferred;
-    const applying = currentApplyScope();
-    this.checkWritable(applying !== undefined);
+  private async afterFailedDecide(before: number, err: unknown): Promise<void> {
+    if (this.queue.lastAssignedSeq === before) return; // nothing emitted, nothing committed
+    this.queue.endGroup();
+    this.noteStaged(before);
+    await this.queue.whenDurable(this.queue.lastAssignedSeq);
+    if (err instanceof DomainError)
+      throw new AssertionError(
+        `a decider emitted events and then refused the request (${err.code}: ${err.message}): deciders validate before they emit`,
+      );
+  }
+
+  private async commitPrepared(
+    decide: PreparedDecider,
+    cursors: readonly CursorWrite[],
+    applied?: Event,
+  ): Promise<boolean> {
     const decided = decide(this.holder);
     if (decided === undefined) return false;
-    if (decided.length === 0) return true;
-    const opening = openingOf(applying);
-    const events = opening === undefined ? decided : [PreparedEvent.of(opening), ...decided];
-    let last = 0;
+    const events = applied === undefined ? decided : [...decided, PreparedEvent.of(applied)];
+    let last = this.queue.lastAssignedSeq;
     for (const p of events) {
       last = this.queue.stage(p.record);
       this.eventsSinceSnapshot++;
       this.bytesSinceSnapshot += p.record.payload.byteLength;
       this.trimmer.note(p.record.payload.byteLength);
     }
-    // A command applied from a cluster topic: its position rides in this group (see write()).
-    if (applying !== undefined) {
-      for (const c of applying.cursors) this.queue.stageMeta(c.key, c.value);
-      applying.staged = true;
-    }
-    this.queue.endGroup();
-    noteWrite(last);
+    for (const c of cursors) this.queue.stageMeta(c.key, c.value);
+    const group = this.queue.endGroup();
+    if (events.length > 0) for (const l of this.stagedListeners) l(last);
     let settle = (): void => undefined;
     this.deferred = new Promise<void>((resolve) => (settle = resolve));
     try {
-      await this.queue.whenDurable(last);
+      await this.queue.whenGroupDurable(group);
       for (const p of events) apply(this.holder, p.event);
       this.holder.appliedSeq = last;
     } finally {
@@ -229,18 +283,29 @@ export class Engine {
     return true;
   }
 
+  private async commitCursors(cursors: readonly CursorWrite[], lazy: boolean): Promise<void> {
+    if (cursors.length === 0) return;
+    for (const c of cursors) this.queue.stageMeta(c.key, c.value);
+    await this.queue.whenGroupDurable(this.queue.endGroup(), lazy);
+  }
+
+  private noteStaged(before: number): void {
+    const last = this.queue.lastAssignedSeq;
+    if (last > before) for (const l of this.stagedListeners) l(last);
+  }
+
   /**
    * Runs a read; answers only once everything it could have seen is durable: the state applied
    * so far (a prepared group staged but not yet applied is not part of it).
    */
-  async read<T>(fn: (holder: Holder) => T): Promise<T> {
+  async read<T>(fn: (state: ReadonlyHolder) => T): Promise<T> {
     const result = fn(this.holder);
     await this.queue.whenDurable(this.holder.appliedSeq);
     return result;
   }
 
   /** Async reads (large queries that yield between shards) also wait for durability. */
-  async readAsync<T>(fn: (holder: Holder) => Promise<T>): Promise<T> {
+  async readAsync<T>(fn: (state: ReadonlyHolder) => Promise<T>): Promise<T> {
     const result = await fn(this.holder);
     await this.queue.whenDurable(this.holder.appliedSeq);
     return result;
@@ -252,7 +317,7 @@ export class Engine {
    * write()/read() validates again or that answer nothing about the data (legacy call naming,
    * ingest positions, status, cache recalculation); an answer to a client goes through read().
    */
-  peekApplied<T>(fn: (holder: Holder) => T): T {
+  peekApplied<T>(fn: (state: ReadonlyHolder) => T): T {
     return fn(this.holder);
   }
 
@@ -265,12 +330,12 @@ export class Engine {
     this.trimmer.note(rec.payload.byteLength);
   }
 
-  private checkWritable(replicated: boolean): void {
+  private checkWritable(origin: CommitOrigin = 'client'): void {
     if (this.state === 'FAILED')
       throw new DomainError('unavailable', 'server is failing after a storage error; restart it');
     if (this.state === 'STOPPING') throw new DomainError('unavailable', 'server is shutting down');
     // A replica refusing a write is the client's mistake (wrong node), not an outage: 405, not 503.
-    if (this.options.readOnlyReason !== undefined && !replicated)
+    if (this.options.readOnlyReason !== undefined && origin === 'client')
       throw new DomainError('method_not_allowed', this.options.readOnlyReason);
     const full = this.options.diskSpace?.shortfall(this.snapshotStats.lastBytes);
     if (full !== undefined) throw new DomainError('insufficient_storage', full);
@@ -298,7 +363,7 @@ export class Engine {
   }
 
   private async doSnapshot(): Promise<number> {
-    const started = performance.now();
+    const started = this.clock.monotonic();
     const seq = this.holder.appliedSeq;
     // Captured synchronously: the body is the state at exactly `seq` (encoded as it is written).
     const body = captureSnapshot(this.holder);
@@ -307,19 +372,19 @@ export class Engine {
     // Never publish a snapshot that is ahead of the durable log.
     await this.queue.whenDurable(seq);
     const { bytes } = await this.snapshotFiles.write(seq, body.chunks, await this.log.commitTime(seq));
-    const plan = await this.retention.plan(await this.snapshotFiles.infos(), Date.now(), (after) =>
+    const plan = await this.retention.plan(await this.snapshotFiles.infos(), this.clock.now(), (after) =>
       this.logBytesAfter(after),
     );
     await this.snapshotFiles.prune(plan.keptSnapshots);
     const releasable = plan.releasableUpTo;
     if (releasable > 0) await this.log.releaseUpTo(releasable);
-    const ms = Math.round(performance.now() - started);
+    const ms = Math.round(this.clock.monotonic() - started);
     Object.assign(this.snapshotStats, {
       count: this.snapshotStats.count + 1,
       lastSeq: seq,
       lastBytes: bytes,
       lastMs: ms,
-      lastAt: Date.now(),
+      lastAt: this.clock.now(),
     });
     this.logger.info({ seq, bytes, events: body.events, ms, released: releasable }, 'snapshot written');
     this.trimmer.note(bytes);
@@ -340,13 +405,4 @@ export class Engine {
     await this.queue.drain();
     if (this.snapshotting) await this.snapshotting.catch(() => undefined);
   }
-}
-
-/** The event that opens every group of a command applied from a cluster topic (its CommandApplied). */
-function openingOf(scope: ApplyScope | undefined): Event | undefined {
-  const e = scope?.opening;
-  if (e === undefined) return undefined;
-  if (typeof e !== 'object' || e === null || (e as { type?: unknown }).type !== 'CommandApplied')
-    throw new Error('apply scope: the opening event must be a CommandApplied');
-  return e as Event;
 }

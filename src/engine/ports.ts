@@ -2,7 +2,9 @@
 // LevelDB-backed implementations, but does not depend on their construction.
 import type { CommitBatch } from '../storage/commit-times.js';
 import type { SnapshotInfo } from '../storage/snapshot-store.js';
-import type { Holder } from '../state/holder.js';
+import type { PreparedEvent } from '../events/prepared.js';
+import type { Event, EventSink } from '../events/types.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 import type { LogAppender } from './commit-queue.js';
 
 export interface LogRecord {
@@ -44,6 +46,74 @@ export interface SnapshotFiles {
   newest?(): Promise<{ seq: number; bytes: number; at: Date } | undefined>;
 }
 
+// ---- The commit entry (Engine.commit): the one way anything changes the state.
+
+/**
+ * Who a commit is for. A node whose local writes are refused (a replica, a cluster member)
+ * refuses 'client' commits only: 'replica' and 'cluster' apply what a topic carries, 'server'
+ * is the server's own bookkeeping (the Kafka mirror's position).
+ */
+export type CommitOrigin = 'client' | 'replica' | 'cluster' | 'server';
+
+/** A consumer position written in the log's metadata, in the batch of the commit's events. */
+export interface CursorWrite {
+  readonly key: string;
+  /** null deletes. */
+  readonly value: Uint8Array | null;
+}
+
+/**
+ * Looks at the state (read-only) and emits events into the sink. It validates before it emits:
+ * a DomainError thrown after an emit is a broken invariant (Engine.commit asserts it), since the
+ * events already emitted are applied and committed.
+ */
+export type Decider<T> = (state: ReadonlyHolder, sink: EventSink) => T;
+
+/**
+ * Checks events built beforehand (PreparedEvent) against the state and returns them, or
+ * undefined when the state changed under them in a way they cannot follow (nothing is
+ * committed; the caller decides afresh).
+ */
+export type PreparedDecider = (state: ReadonlyHolder) => readonly PreparedEvent[] | undefined;
+
+/**
+ * What a commit carries besides its events: positions and who asks. A use case that a consumer
+ * runs (the cluster applier runs schema changes and imports) takes one and passes it on.
+ */
+export interface CommitContext {
+  /** Written in the same batch as the events, or in a group of their own when there are none. */
+  readonly cursors?: readonly CursorWrite[];
+  /** Default 'client'. */
+  readonly origin?: CommitOrigin;
+  /**
+   * Cluster mode: the CommandApplied of the command this commit applies (events/types.ts). It is
+   * staged after the commit's events, in their group (alone when there are none), so the log
+   * says which command every record came from (engine/command-time.ts).
+   */
+  readonly applied?: Extract<Event, { type: 'CommandApplied' }>;
+}
+type CommitCommon = CommitContext;
+
+/** Events decided now, applied at once, answered once durable. */
+export interface DecidedCommit<T> extends CommitCommon {
+  readonly decide: Decider<T>;
+}
+
+/** Events prepared beforehand, staged in one step, applied once durable. */
+export interface PreparedCommit extends CommitCommon {
+  readonly prepared: PreparedDecider;
+}
+
+/** Positions alone (a command that changed nothing still moves its consumer on). */
+export interface CursorCommit extends CommitCommon {
+  readonly cursors: readonly CursorWrite[];
+  /**
+   * Ride in the next batch instead of writing one now (the mirror's position may lag): resolves
+   * once a later batch made it durable.
+   */
+  readonly lazy?: boolean;
+}
+
 // ---- What the engine offers to the rest of the server (ports out). Everything outside engine/
 // that follows the log, keeps a consumer position or controls snapshots goes through these; the
 // holder, the commit queue, the log store and the retention policy stay private to the engine.
@@ -75,18 +145,14 @@ export interface CommittedLog {
 }
 
 /**
- * Consumer positions (Kafka mirror and replica cursors) kept in the log's metadata, never in a
- * file of their own: a write is staged into the LevelDB batch of the events emitted next to it,
- * so a position and the records it covers become durable together.
+ * Consumer positions (Kafka mirror and replica cursors, cluster partitions) kept in the log's
+ * metadata, never in a file of their own. They are written by Engine.commit({ cursors }), in
+ * the LevelDB batch of the events they go with, so a position and the records it covers become
+ * durable together.
  */
 export interface CursorStore {
   /** The durable value of `key` (undefined when never written). */
   get(key: string): Promise<Uint8Array | undefined>;
-  /**
-   * Stages a write (null deletes) in the next batch. Returns the sequence whose durability
-   * implies this write's (the write rides in that record's batch or an earlier one).
-   */
-  stage(key: string, value: Uint8Array | null): number;
 }
 
 export interface SnapshotStats {
@@ -122,13 +188,13 @@ export interface HistoryControl {
   /** The sequence `target` names; throws HistoryRangeError (naming the window) when outside it. */
   resolve(target: Target): Promise<number>;
   /** A separate holder with the state as of `seq`, from a small LRU; the live state is never touched. */
-  stateAt(seq: number): Promise<Holder>;
+  stateAt(seq: number): Promise<ReadonlyHolder>;
   /**
    * Cluster mode: a separate holder with every cluster partition this node applied as of its last
    * command stamped at or before `timeMs` (engine/command-time.ts); HistoryRangeError when this
    * node keeps no state from which that can be rebuilt.
    */
-  commandStateAt(timeMs: number): Promise<Holder>;
+  commandStateAt(timeMs: number): Promise<ReadonlyHolder>;
   /** Durable records fromSeq..toSeq as group commits with their times. */
   batches(fromSeq: number, toSeq: number): AsyncIterable<TimedBatch>;
   /** The encoded body of the retained snapshot at `seq`. */

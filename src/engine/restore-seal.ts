@@ -15,7 +15,7 @@ export async function sealRestore(
   checkpoints?: Omit<ReplayCheckpoints, 'files'>,
 ): Promise<void> {
   const cp = checkpoints === undefined ? undefined : { ...checkpoints, files: snapshots };
-  const { holder } = await bootstrap(log, snapshots, logger, toSeq, undefined, cp);
+  const { holder } = await bootstrap(log, snapshots, logger, toSeq, undefined, undefined, cp);
   if (toSeq > 0 && (await snapshots.list())[0] !== toSeq)
     await snapshots.write(toSeq, encodeSnapshot(holder).chunks, await log.commitTime(toSeq));
 }

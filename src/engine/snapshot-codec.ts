@@ -14,7 +14,7 @@ import type { BitDelta, Event } from '../events/types.js';
 import roaring from 'roaring';
 import type { Bitmap } from '../roaring/bitmap.js';
 import { FROZEN_ALIGN, FROZEN_FORMAT, FrozenRow, frozenPad } from '../roaring/frozen.js';
-import type { Holder } from '../state/holder.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 import { stateEvents } from '../state/snapshot.js';
 import { AssertionError } from '../util/assert.js';
 
@@ -34,7 +34,7 @@ const ALIGN = FROZEN_ALIGN;
 const padTo = frozenPad;
 
 /** Encodes synchronously, so the body is the state at exactly one sequence. */
-export function encodeSnapshot(holder: Holder): { chunks: Uint8Array[]; events: number; bytes: number } {
+export function encodeSnapshot(holder: ReadonlyHolder): { chunks: Uint8Array[]; events: number; bytes: number } {
   const captured = captureSnapshot(holder);
   const chunks = [...captured.chunks];
   let bytes = 0;
@@ -57,7 +57,7 @@ type Captured = { record: { type: number; payload: Uint8Array } } | { fragment: 
  * one record per pull between its awaited writes, so a snapshot of frozen rows does not hold the
  * event loop for the whole body.
  */
-export function captureSnapshot(holder: Holder): { events: number; chunks: Iterable<Uint8Array> } {
+export function captureSnapshot(holder: ReadonlyHolder): { events: number; chunks: Iterable<Uint8Array> } {
   const captured: Captured[] = [];
   for (const e of stateEvents(holder)) {
     if (e.type !== 'Fragment') {

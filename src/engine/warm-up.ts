@@ -3,15 +3,15 @@
 // between other work, so the first query over every shard does not pay for all of them at once.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Fragment } from '../state/fragment.js';
-import type { Holder } from '../state/holder.js';
+import type { ReadonlyFragment, ReadonlyHolder } from '../state/readonly.js';
+import { type Clock, systemClock } from '../util/clock.js';
 
 /** Each slice decodes fragments for about this long before yielding to requests. */
 const SLICE_MS = 5;
 
 /** Fragments whose rows are still deferred. */
-export function deferredFragments(holder: Holder): Fragment[] {
-  const out: Fragment[] = [];
+export function deferredFragments(holder: ReadonlyHolder): ReadonlyFragment[] {
+  const out: ReadonlyFragment[] = [];
   for (const index of holder.indexes.values())
     for (const field of index.fields.values())
       for (const view of field.views.values())
@@ -23,17 +23,22 @@ export function deferredFragments(holder: Holder): Fragment[] {
  * Decodes `fragments` a slice at a time until done or `stopped()`; resolves with how many it
  * decoded (a fragment a query touched meanwhile is already decoded and costs nothing).
  */
-export async function warmUp(fragments: Fragment[], stopped: () => boolean, logger: Logger): Promise<number> {
-  const t0 = performance.now();
+export async function warmUp(
+  fragments: ReadonlyFragment[],
+  stopped: () => boolean,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<number> {
+  const t0 = clock.monotonic();
   let i = 0;
   while (i < fragments.length && !stopped()) {
-    const until = performance.now() + SLICE_MS;
-    while (i < fragments.length && performance.now() < until) fragments[i++].load();
+    const until = clock.monotonic() + SLICE_MS;
+    while (i < fragments.length && clock.monotonic() < until) fragments[i++].load();
     await nextTurn();
   }
   if (fragments.length > 0)
     logger.info(
-      { fragments: i, ms: Math.round(performance.now() - t0) },
+      { fragments: i, ms: Math.round(clock.monotonic() - t0) },
       'snapshot fragments decoded in the background',
     );
   return i;

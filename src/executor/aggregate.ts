@@ -7,8 +7,8 @@ import type { QueryResult } from './result.js';
 import { bitmapAt, outShards } from './bitmap-eval.js';
 import type { ReadContext } from './context.js';
 import type { ReadPlan } from './plan.js';
-import type { Index } from '../state/index-state.js';
 import { isKeyedField, rowKeyOf } from './refs.js';
+import type { ReadonlyIndex } from '../state/readonly.js';
 
 type Work<T> = Generator<void, T, undefined>;
 
@@ -104,7 +104,7 @@ export function mergeBestRow(p: MinMaxRowPlan, a: BestRow | undefined, b: BestRo
   return (p.op === 'min' ? b.id < a.id : b.id > a.id) ? b : a;
 }
 
-export function minMaxRowResult(index: Index, p: MinMaxRowPlan, best: BestRow | undefined): QueryResult {
+export function minMaxRowResult(index: ReadonlyIndex, p: MinMaxRowPlan, best: BestRow | undefined): QueryResult {
   if (best === undefined) return { type: 'pair', pair: { id: 0, count: 0 } };
   const pair = isKeyedField(p.field)
     ? { id: best.id, key: rowKeyOf(index, p.field, best.id), count: best.count }

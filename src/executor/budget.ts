@@ -8,23 +8,28 @@
 // again. 408 would tell clients (and browsers) that the *request* was slow to arrive and invite
 // an automatic retry; 503/504 mean an outage or a proxy.
 import { badRequest } from '../domain/errors.js';
+import { type Clock, systemClock } from '../util/clock.js';
 
 export interface QueryBudget {
-  /** performance.now() after which the query is cancelled. */
+  /** clock.monotonic() after which the query is cancelled. */
   readonly deadline: number;
   /** The timeout it came from, for the error text. */
   readonly timeoutMs: number;
   /** Fired when the client is gone: nobody would read the answer. */
   readonly signal?: AbortSignal;
+  /** What the deadline is measured on (and what slices of the query are timed by). */
+  readonly clock: Clock;
 }
 
-export function queryBudget(timeoutMs: number, signal?: AbortSignal, start: number = performance.now()): QueryBudget {
-  return { deadline: timeoutMs > 0 ? start + timeoutMs : Infinity, timeoutMs, signal };
+export function queryBudget(timeoutMs: number, signal?: AbortSignal, clock: Clock = systemClock): QueryBudget {
+  const start = clock.monotonic();
+  return { deadline: timeoutMs > 0 ? start + timeoutMs : Infinity, timeoutMs, signal, clock };
 }
 
 /** Throws when the query must stop: its deadline passed or its client went away. */
-export function checkBudget(b: QueryBudget | undefined, now: number = performance.now()): void {
+export function checkBudget(b: QueryBudget | undefined, now?: number): void {
   if (b === undefined) return;
+  now ??= b.clock.monotonic();
   if (b.signal?.aborted === true) throw badRequest('executing: query cancelled: the client closed the connection');
   if (now > b.deadline) {
     throw badRequest(

@@ -8,13 +8,11 @@
 // on first use. Between recalculations, rows created since the last one may be missing (as in
 // Pilosa, §4.7).
 import { STANDARD_VIEW } from '../domain/names.js';
-import type { Field } from '../state/field.js';
-import type { Fragment } from '../state/fragment.js';
-import type { Holder } from '../state/holder.js';
+import type { ReadonlyField, ReadonlyFragment, ReadonlyHolder } from '../state/readonly.js';
 
-const caches = new WeakMap<Field, Map<number, number[]>>();
+const caches = new WeakMap<ReadonlyField, Map<number, number[]>>();
 
-export function recalculateCaches(holder: Holder): void {
+export function recalculateCaches(holder: ReadonlyHolder): void {
   for (const index of holder.indexes.values()) {
     for (const field of index.fields.values()) {
       if (field.options.cacheType === 'none') continue;
@@ -30,7 +28,7 @@ export function recalculateCaches(holder: Holder): void {
 }
 
 /** The candidate rows of one shard (computed now if that shard was never cached). */
-export function cachedRows(field: Field, shard: number, frag: Fragment): readonly number[] {
+export function cachedRows(field: ReadonlyField, shard: number, frag: ReadonlyFragment): readonly number[] {
   let byShard = caches.get(field);
   if (byShard === undefined) {
     byShard = new Map();
@@ -44,7 +42,7 @@ export function cachedRows(field: Field, shard: number, frag: Fragment): readonl
   return rows;
 }
 
-function rank(field: Field, frag: Fragment, previous: number[] | undefined): number[] {
+function rank(field: ReadonlyField, frag: ReadonlyFragment, previous: number[] | undefined): number[] {
   const size = field.options.cacheSize;
   if (field.options.cacheType === 'lru') {
     // Most recent first: rows new since the last pass, then the survivors in their old order.

@@ -7,15 +7,15 @@ import { INVERSE_VIEW } from '../domain/names.js';
 import { INVERSE_ARG } from '../pql/legacy.js';
 import { BITMAP_CALL_NAMES, OTHER_READ_CALL_NAMES, WRITE_CALL_NAMES } from '../pql/call-names.js';
 import type { BsiPredicate } from '../state/bsi.js';
-import type { Index } from '../state/index-state.js';
 import { type Fail, MAX_ID, fieldArg, intArg, timeArg } from './args.js';
 import type { QueryClock } from './clock.js';
 import type { BitmapPlan, Ref } from './plan.js';
 import { checkRowValue } from './key-check.js';
 import { rowRef } from './refs.js';
+import type { ReadonlyIndex } from '../state/readonly.js';
 
 export interface CompileEnv {
-  index: Index;
+  index: ReadonlyIndex;
   clock: QueryClock;
   /**
    * Still true while every call compiled so far had its key checks (key-check.ts) made by the

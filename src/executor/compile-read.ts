@@ -5,7 +5,6 @@ import { badRequest } from '../domain/errors.js';
 import { INVERSE_VIEW } from '../domain/names.js';
 import { INVERSE_ARG } from '../pql/legacy.js';
 import type { Call } from '../pql/ast.js';
-import type { Field } from '../state/field.js';
 import {
   WRITE_CALLS,
   type Fail,
@@ -24,6 +23,7 @@ import { type CompileEnv, compileBitmap, hasCondition } from './compile-bitmap.j
 import type { BitmapPlan, OptionSettings, ReadPlan, RowsSpec, TopNPlan } from './plan.js';
 import { colRef, rowRef } from './refs.js';
 import { MAX_SHARD } from '../domain/shard.js';
+import type { ReadonlyField } from '../state/readonly.js';
 
 const MAP_REDUCE = failWith('map reduce: ');
 
@@ -100,7 +100,7 @@ function optionalFilter(env: CompileEnv, call: Call, f: Fail): BitmapPlan | unde
   return call.children.length === 1 ? compileBitmap(env, call.children[0], f, call.name) : undefined;
 }
 
-function namedField(env: CompileEnv, call: Call): Field {
+function namedField(env: CompileEnv, call: Call): ReadonlyField {
   const name = stringArg(call, 'field');
   if (name === undefined) return fail(`${call.name}(): field required`);
   return env.index.field(name) ?? fail(`field not found: ${name}`);

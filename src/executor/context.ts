@@ -2,10 +2,8 @@
 // reads go through fragment(), which hides shards outside the set, so every call computes over
 // exactly the data of the requested shards (Shift may still move columns into other shards).
 import { type TimeWindow, viewPeriod, viewsByTimeRange } from '../domain/time-quantum.js';
-import type { Field } from '../state/field.js';
-import type { Fragment } from '../state/fragment.js';
-import type { Index } from '../state/index-state.js';
 import type { OptionSettings } from './plan.js';
+import type { ReadonlyField, ReadonlyFragment, ReadonlyIndex } from '../state/readonly.js';
 
 export interface ResultOptions {
   excludeColumns: boolean;
@@ -25,7 +23,7 @@ export class ReadContext {
   private viewMemo: Map<object, string[]> | undefined;
 
   constructor(
-    readonly index: Index,
+    readonly index: ReadonlyIndex,
     /** Already cut down to `scope` (see scoped()). */
     readonly shards: readonly number[],
     readonly opts: ResultOptions,
@@ -36,7 +34,7 @@ export class ReadContext {
     this.shardSet = restricted ? new Set(shards) : undefined;
   }
 
-  fragment(field: Field, view: string, shard: number): Fragment | undefined {
+  fragment(field: ReadonlyField, view: string, shard: number): ReadonlyFragment | undefined {
     if (this.shardSet !== undefined && !this.shardSet.has(shard)) return undefined;
     return field.view(view)?.fragment(shard);
   }
@@ -54,7 +52,7 @@ export class ReadContext {
   }
 
   /** Existing time views of `field` covering [from, to) (§3.6), computed once per plan node. */
-  timeViews(owner: object, field: Field, from: number, to: number): string[] {
+  timeViews(owner: object, field: ReadonlyField, from: number, to: number): string[] {
     this.viewMemo ??= new Map();
     let views = this.viewMemo.get(owner);
     if (views === undefined) {
@@ -67,7 +65,7 @@ export class ReadContext {
 
 /** The context a query's calls run in: the request's shards and result options. */
 export function queryContext(
-  index: Index,
+  index: ReadonlyIndex,
   opts: ResultOptions & { shards?: readonly number[] },
   scope?: ShardScope,
 ): ReadContext {
@@ -87,7 +85,7 @@ const NO_SHARDS: readonly number[] = [0];
  * The request's shards, else the index's shards with data, else [0] (Pilosa). The index's list
  * is shared, not copied: it is replaced, never mutated, when the layout changes.
  */
-export function shardsFor(index: Index, requested: readonly number[] | undefined): readonly number[] {
+export function shardsFor(index: ReadonlyIndex, requested: readonly number[] | undefined): readonly number[] {
   if (requested !== undefined && requested.length > 0) return normalizeShards(requested);
   const s = index.shards();
   return s.length > 0 ? s : NO_SHARDS;
@@ -98,7 +96,7 @@ function normalizeShards(shards: readonly number[]): number[] {
   return [...new Set(shards)].sort((a, b) => a - b);
 }
 
-export function existingTimeViews(field: Field, from: number, to: number): string[] {
+export function existingTimeViews(field: ReadonlyField, from: number, to: number): string[] {
   const q = field.options.timeQuantum;
   const spans = timeSpans(field);
   if (q === '' || spans.length === 0) return [];
@@ -106,7 +104,7 @@ export function existingTimeViews(field: Field, from: number, to: number): strin
 }
 
 /** The periods of the field's existing time views: a range skips the time between them. */
-function timeSpans(field: Field): TimeWindow[] {
+function timeSpans(field: ReadonlyField): TimeWindow[] {
   const spans: TimeWindow[] = [];
   for (const name of field.views.keys()) {
     const p = viewPeriod(name);

@@ -4,7 +4,6 @@
 // the last child which is exclusive; a child without one starts at its first row). `offset`
 // skips groups before `limit` applies (Pilosa truncates to limit first, losing groups).
 import { STANDARD_VIEW } from '../domain/names.js';
-import type { Fragment } from '../state/fragment.js';
 import { RoaringBitmap32 } from '../roaring/bitmap.js';
 import type { FieldRow, QueryResult } from './result.js';
 import { type RO, bitmapAt } from './bitmap-eval.js';
@@ -13,7 +12,7 @@ import type { ReadContext } from './context.js';
 import type { ReadPlan } from './plan.js';
 import { isKeyedField, rowKeyOf, rowOrdinal } from './refs.js';
 import { mergeRowIds, rowIds } from './rows.js';
-import type { Index } from '../state/index-state.js';
+import type { ReadonlyFragment, ReadonlyIndex } from '../state/readonly.js';
 
 type Work<T> = Generator<void, T, undefined>;
 export type Group = { ids: number[]; count: number };
@@ -67,7 +66,7 @@ export function* groupByGroups(ctx: ReadContext, p: GroupByPlan, allowedRows: Al
   const merged = new Map<string, Group>();
   for (const s of ctx.shards) {
     const frags = p.children.map((spec) => ctx.fragment(spec.field, STANDARD_VIEW, s));
-    if (frags.every((f): f is Fragment => f !== undefined)) {
+    if (frags.every((f): f is ReadonlyFragment => f !== undefined)) {
       const lists = frags.map((f, i) => f.rowIds().filter((id) => allowed[i]?.has(id) ?? true));
       const filter = p.filter === undefined ? undefined : bitmapAt(ctx, p.filter, s);
       for (const g of yield* shardGroups(frags, lists, filter, start, cap, maxRows)) {
@@ -105,7 +104,7 @@ export function firstGroups(p: GroupByPlan, groups: Group[]): Group[] {
 }
 
 export function groupByResult(
-  index: Index,
+  index: ReadonlyIndex,
   p: GroupByPlan,
   groups: Group[],
   maxResultRows: number | undefined,
@@ -138,7 +137,7 @@ const VISITS_PER_YIELD = 32;
  * rather than recursion, so that it can yield (suspend) between any two row visits.
  */
 function* shardGroups(
-  frags: Fragment[],
+  frags: ReadonlyFragment[],
   lists: number[][],
   filter: RO | undefined,
   start: number[],

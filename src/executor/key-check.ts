@@ -5,16 +5,15 @@
 // operations and plain Row(f=v) makes the same checks in passing, so checkKeys runs only when
 // compiling met anything else, or failed (it then runs first, so its errors keep winning).
 import type { Call, Value } from '../pql/ast.js';
-import type { Field } from '../state/field.js';
-import type { Index } from '../state/index-state.js';
 import { fail, fieldArg, goType, stringArg } from './args.js';
 import { isKeyedField } from './refs.js';
+import type { ReadonlyField, ReadonlyIndex } from '../state/readonly.js';
 
-export function checkKeys(index: Index, calls: readonly Call[]): void {
+export function checkKeys(index: ReadonlyIndex, calls: readonly Call[]): void {
   for (const c of calls) checkCall(index, c);
 }
 
-function checkCall(index: Index, call: Call): void {
+function checkCall(index: ReadonlyIndex, call: Call): void {
   // Every check reads an argument: calls without any (Count, Intersect, …) only lead to children.
   const hasArgs = call.args.size > 0;
   if (hasArgs) checkOwnArgs(index, call);
@@ -22,7 +21,7 @@ function checkCall(index: Index, call: Call): void {
   if (hasArgs) for (const v of call.args.values()) if (v.kind === 'call') checkCall(index, v.call);
 }
 
-function checkOwnArgs(index: Index, call: Call): void {
+function checkOwnArgs(index: ReadonlyIndex, call: Call): void {
   switch (call.name) {
     case 'Set':
     case 'Clear':
@@ -53,7 +52,7 @@ function checkOwnArgs(index: Index, call: Call): void {
   }
 }
 
-function checkCol(index: Index, v: Value | undefined): void {
+function checkCol(index: ReadonlyIndex, v: Value | undefined): void {
   if (v === undefined || v.kind === 'null') return;
   if (index.options.keys && v.kind !== 'string') fail("column value must be a string when index 'keys' option enabled");
   if (!index.options.keys && v.kind === 'string')
@@ -61,7 +60,7 @@ function checkCol(index: Index, v: Value | undefined): void {
 }
 
 /** `boolLiteral`: the value must be true/false on a bool field (Set, Clear, Row, ClearRow, Store). */
-function checkRow(index: Index, fieldName: string, v: Value | undefined, boolLiteral: boolean): void {
+function checkRow(index: ReadonlyIndex, fieldName: string, v: Value | undefined, boolLiteral: boolean): void {
   const field = index.field(fieldName);
   // A missing field is reported by the call itself, as Pilosa does.
   if (field === undefined || v === undefined) return;
@@ -69,7 +68,7 @@ function checkRow(index: Index, fieldName: string, v: Value | undefined, boolLit
 }
 
 /** checkRow once the field is known: compiling a Row() does this itself (see CompileEnv). */
-export function checkRowValue(field: Field, v: Value, boolLiteral: boolean): void {
+export function checkRowValue(field: ReadonlyField, v: Value, boolLiteral: boolean): void {
   if (field.options.type === 'bool') {
     if (boolLiteral && v.kind !== 'bool') fail(`getting bool key: invalid bool argument type: ${goType(v)}`);
     return;
@@ -81,7 +80,7 @@ export function checkRowValue(field: Field, v: Value, boolLiteral: boolean): voi
 }
 
 /** GroupBy(…, previous=[…]): one entry per child, keys for keyed fields. */
-function checkGroupByPrevious(index: Index, call: Call): void {
+function checkGroupByPrevious(index: ReadonlyIndex, call: Call): void {
   const prev = call.args.get('previous');
   if (prev === undefined) return;
   if (prev.kind !== 'list') fail(`'previous' argument must be list, but got ${goType(prev)}`);

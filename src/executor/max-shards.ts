@@ -1,7 +1,7 @@
 // /internal/shards/max and 0.x /slices/max: the highest shard holding data, per index.
 import { INVERSE_VIEW } from '../domain/names.js';
 import { MAX_SHARD } from '../domain/shard.js';
-import type { Holder } from '../state/holder.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 
 /**
  * Highest shard holding data, per index by name; 0 for an empty index. The shards of a 0.x
@@ -9,7 +9,7 @@ import type { Holder } from '../state/holder.js';
  * (stored before imports were range-checked) are not reported: a Go client could not parse them
  * (uint64), and no valid column lives there.
  */
-export function maxShards(h: Holder, inverse = false): { [index: string]: number } {
+export function maxShards(h: ReadonlyHolder, inverse = false): { [index: string]: number } {
   const out: { [index: string]: number } = {};
   for (const idx of h.sortedIndexes()) {
     let max = 0;

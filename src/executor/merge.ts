@@ -3,7 +3,6 @@
 // offsets, tie-breaks, the result bound (--max-result-rows), keys and attributes come here,
 // after the merge, never per node.
 import type { ColumnId } from '../domain/shard.js';
-import type { Index } from '../state/index-state.js';
 import { mergeBestRow, mergeValCount, minMaxRowResult, valCountResult } from './aggregate.js';
 import type { ResultOptions } from './context.js';
 import { groupByResult, mergeAllowed, mergeGroups } from './group-by.js';
@@ -14,6 +13,7 @@ import type { QueryOptions, QueryResponse } from './result.js';
 import { mergeRowIds, rowsResult } from './rows.js';
 import { type CallOutput, bitmapOutput } from './run.js';
 import { type TopNCounts, topNCandidateFilter, topNResult } from './topn.js';
+import type { ReadonlyIndex } from '../state/readonly.js';
 
 type Inner = Exclude<ReadPlan, { kind: 'options' }>;
 
@@ -102,7 +102,7 @@ function mergeTopN(parts: readonly TopNCounts[]): TopNCounts {
 }
 
 /** The call's output from its partial over all shards. `opts`: the query's result options. */
-export function finalizeCall(index: Index, plan: ReadPlan, part: CallPartial, opts: ResultOptions): CallOutput {
+export function finalizeCall(index: ReadonlyIndex, plan: ReadPlan, part: CallPartial, opts: ResultOptions): CallOutput {
   if (plan.kind === 'options') {
     const s = plan.settings;
     const out = finalizeCall(index, plan.child, part, {
@@ -141,7 +141,7 @@ function expect<K extends CallPartial['kind']>(part: CallPartial, kind: K): Extr
  * finalized, plus the response-level columnAttrs, as respond() builds it for one node.
  */
 export function finalizeQuery(
-  index: Index,
+  index: ReadonlyIndex,
   plans: readonly ReadPlan[],
   parts: readonly (readonly CallPartial[])[],
   opts: QueryOptions,

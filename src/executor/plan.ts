@@ -3,9 +3,9 @@
 // invariant. Plans hold Field objects, not names; row and column keys stay keys until execution
 // (a write earlier in the same request may assign them).
 import type { ColumnId } from '../domain/shard.js';
-import type { Field } from '../state/field.js';
 import type { BsiPredicate } from '../state/bsi.js';
 import type { Value } from '../pql/ast.js';
+import type { ReadonlyField } from '../state/readonly.js';
 
 /**
  * A row or column named by ID (a number), or by a key (a string) that is translated when the plan
@@ -18,11 +18,11 @@ export type ColRef = ColumnId | string;
 
 export type BitmapPlan =
   /** A row of the standard view. */
-  | { kind: 'row'; field: Field; row: Ref; view?: string }
+  | { kind: 'row'; field: ReadonlyField; row: Ref; view?: string }
   /** A row over the time views that cover [from, to) (Row with from/to, legacy Range). */
-  | { kind: 'timeRow'; field: Field; row: Ref; from: number; to: number }
+  | { kind: 'timeRow'; field: ReadonlyField; row: Ref; from: number; to: number }
   /** A BSI comparison on an int field. */
-  | { kind: 'bsi'; field: Field; pred: BsiPredicate }
+  | { kind: 'bsi'; field: ReadonlyField; pred: BsiPredicate }
   | { kind: 'empty' }
   | { kind: 'union' | 'intersect' | 'difference' | 'xor'; children: BitmapPlan[] }
   /** `_exists` row 0 minus the child. */
@@ -32,7 +32,7 @@ export type BitmapPlan =
 
 /** Rows(): also the children of GroupBy. */
 export interface RowsSpec {
-  field: Field;
+  field: ReadonlyField;
   previous?: Ref;
   limit?: number;
   column?: ColRef;
@@ -42,7 +42,7 @@ export interface RowsSpec {
 
 export interface TopNPlan {
   kind: 'topN';
-  field: Field;
+  field: ReadonlyField;
   /** 0 = all */
   n: number;
   src?: BitmapPlan;
@@ -64,10 +64,10 @@ export interface OptionSettings {
 
 export type ReadPlan =
   /** A bitmap call at top level; `attrs` names the row whose attributes a plain Row() returns. */
-  | { kind: 'bitmap'; plan: BitmapPlan; attrs?: { field: Field; row: Ref } }
+  | { kind: 'bitmap'; plan: BitmapPlan; attrs?: { field: ReadonlyField; row: Ref } }
   | { kind: 'count'; child: BitmapPlan }
-  | { kind: 'valCount'; op: 'sum' | 'min' | 'max'; field: Field; filter?: BitmapPlan }
-  | { kind: 'minMaxRow'; op: 'min' | 'max'; field: Field; filter?: BitmapPlan }
+  | { kind: 'valCount'; op: 'sum' | 'min' | 'max'; field: ReadonlyField; filter?: BitmapPlan }
+  | { kind: 'minMaxRow'; op: 'min' | 'max'; field: ReadonlyField; filter?: BitmapPlan }
   | TopNPlan
   | { kind: 'rows'; spec: RowsSpec }
   | { kind: 'groupBy'; children: RowsSpec[]; limit?: number; offset?: number; filter?: BitmapPlan }

@@ -9,17 +9,20 @@
 // Bounds (budget.ts): the deadline is checked at every clock reading of a slice and the client
 // at every resume; either ends the query with an error, also in the last, unyielding attempt.
 import type { Query } from '../pql/ast.js';
-import type { Holder } from '../state/holder.js';
+import { type Clock, systemClock } from '../util/clock.js';
 import { type QueryBudget, checkBudget } from './budget.js';
 import { QueryClock } from './clock.js';
 import { prepareReads } from './query.js';
 import { readsWork, runReadsSync, unsliced } from './reads.js';
 import type { QueryOptions, QueryResponse } from './result.js';
 import { type Work, drainSync } from './run.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 
 export interface AsyncReadOptions {
-  /** ms since epoch (defaults to Date.now()): `to` of a time range defaults to now + 1 day. */
+  /** ms since epoch (default: the clock's now): `to` of a time range defaults to now + 1 day. */
   now?: number;
+  /** What slices are timed by and "now" is read from (default: the budget's, else the system's). */
+  clock?: Clock;
   /** Longest stretch of work between two yields to the event loop. */
   sliceMs?: number;
   /** State version; defaults to holder.appliedSeq. */
@@ -38,14 +41,14 @@ const NO_OPTIONS: AsyncReadOptions = Object.freeze({});
  * still come back as a rejected promise.
  */
 export function executeQueryAsync(
-  holder: Holder,
+  holder: ReadonlyHolder,
   indexName: string,
   query: Query,
   opts: QueryOptions,
   o: AsyncReadOptions = NO_OPTIONS,
 ): Promise<QueryResponse> {
   try {
-    const clock = new QueryClock(o.now);
+    const clock = new QueryClock(o.now ?? o.clock ?? o.budget?.clock);
     const reads = prepareReads(holder, indexName, query, opts, clock);
     const maxRestarts = o.maxRestarts ?? 3;
     if (maxRestarts <= 0 || unsliced(reads)) return Promise.resolve(runReadsSync(reads));
@@ -61,19 +64,25 @@ export function executeQueryAsync(
  * holder's current state, `prepare` prepares it again after a restart. Not an async function,
  * for the same reason as executeQueryAsync.
  */
-export function runSliced<T>(work: Work<T>, prepare: () => Work<T>, holder: Holder, o: AsyncReadOptions): Promise<T> {
+export function runSliced<T>(
+  work: Work<T>,
+  prepare: () => Work<T>,
+  holder: ReadonlyHolder,
+  o: AsyncReadOptions,
+): Promise<T> {
   try {
     const maxRestarts = o.maxRestarts ?? 3;
-    if (maxRestarts <= 0) return Promise.resolve(finish(work, o.budget));
+    if (maxRestarts <= 0) return Promise.resolve(finish(work, o.budget, o.clock ?? o.budget?.clock ?? systemClock));
     const version = o.version ?? ((): number => holder.appliedSeq);
     const v0 = version();
     // 1 ms slices: a small query arriving meanwhile waits at most about that long.
     const sliceMs = o.sliceMs ?? 1;
     // The first slice runs now, as it would at the start of an async function.
     const budget = o.budget;
-    const r = drainSlice(work, sliceMs, budget);
+    const clock = o.clock ?? budget?.clock ?? systemClock;
+    const r = drainSlice(work, sliceMs, budget, clock);
     if (r.done === true) return Promise.resolve(r.value);
-    return continueAsync(prepare, { sliceMs, version, maxRestarts, budget }, work, v0);
+    return continueAsync(prepare, { sliceMs, version, maxRestarts, budget, clock }, work, v0);
   } catch (e) {
     return Promise.reject(e);
   }
@@ -87,15 +96,15 @@ async function continueAsync<T>(
   v0: number,
 ): Promise<T> {
   for (let attempt = 0; ; ) {
-    const r = await drainAsync(work, o.sliceMs, () => o.version() === v0, attempt === 0, o.budget);
+    const r = await drainAsync(work, o, () => o.version() === v0, attempt === 0);
     if (r.done) return r.value;
     attempt++;
     const next = prepare();
     // The last attempt runs straight through, but still within the deadline.
-    if (attempt >= o.maxRestarts) return finish(next, o.budget);
+    if (attempt >= o.maxRestarts) return finish(next, o.budget, o.clock);
     v0 = o.version();
     work = next;
-    const first = drainSlice(work, o.sliceMs, o.budget);
+    const first = drainSlice(work, o.sliceMs, o.budget, o.clock);
     if (first.done === true) return first.value;
   }
 }
@@ -103,11 +112,16 @@ async function continueAsync<T>(
 /**
  * Runs work for about sliceMs from now; done: false when it is suspended at a shard boundary.
  * The clock is read every `every` steps, sized from the steps so far so that about sliceMs/8
- * passes between readings: a per-shard performance.now() cost several percent on queries over
+ * passes between readings: a per-shard clock reading cost several percent on queries over
  * hundreds of small shards, while one slow step still ends the slice on time.
  */
-function drainSlice<T>(work: Work<T>, sliceMs: number, budget: QueryBudget | undefined): IteratorResult<void, T> {
-  const sliceStart = performance.now();
+function drainSlice<T>(
+  work: Work<T>,
+  sliceMs: number,
+  budget: QueryBudget | undefined,
+  clock: Clock,
+): IteratorResult<void, T> {
+  const sliceStart = clock.monotonic();
   let steps = 0;
   let every = 1;
   let countdown = 1;
@@ -116,7 +130,7 @@ function drainSlice<T>(work: Work<T>, sliceMs: number, budget: QueryBudget | und
     if (r.done === true) return r;
     steps++;
     if (--countdown > 0) continue;
-    const now = performance.now();
+    const now = clock.monotonic();
     checkBudget(budget, now);
     const elapsed = now - sliceStart;
     if (elapsed >= sliceMs) return r;
@@ -131,9 +145,9 @@ function drainSlice<T>(work: Work<T>, sliceMs: number, budget: QueryBudget | und
 const MAX_STEPS_PER_CLOCK = 64;
 
 /** Runs work to its end without yielding, checking the budget as a slice does. */
-function finish<T>(work: Work<T>, budget: QueryBudget | undefined): T {
+function finish<T>(work: Work<T>, budget: QueryBudget | undefined, clock: Clock): T {
   if (budget === undefined) return drainSync(work);
-  const r = drainSlice(work, Infinity, budget);
+  const r = drainSlice(work, Infinity, budget, clock);
   if (r.done !== true) throw new Error('an unbounded slice ended before its work');
   return r.value;
 }
@@ -155,16 +169,15 @@ function afterPoll(madeInCheckPhase: boolean): Promise<void> {
  */
 async function drainAsync<T>(
   work: Work<T>,
-  sliceMs: number,
+  o: { sliceMs: number; budget: QueryBudget | undefined; clock: Clock },
   valid: () => boolean,
   fromCaller: boolean,
-  budget: QueryBudget | undefined,
 ): Promise<{ done: true; value: T } | { done: false }> {
   for (let turn = 0; ; turn++) {
     await afterPoll(turn > 0 || !fromCaller);
-    checkBudget(budget);
+    checkBudget(o.budget);
     if (!valid()) return { done: false };
-    const r = drainSlice(work, sliceMs, budget);
+    const r = drainSlice(work, o.sliceMs, o.budget, o.clock);
     if (r.done === true) return { done: true, value: r.value };
   }
 }

@@ -3,20 +3,19 @@
 // (query-async.ts) slices the same work and yields to the event loop between slices.
 import { notFound } from '../domain/errors.js';
 import type { Query } from '../pql/ast.js';
-import type { Holder } from '../state/holder.js';
-import type { Index } from '../state/index-state.js';
 import { QueryClock } from './clock.js';
 import { type Reads, compileReads, runReadsSync } from './reads.js';
 import type { QueryOptions, QueryResponse } from './result.js';
+import type { ReadonlyHolder, ReadonlyIndex } from '../state/readonly.js';
 
-export function lookupIndex(holder: Holder, name: string): Index {
+export function lookupIndex(holder: ReadonlyHolder, name: string): ReadonlyIndex {
   const index = holder.index(name);
   if (index === undefined) throw notFound('executing: index not found');
   return index;
 }
 
 export function executeQuery(
-  holder: Holder,
+  holder: ReadonlyHolder,
   indexName: string,
   query: Query,
   opts: QueryOptions,
@@ -26,7 +25,7 @@ export function executeQuery(
 }
 
 export function prepareReads(
-  holder: Holder,
+  holder: ReadonlyHolder,
   indexName: string,
   query: Query,
   opts: QueryOptions,

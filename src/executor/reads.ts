@@ -1,7 +1,6 @@
 // A read-only query once validated and compiled, and the two ways to run it: straight through,
 // or as a generator that yields between calls and (inside each call) between shards.
 import type { Call } from '../pql/ast.js';
-import type { Index } from '../state/index-state.js';
 import type { QueryClock } from './clock.js';
 import type { CompileEnv } from './compile-bitmap.js';
 import { compileRead } from './compile-read.js';
@@ -11,9 +10,10 @@ import type { ReadPlan } from './plan.js';
 import { respond } from './respond.js';
 import type { QueryOptions, QueryResponse } from './result.js';
 import { type CallOutput, type Work, countSync, executeRead, executeReadSync } from './run.js';
+import type { ReadonlyIndex } from '../state/readonly.js';
 
 export interface Reads {
-  index: Index;
+  index: ReadonlyIndex;
   plans: ReadPlan[];
   /** Read-only: every call sees the same state, so one context serves them all. */
   ctx: ReadContext;
@@ -21,7 +21,12 @@ export interface Reads {
 }
 
 /** Checks the keys of (key-check.ts) and compiles (= validates) every call before any runs. */
-export function compileReads(index: Index, calls: readonly Call[], opts: QueryOptions, clock: QueryClock): Reads {
+export function compileReads(
+  index: ReadonlyIndex,
+  calls: readonly Call[],
+  opts: QueryOptions,
+  clock: QueryClock,
+): Reads {
   const env: CompileEnv = { index, clock, keysChecked: true };
   const plans = new Array<ReadPlan>(calls.length);
   try {

@@ -1,12 +1,12 @@
 // The response of a query: its calls' results, plus the attributes of the columns of row
 // results when columnAttrs is on (by the request options or by an Options() call).
 import type { ColumnId } from '../domain/shard.js';
-import type { Index } from '../state/index-state.js';
 import type { ColumnAttrSet, QueryResponse, QueryResult } from './result.js';
 import type { CallOutput } from './run.js';
+import type { ReadonlyIndex } from '../state/readonly.js';
 
 /** Results plus columnAttrs when requested (by the options or by Options()) and non-empty. */
-export function respond(index: Index, outputs: readonly CallOutput[], columnAttrs: boolean): QueryResponse {
+export function respond(index: ReadonlyIndex, outputs: readonly CallOutput[], columnAttrs: boolean): QueryResponse {
   const results: QueryResult[] = new Array<QueryResult>(outputs.length);
   let attrsOn = columnAttrs;
   for (let i = 0; i < outputs.length; i++) {
@@ -22,7 +22,7 @@ export function respond(index: Index, outputs: readonly CallOutput[], columnAttr
 }
 
 /** Attributes of the columns of all row results, by ascending ID (keys on a keyed index). */
-export function columnAttrSets(index: Index, columnLists: readonly ColumnId[][]): ColumnAttrSet[] {
+export function columnAttrSets(index: ReadonlyIndex, columnLists: readonly ColumnId[][]): ColumnAttrSet[] {
   if (index.columnAttrs.size === 0) return [];
   const ids = new Set<number>();
   // Attributes are set on columns up to 2^53−1 (SetColumnAttrs refuses larger): a bigint has none.

@@ -7,8 +7,8 @@ import { checkResultRows } from './budget.js';
 import type { QueryResult } from './result.js';
 import { type ReadContext, existingTimeViews } from './context.js';
 import type { RowsSpec } from './plan.js';
-import type { Index } from '../state/index-state.js';
 import { isKeyedField, resolveCol, rowKeyOf, rowOrdinal } from './refs.js';
+import type { ReadonlyIndex } from '../state/readonly.js';
 
 type Work<T> = Generator<void, T, undefined>;
 
@@ -57,7 +57,7 @@ export function mergeRowIds(spec: RowsSpec, lists: readonly (readonly number[])[
 }
 
 export function rowsResult(
-  index: Index,
+  index: ReadonlyIndex,
   spec: RowsSpec,
   ids: number[],
   maxResultRows: number | undefined,

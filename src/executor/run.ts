@@ -8,12 +8,12 @@ import type { QueryResult } from './result.js';
 import { minMaxRow, valCount } from './aggregate.js';
 import { countAt, outShards, planColumns } from './bitmap-eval.js';
 import type { ReadContext, ResultOptions } from './context.js';
-import type { Index } from '../state/index-state.js';
 import { groupBy } from './group-by.js';
 import type { BitmapPlan, ReadPlan } from './plan.js';
 import { columnKeyOf, resolveRow } from './refs.js';
 import { rows } from './rows.js';
 import { topN } from './topn.js';
+import type { ReadonlyIndex } from '../state/readonly.js';
 
 export type Work<T> = Generator<void, T, undefined>;
 
@@ -86,7 +86,7 @@ export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput>
 
 /** A top-level bitmap call's output from its columns (over all shards): row attributes, keys. */
 export function bitmapOutput(
-  index: Index,
+  index: ReadonlyIndex,
   plan: Extract<ReadPlan, { kind: 'bitmap' }>,
   columns: ColumnId[],
   opts: ResultOptions,
@@ -104,7 +104,7 @@ export function rowResult(ctx: ReadContext, columns: ColumnId[], attrs: AttrMap)
   return rowResultOf(ctx.index, columns, attrs);
 }
 
-export function rowResultOf(index: Index, columns: ColumnId[], attrs: AttrMap): QueryResult {
+export function rowResultOf(index: ReadonlyIndex, columns: ColumnId[], attrs: AttrMap): QueryResult {
   if (index.options.keys)
     // Keys are assigned IDs from 1 on: a column beyond 2^53−1 (import-roaring) has none.
     return {

@@ -12,8 +12,8 @@ import { bitmapAt, outShards } from './bitmap-eval.js';
 import { cachedRows } from './cache.js';
 import type { ReadContext } from './context.js';
 import type { TopNPlan } from './plan.js';
-import type { Index } from '../state/index-state.js';
 import { isKeyedField, rowKeyOf } from './refs.js';
+import type { ReadonlyIndex } from '../state/readonly.js';
 
 type Work<T> = Generator<void, T, undefined>;
 
@@ -89,7 +89,12 @@ export function* topNCounts(ctx: ReadContext, p: TopNPlan, candidates: readonly 
 }
 
 /** The pairs from the counts over all shards: tanimoto, order, n, the result bound, keys. */
-export function topNResult(index: Index, p: TopNPlan, c: TopNCounts, maxResultRows: number | undefined): QueryResult {
+export function topNResult(
+  index: ReadonlyIndex,
+  p: TopNPlan,
+  c: TopNCounts,
+  maxResultRows: number | undefined,
+): QueryResult {
   const { field } = p;
   const tanimoto = p.tanimoto > 0 && p.src !== undefined;
   let pairs: PairResult[] = [];

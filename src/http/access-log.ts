@@ -2,6 +2,7 @@
 // second is only counted, and one summary line says how many went unlogged. The cap keeps the
 // log's cost a small fraction of the request rate on hot query paths (measured in bench/query-http).
 import type { Logger } from 'pino';
+import { systemClock } from '../util/clock.js';
 
 export interface AccessEntry {
   reqId: string;
@@ -22,7 +23,7 @@ export class AccessLog {
     private readonly maxPerSecond: number,
   ) {}
 
-  record(e: AccessEntry, now = Date.now()): void {
+  record(e: AccessEntry, now = systemClock.now()): void {
     if (now - this.windowStart >= 1000) {
       if (this.suppressed > 0)
         this.logger.info(

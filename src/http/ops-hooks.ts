@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import { AccessLog } from './access-log.js';
 import { firstPqlCall } from './pql-label.js';
+import { systemClock } from '../util/clock.js';
 
 export interface OpsHookOptions {
   metrics: ServerMetrics;
@@ -24,7 +25,7 @@ const CLIENT_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): void {
   let counter = 0;
-  const prefix = Date.now().toString(36);
+  const prefix = systemClock.now().toString(36);
   app.setGenReqId((req) => {
     const given = req.headers['x-request-id'];
     return typeof given === 'string' && CLIENT_ID.test(given) ? given : `${prefix}-${(++counter).toString(36)}`;

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DomainError, notFound } from '../domain/errors.js';
 import { jsonBody } from '../encoding/json-body.js';
-import { runInWriteScope, type WriteScope } from '../util/write-scope.js';
+import { noteStaged, type RequestWrites, runInRequest } from './request-writes.js';
 import type { KafkaRuntime } from './index.js';
 
 type NameParams = { name: string };
@@ -24,14 +24,15 @@ export function kafkaRoutes(app: FastifyInstance, kafka: KafkaRuntime): void {
   if (kafka.mirrorAck === 'kafka') {
     // Opt-in (--kafka-mirror-ack kafka): a write is answered once the mirror topic holds what
     // this request wrote (or 503 after the timeout); a request that wrote nothing never waits.
-    const scopes = new WeakMap<object, WriteScope>();
+    const writes = new WeakMap<object, RequestWrites>();
+    kafka.onStaged(noteStaged);
     app.addHook('preHandler', (req, _reply, done) => {
-      const scope: WriteScope = { lastSeq: 0 };
-      scopes.set(req, scope);
-      runInWriteScope(scope, done);
+      const w: RequestWrites = { lastSeq: 0 };
+      writes.set(req, w);
+      runInRequest(w, done);
     });
     app.addHook('onSend', async (req, reply, payload) => {
-      const seq = scopes.get(req)?.lastSeq ?? 0;
+      const seq = writes.get(req)?.lastSeq ?? 0;
       if (seq > 0 && reply.statusCode < 500) await kafka.whenMirrored(seq);
       return payload;
     });

@@ -1,12 +1,12 @@
 // kafka: adapters between Apache Kafka and the engine (docs/ARCHITECTURE.md, "Engine ports"), all optional.
 // - Mirror (--kafka-mirror-topic): committed log records → a topic, in sequence order, behind
 //   the local ack; resumes after the last record Kafka acknowledged (the log is held until then).
-// - Replica (--replica-of <topic>): applies a mirror topic through engine.write(…, {replicated})
-//   — the same apply() — and refuses local writes; resumes where it stopped.
+// - Replica (--replica-of <topic>): applies a mirror topic through engine.commit (origin
+//   'replica') — the same apply() — and refuses local writes; resumes where it stopped.
 // - Ingest (POST /ingest/{name}): JSON records of user topics mapped to bits and imported through
-//   ImportService in the same engine.write as the offsets they advance (exactly-once into the
+//   ImportService in the same engine.commit as the offsets they advance (exactly-once into the
 //   index); unmappable records go to a dead-letter topic.
-// Invariants: nothing here mutates state except through engine.write; Kafka's own group offsets
+// Invariants: nothing here mutates state except through engine.commit; Kafka's own group offsets
 // are never trusted for a position — positions live in this node's log and state.
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/config.js';
@@ -79,7 +79,14 @@ export class KafkaRuntime {
     const kafka = await createKafka(cfg.brokers, `bitledger-${node}`, log);
     const mirror =
       cfg.mirrorTopic !== ''
-        ? await Mirror.open(engine.committedLog, engine.cursors, kafka, cfg.mirrorTopic, log)
+        ? await Mirror.open(
+            engine.committedLog,
+            engine.cursors,
+            (cursors) => engine.commit({ cursors, origin: 'server', lazy: true }),
+            kafka,
+            cfg.mirrorTopic,
+            log,
+          )
         : undefined;
     const replica = cfg.replicaOf !== '' ? await Replica.open(engine, kafka, cfg.replicaOf, log, onFatal) : undefined;
     const ingests =
@@ -95,6 +102,11 @@ export class KafkaRuntime {
             )
           : new IngestManager(engine, imports, kafka, '', log);
     return new KafkaRuntime(ingests, mirror, replica, engine, cfg.mirrorAck, cfg.mirrorAckTimeoutMs);
+  }
+
+  /** Calls `listener` with the last sequence of every commit that staged records (mirror ack). */
+  onStaged(listener: (lastSeq: number) => void): void {
+    this.engine.onStaged(listener);
   }
 
   start(): void {

@@ -10,6 +10,7 @@ import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
 import { IngestRunner, type IngestPartitionStatus, type IngestRunStatus } from './ingest-runner.js';
 import { parseIngestSpec, validateAgainstSchema, type IngestSpec } from './ingest-spec.js';
+import type { ReadonlyIngestState } from '../state/readonly.js';
 
 export interface IngestStatus {
   name: string;
@@ -57,10 +58,12 @@ export class IngestManager {
   async define(name: string, body: unknown): Promise<IngestStatus> {
     const spec = parseIngestSpec(name, body);
     this.requireKafka();
-    await this.engine.write((h, sink) => {
-      if (h.ingests.has(name)) throw conflict(`ingest ${name} already exists`);
-      validateAgainstSchema(spec, h);
-      sink.emit({ type: 'IngestDefined', name, spec: JSON.stringify(spec), paused: false });
+    await this.engine.commit({
+      decide: (h, sink) => {
+        if (h.ingests.has(name)) throw conflict(`ingest ${name} already exists`);
+        validateAgainstSchema(spec, h);
+        sink.emit({ type: 'IngestDefined', name, spec: JSON.stringify(spec), paused: false });
+      },
     });
     this.runnerFor(name, JSON.stringify(spec)).start();
     return this.status(name);
@@ -70,20 +73,24 @@ export class IngestManager {
     this.find(name);
     await this.runners.get(name)?.stop();
     this.runners.delete(name);
-    await this.engine.write((h, sink) => {
-      if (!h.ingests.has(name)) throw notFound(`ingest ${name} not found`);
-      sink.emit({ type: 'IngestDeleted', name });
+    await this.engine.commit({
+      decide: (h, sink) => {
+        if (!h.ingests.has(name)) throw notFound(`ingest ${name} not found`);
+        sink.emit({ type: 'IngestDeleted', name });
+      },
     });
   }
 
   async setRunning(name: string, run: boolean): Promise<IngestStatus> {
     if (run) this.requireKafka();
-    await this.engine.write((h, sink) => {
-      const ingest = h.ingests.get(name);
-      if (ingest === undefined) throw notFound(`ingest ${name} not found`);
-      if (ingest.paused === !run) return;
-      if (run) validateAgainstSchema(JSON.parse(ingest.spec) as IngestSpec, h);
-      sink.emit({ type: 'IngestDefined', name, spec: ingest.spec, paused: !run });
+    await this.engine.commit({
+      decide: (h, sink) => {
+        const ingest = h.ingests.get(name);
+        if (ingest === undefined) throw notFound(`ingest ${name} not found`);
+        if (ingest.paused === !run) return;
+        if (run) validateAgainstSchema(JSON.parse(ingest.spec) as IngestSpec, h);
+        sink.emit({ type: 'IngestDefined', name, spec: ingest.spec, paused: !run });
+      },
     });
     const spec = this.find(name).spec;
     if (run) {
@@ -151,13 +158,7 @@ export class IngestManager {
     };
   }
 
-  private find(name: string): {
-    spec: string;
-    paused: boolean;
-    offsets: Map<string, Map<number, string>>;
-    records: number;
-    deadLettered: number;
-  } {
+  private find(name: string): ReadonlyIngestState {
     const ingest = this.engine.peekApplied((h) => h.ingests.get(name));
     if (ingest === undefined) throw notFound(`ingest ${name} not found`);
     return ingest;
@@ -207,7 +208,7 @@ export class IngestManager {
 }
 
 function storedPartitions(
-  stored: Map<number, string> | undefined,
+  stored: ReadonlyMap<number, string> | undefined,
   ends: Map<number, bigint> | undefined,
 ): IngestPartitionStatus[] {
   const all = new Set<number>([...(stored?.keys() ?? []), ...(ends?.keys() ?? [])]);

@@ -7,8 +7,8 @@
 // rolled back by truncation), with no object per record or per bit.
 import type { FieldOptions } from '../domain/types.js';
 import type { BitsImport, ValuesImport } from '../service/import/import-service.js';
-import type { Holder } from '../state/holder.js';
 import type { IngestFieldSpec, IngestSpec } from './ingest-spec.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 
 /** A target field as the schema has it now. */
 interface Target {
@@ -27,7 +27,7 @@ export interface Targets {
 }
 
 /** Resolves the definition's fields against the schema; a string says why it no longer fits. */
-export function resolveTargets(spec: IngestSpec, holder: Holder): Targets | string {
+export function resolveTargets(spec: IngestSpec, holder: ReadonlyHolder): Targets | string {
   const index = holder.index(spec.index);
   if (index === undefined) return `index ${spec.index} no longer exists`;
   if ('key' in spec.column !== index.options.keys) return `index ${spec.index} changed its column keys option`;

@@ -12,12 +12,12 @@ import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
-import type { Holder } from '../state/holder.js';
 import { ensureTopic } from './client.js';
 import { ConsumerLoop } from './consumer-loop.js';
 import { ImportBuilder, resolveTargets } from './ingest-mapper.js';
 import { DEFAULT_DEAD_LETTER_WARN_RATIO, type IngestSpec } from './ingest-spec.js';
 import { RateMeter } from './rate-meter.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 
 export interface IngestPartitionStatus {
   partition: number;
@@ -128,7 +128,7 @@ export class IngestRunner {
     };
   }
 
-  partitions(holder: Holder, fresh: Map<number, bigint> | undefined): IngestPartitionStatus[] {
+  partitions(holder: ReadonlyHolder, fresh: Map<number, bigint> | undefined): IngestPartitionStatus[] {
     const stored = holder.ingests.get(this.name)?.offsets.get(this.spec.topic) ?? new Map<number, string>();
     const ends = fresh ?? this.highWatermarks;
     const all = new Set<number>([...stored.keys(), ...ends.keys()]);
@@ -146,7 +146,7 @@ export class IngestRunner {
       });
   }
 
-  private storedOffset(holder: Holder, partition: number): string | undefined {
+  private storedOffset(holder: ReadonlyHolder, partition: number): string | undefined {
     return holder.ingests.get(this.name)?.offsets.get(this.spec.topic)?.get(partition);
   }
 
@@ -266,33 +266,35 @@ export class IngestRunner {
   ): Promise<{ index: number; reason: string }[]> {
     const rejected: { index: number; reason: string }[] = [];
     let refused = 0;
-    await this.engine.write((h, sink) => {
-      const ingest = h.ingests.get(this.name);
-      if (ingest === undefined || ingest.paused || this.loop === undefined) throw new Superseded('ingest stopped');
-      if (this.storedOffset(h, partition) !== expected) throw new Superseded('offset moved');
-      const fresh = resolveTargets(this.spec, h);
-      if (typeof fresh === 'string') throw new SchemaGone(fresh);
-      groups.forEach(({ bits, values }, index) => {
-        try {
-          for (const b of bits) this.imports.decideBits(h, sink, b);
-          for (const v of values) this.imports.decideValues(h, sink, v);
-        } catch (err) {
-          if (!(err instanceof DomainError)) throw err;
-          // A whole-chunk group fails as a whole (the caller retries message by message).
-          if (perMessage === null) throw new ImportRefused(err.message);
-          rejected.push({ index, reason: err.message });
-          refused += perMessage[index];
-        }
-      });
-      sink.emit({
-        type: 'KafkaOffsetsCommitted',
-        ingest: this.name,
-        topic: this.spec.topic,
-        partitions: [partition],
-        offsets: [next],
-        records: good - refused,
-        deadLettered: deadLettered + refused,
-      });
+    await this.engine.commit({
+      decide: (h, sink) => {
+        const ingest = h.ingests.get(this.name);
+        if (ingest === undefined || ingest.paused || this.loop === undefined) throw new Superseded('ingest stopped');
+        if (this.storedOffset(h, partition) !== expected) throw new Superseded('offset moved');
+        const fresh = resolveTargets(this.spec, h);
+        if (typeof fresh === 'string') throw new SchemaGone(fresh);
+        groups.forEach(({ bits, values }, index) => {
+          try {
+            for (const b of bits) this.imports.decideBits(h, sink, b);
+            for (const v of values) this.imports.decideValues(h, sink, v);
+          } catch (err) {
+            if (!(err instanceof DomainError)) throw err;
+            // A whole-chunk group fails as a whole (the caller retries message by message).
+            if (perMessage === null) throw new ImportRefused(err.message);
+            rejected.push({ index, reason: err.message });
+            refused += perMessage[index];
+          }
+        });
+        sink.emit({
+          type: 'KafkaOffsetsCommitted',
+          ingest: this.name,
+          topic: this.spec.topic,
+          partitions: [partition],
+          offsets: [next],
+          records: good - refused,
+          deadLettered: deadLettered + refused,
+        });
+      },
     });
     return rejected;
   }

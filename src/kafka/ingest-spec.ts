@@ -22,7 +22,7 @@
 // bounds the messages imported per write (one LevelDB batch with their offsets).
 import { badRequest, notFound } from '../domain/errors.js';
 import { validateName } from '../domain/names.js';
-import type { Holder } from '../state/holder.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 
 export type Mapping = 'value-to-row' | 'mapping' | 'single-row-boolean' | 'int' | 'timestamp';
 
@@ -203,7 +203,7 @@ function checkDuplicateRowIds(fields: IngestFieldSpec[]): void {
 }
 
 /** Checks the definition against the schema: the index and fields exist and suit the mappings. */
-export function validateAgainstSchema(spec: IngestSpec, holder: Holder): void {
+export function validateAgainstSchema(spec: IngestSpec, holder: ReadonlyHolder): void {
   const index = holder.index(spec.index);
   if (index === undefined) throw notFound(`index ${spec.index} not found`);
   if ('key' in spec.column && !index.options.keys)

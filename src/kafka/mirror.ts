@@ -11,9 +11,10 @@ import type { Kafka, Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { CommittedLog, CursorStore } from '../engine/ports.js';
 import { Sleeper, backoffMs, ensureTopic, errorText } from './client.js';
-import { MirrorCursor } from './mirror-cursor.js';
+import { MirrorCursor, type RideCursors } from './mirror-cursor.js';
 import { UNLIMITED_RETENTION, finiteRetention } from './topic-retention.js';
 import { recordMessages } from './mirror-format.js';
+import { systemClock } from '../util/clock.js';
 
 /**
  * One send stays well under Kafka's default 1 MiB record-batch limit; kafkajs groups a send's
@@ -72,11 +73,12 @@ export class Mirror {
   static async open(
     log: CommittedLog,
     cursors: CursorStore,
+    ride: RideCursors,
     kafka: Kafka,
     topic: string,
     logger: Logger,
   ): Promise<Mirror> {
-    const cursor = await MirrorCursor.load(log, cursors, topic);
+    const cursor = await MirrorCursor.load(cursors, ride, topic);
     const mirror = new Mirror(log, kafka, topic, logger.child({ mod: 'kafka-mirror', topic }), cursor);
     log.hold(`kafka-mirror:${topic}`, () => cursor.stored + 1);
     log.onDurable(() => mirror.wake?.());
@@ -173,7 +175,7 @@ export class Mirror {
       from = this.log.firstRetainedSeq;
       this.ack(from - 1);
     }
-    const started = performance.now();
+    const started = systemClock.monotonic();
     const startAcked = this.acked;
     let batch: Message[] = [];
     let bytes = 0;
@@ -219,7 +221,7 @@ export class Mirror {
     } finally {
       await inflight?.done.catch(() => undefined);
     }
-    const secs = (performance.now() - started) / 1000;
+    const secs = (systemClock.monotonic() - started) / 1000;
     if (secs > 0 && this.acked > startAcked) this.stats.recordsPerSec = Math.round((this.acked - startAcked) / secs);
   }
 
@@ -227,7 +229,7 @@ export class Mirror {
     if (seq <= this.acked) return;
     this.stats.publishedRecords += seq - this.acked;
     this.acked = seq;
-    this.lastAckAt = new Date();
+    this.lastAckAt = new Date(systemClock.now());
     this.cursor.advance(seq);
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       if (this.waiters[i].seq <= seq) this.waiters.splice(i, 1)[0].resolve();

@@ -1,6 +1,6 @@
-// The replica: follows a mirror topic and applies its records through engine.write(…,
-// {replicated: true}), the same apply() as everywhere else; local writes are refused by the
-// engine (readOnlyReason). The replica's log holds exactly the primary's records, so its
+// The replica: follows a mirror topic and applies its records through engine.commit({ decide,
+// cursors, origin: 'replica' }), the same apply() as everywhere else; local writes are refused
+// by the engine (readOnlyReason). The replica's log holds exactly the primary's records, so its
 // sequence numbers are the primary's: holder.appliedSeq says which primary record comes next.
 // Invariants: records are applied in sequence order with no gap (a gap stops following, loudly);
 // a sequence already applied is skipped (the mirror may re-send after a failure); the topic
@@ -17,6 +17,7 @@ import { errorText } from './client.js';
 import { ConsumerLoop } from './consumer-loop.js';
 import { MirrorAssembler, MirrorFormatError, type MirrorRecord } from './mirror-format.js';
 import { RateMeter } from './rate-meter.js';
+import { systemClock } from '../util/clock.js';
 
 const META_KEY = 'kafka-replica';
 /** Records per engine.write: bounds one LevelDB batch and the time between heartbeats. */
@@ -183,13 +184,13 @@ export class Replica {
     if (records.length === 0) return;
     const last = records[records.length - 1];
     const stored: Stored = { topic: this.topic, offset: last.lastOffset, seq: last.seq };
-    await this.engine.write(
-      (_h, sink) => {
+    await this.engine.commit({
+      decide: (_h, sink) => {
         for (const r of records) sink.emit(decodeEvent(r.type, r.payload));
-        this.engine.cursors.stage(META_KEY, Buffer.from(JSON.stringify(stored)));
       },
-      { replicated: true },
-    );
+      cursors: [{ key: META_KEY, value: Buffer.from(JSON.stringify(stored)) }],
+      origin: 'replica',
+    });
     if (this.engine.appliedSeq !== last.seq) {
       throw new Error(
         `replica log diverged from the primary: applied primary record ${last.seq} as local sequence ${this.engine.appliedSeq}`,
@@ -197,7 +198,7 @@ export class Replica {
     }
     this.next = BigInt(last.lastOffset) + 1n;
     this.appliedRecords += records.length;
-    this.lastAppliedAt = new Date();
+    this.lastAppliedAt = new Date(systemClock.now());
     this.rate.add(records.length);
   }
 

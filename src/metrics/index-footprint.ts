@@ -2,7 +2,8 @@
 // row (roaring keeps per-container cardinalities) but grows with the number of rows, so a walk
 // that took noticeable time is reused for a while: a scrape never spends more than about 1% of
 // the wall clock walking the state. A cheap walk (a small state) is simply redone each scrape.
-import type { Holder } from '../state/holder.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
+import { systemClock } from '../util/clock.js';
 
 export interface IndexFootprint {
   index: string;
@@ -11,10 +12,10 @@ export interface IndexFootprint {
 }
 
 const CHEAP_WALK_MS = 5;
-const cache = new WeakMap<Holder, { at: number; seq: number; tookMs: number; figures: IndexFootprint[] }>();
+const cache = new WeakMap<ReadonlyHolder, { at: number; seq: number; tookMs: number; figures: IndexFootprint[] }>();
 
-export function indexFootprints(holder: Holder): IndexFootprint[] {
-  const now = performance.now();
+export function indexFootprints(holder: ReadonlyHolder): IndexFootprint[] {
+  const now = systemClock.monotonic();
   const hit = cache.get(holder);
   if (
     hit !== undefined &&
@@ -34,6 +35,6 @@ export function indexFootprints(holder: Holder): IndexFootprint[] {
         }
     figures.push({ index: index.name, bits, bytes });
   }
-  cache.set(holder, { at: now, seq: holder.appliedSeq, tookMs: performance.now() - now, figures });
+  cache.set(holder, { at: now, seq: holder.appliedSeq, tookMs: systemClock.monotonic() - now, figures });
   return figures;
 }

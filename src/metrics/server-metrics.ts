@@ -4,6 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../engine/engine.js';
 import { type IndexFootprint, indexFootprints } from './index-footprint.js';
+import { systemClock } from '../util/clock.js';
 
 /** What the scrape reads once the server has booted (absent while it replays). */
 /**
@@ -194,7 +195,7 @@ export class ServerMetrics {
       'Seconds since the last snapshot written since start (-1: none yet)',
       (s) => {
         const at = s.engine.snapshots.stats.lastAt;
-        return at === 0 ? -1 : (Date.now() - at) / 1000;
+        return at === 0 ? -1 : (systemClock.now() - at) / 1000;
       },
     );
     gauge(

@@ -4,7 +4,7 @@ import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
 import { STANDARD_VIEW } from '../domain/names.js';
 import { columnIdOf, MAX_SAFE_SHARD, SHARD_WIDTH } from '../domain/shard.js';
 import type { Engine } from '../engine/engine.js';
-import type { Holder } from '../state/holder.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 
 export class ExportService {
   constructor(private readonly engine: Engine) {}
@@ -14,7 +14,7 @@ export class ExportService {
   }
 }
 
-function exportCsv(h: Holder, index: string, field: string, shard: number): string {
+function exportCsv(h: ReadonlyHolder, index: string, field: string, shard: number): string {
   const idx = h.index(index);
   if (!idx) throw indexNotFoundNamed(index);
   const f = idx.field(field);

@@ -4,9 +4,9 @@
 import { badRequest } from '../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed } from '../domain/messages.js';
 import type { Engine } from '../engine/engine.js';
-import type { Holder } from '../state/holder.js';
 import { KeyTranslator } from '../state/keys.js';
 import { assignKeys } from './write-model/keys.js';
+import type { ReadonlyHolder, ReadonlyKeyTranslator } from '../state/readonly.js';
 
 export class KeyService {
   constructor(private readonly engine: Engine) {}
@@ -21,14 +21,16 @@ export class KeyService {
     return (
       known ??
       Array.from(
-        await this.engine.write((h, sink) => assignKeys(translatorOf(h, index, field), keys, sink, index, field)),
+        await this.engine.commit({
+          decide: (h, sink) => assignKeys(translatorOf(h, index, field), keys, sink, index, field),
+        }),
       )
     );
   }
 }
 
 /** Column keys (field '') or a field's row keys: unknown index/field → 404, no keys configured → 400. */
-function translatorOf(h: Holder, index: string, field: string): KeyTranslator {
+function translatorOf(h: ReadonlyHolder, index: string, field: string): ReadonlyKeyTranslator {
   const idx = h.index(index);
   if (!idx) throw indexNotFoundNamed(index);
   if (field === '') {

@@ -55,7 +55,9 @@ export class QueryService {
     if (writes && req.readOnly === true)
       throw new DomainError('forbidden', 'forbidden: a read-only token cannot run write calls');
     const response = writes
-      ? await this.engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits))
+      ? await this.engine.commit({
+          decide: (h, sink) => runQuery(h, sink, index, query, opts, limits, this.engine.clock),
+        })
       : await this.engine.readAsync((h) =>
           runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }),
         );
@@ -104,7 +106,11 @@ export class QueryService {
     text: string,
     req: QueryRequestBounds,
   ): { budget: QueryBudget; parsed: Query; legacy: boolean; calls: string[] } {
-    const budget = queryBudget(effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs), req.signal);
+    const budget = queryBudget(
+      effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs),
+      req.signal,
+      this.engine.clock,
+    );
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
       throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);

@@ -5,9 +5,10 @@ import { fieldExists, fieldNotFound, indexExists, indexNotFound } from '../domai
 import { EXISTS_FIELD, isReservedField, validateName } from '../domain/names.js';
 import type { FieldOptions, IndexOptions } from '../domain/types.js';
 import type { Engine } from '../engine/engine.js';
+import type { CommitContext } from '../engine/ports.js';
 import type { EventSink } from '../events/types.js';
-import type { Holder } from '../state/holder.js';
 import { parseFieldOptions, int64 } from './field-options.js';
+import type { ReadonlyHolder } from '../state/readonly.js';
 
 export function parseIndexOptions(body: unknown): IndexOptions {
   const opts: IndexOptions = { keys: false, trackExistence: true };
@@ -60,65 +61,88 @@ export function parseFieldBody(body: unknown): {
 export class SchemaService {
   constructor(private readonly engine: Engine) {}
 
-  createIndex(name: string, options: IndexOptions): Promise<void> {
+  createIndex(name: string, options: IndexOptions, ctx: CommitContext = {}): Promise<void> {
     validateName(name);
-    return this.engine.write((h, sink) => {
-      if (h.index(name)) throw indexExists();
-      sink.emit({ type: 'IndexCreated', index: name, options });
+    return this.engine.commit({
+      ...ctx,
+      decide: (h, sink) => {
+        if (h.index(name)) throw indexExists();
+        sink.emit({ type: 'IndexCreated', index: name, options });
+      },
     });
   }
 
-  deleteIndex(name: string): Promise<void> {
-    return this.engine.write((h, sink) => {
-      if (!h.index(name)) throw indexNotFound();
-      sink.emit({ type: 'IndexDeleted', index: name });
+  deleteIndex(name: string, ctx: CommitContext = {}): Promise<void> {
+    return this.engine.commit({
+      ...ctx,
+      decide: (h, sink) => {
+        if (!h.index(name)) throw indexNotFound();
+        sink.emit({ type: 'IndexDeleted', index: name });
+      },
     });
   }
 
-  createField(index: string, field: string, parsed: ReturnType<typeof parseFieldBody>): Promise<void> {
+  createField(
+    index: string,
+    field: string,
+    parsed: ReturnType<typeof parseFieldBody>,
+    ctx: CommitContext = {},
+  ): Promise<void> {
     validateName(field);
-    return this.engine.write((h, sink) => {
-      const idx = h.index(index);
-      if (!idx) throw indexNotFound();
-      if (idx.field(field)) throw fieldExists();
-      for (const e of parsed.extraIntFields)
-        if (idx.field(e.name) || e.name === field) throw conflict(`field ${e.name} already exists`);
-      sink.emit({ type: 'FieldCreated', index, field, options: parsed.options });
-      for (const e of parsed.extraIntFields)
-        sink.emit({ type: 'FieldCreated', index, field: e.name, options: e.options });
+    return this.engine.commit({
+      ...ctx,
+      decide: (h, sink) => {
+        const idx = h.index(index);
+        if (!idx) throw indexNotFound();
+        if (idx.field(field)) throw fieldExists();
+        for (const e of parsed.extraIntFields)
+          if (idx.field(e.name) || e.name === field) throw conflict(`field ${e.name} already exists`);
+        sink.emit({ type: 'FieldCreated', index, field, options: parsed.options });
+        for (const e of parsed.extraIntFields)
+          sink.emit({ type: 'FieldCreated', index, field: e.name, options: e.options });
+      },
     });
   }
 
-  deleteField(index: string, field: string): Promise<void> {
-    return this.engine.write((h, sink) => {
-      const idx = h.index(index);
-      if (!idx) throw indexNotFound();
-      if (!idx.field(field) || (field === EXISTS_FIELD && !idx.options.trackExistence)) throw fieldNotFound();
-      // Pilosa 1.4 let `_exists` be deleted, which silently and permanently turned existence
-      // tracking off (Not() and ClearRow then read wrong): reserved fields are refused instead.
-      if (isReservedField(field))
-        throw badRequest(`field ${field} is reserved: it belongs to the index (trackExistence) and cannot be deleted`);
-      sink.emit({ type: 'FieldDeleted', index, field });
+  deleteField(index: string, field: string, ctx: CommitContext = {}): Promise<void> {
+    return this.engine.commit({
+      ...ctx,
+      decide: (h, sink) => {
+        const idx = h.index(index);
+        if (!idx) throw indexNotFound();
+        if (!idx.field(field) || (field === EXISTS_FIELD && !idx.options.trackExistence)) throw fieldNotFound();
+        // Pilosa 1.4 let `_exists` be deleted, which silently and permanently turned existence
+        // tracking off (Not() and ClearRow then read wrong): reserved fields are refused instead.
+        if (isReservedField(field))
+          throw badRequest(
+            `field ${field} is reserved: it belongs to the index (trackExistence) and cannot be deleted`,
+          );
+        sink.emit({ type: 'FieldDeleted', index, field });
+      },
     });
   }
 
   /** POST /schema: creates every index and field of the body that does not exist yet, atomically. */
   applySchema(
     indexes: { name: string; options: IndexOptions; fields: { name: string; options: FieldOptions }[] }[],
+    ctx: CommitContext = {},
   ): Promise<void> {
     for (const i of indexes) {
       validateName(i.name);
       for (const f of i.fields) validateName(f.name);
     }
-    return this.engine.write((h: Holder, sink: EventSink) => {
-      for (const i of indexes) {
-        const existing = h.index(i.name);
-        if (!existing) sink.emit({ type: 'IndexCreated', index: i.name, options: i.options });
-        for (const f of i.fields) {
-          if (!h.index(i.name)?.field(f.name))
-            sink.emit({ type: 'FieldCreated', index: i.name, field: f.name, options: f.options });
+    return this.engine.commit({
+      ...ctx,
+      decide: (h: ReadonlyHolder, sink: EventSink) => {
+        for (const i of indexes) {
+          const existing = h.index(i.name);
+          if (!existing) sink.emit({ type: 'IndexCreated', index: i.name, options: i.options });
+          for (const f of i.fields) {
+            if (!h.index(i.name)?.field(f.name))
+              sink.emit({ type: 'FieldCreated', index: i.name, field: f.name, options: f.options });
+          }
         }
-      }
+      },
     });
   }
 }

@@ -9,6 +9,7 @@ import type { ReadonlyRoaringBitmap32 } from 'roaring';
 import { LITTLE_ENDIAN } from '../util/endian.js';
 import { RoaringBitmap32, type Bitmap } from '../roaring/bitmap.js';
 import type { Fragment } from './fragment.js';
+import type { ReadonlyFragment } from './readonly.js';
 
 export const BSI_EXISTS_ROW = 0;
 export const BSI_SIGN_ROW = 1;
@@ -144,10 +145,10 @@ function lastWins(offsets: Uint32Array): number[] {
 // ---------------------------------------------------------------------------------------------
 // Read side
 
-const rowOf = (frag: Fragment, row: number): RO => frag.row(row) ?? EMPTY;
+const rowOf = (frag: ReadonlyFragment, row: number): RO => frag.row(row) ?? EMPTY;
 
 /** The stored value of one column, or undefined when it has none. */
-export function bsiValue(frag: Fragment, offset: number, base: bigint, bitDepth: number): bigint | undefined {
+export function bsiValue(frag: ReadonlyFragment, offset: number, base: bigint, bitDepth: number): bigint | undefined {
   if (!frag.has(BSI_EXISTS_ROW, offset)) return undefined;
   let mag = 0n;
   for (let b = 0; b < bitDepth; b++) if (frag.has(BSI_OFFSET_ROW + b, offset)) mag |= 1n << BigInt(b);
@@ -155,7 +156,7 @@ export function bsiValue(frag: Fragment, offset: number, base: bigint, bitDepth:
 }
 
 /** Columns holding a value (∩ filter). */
-export function bsiExisting(frag: Fragment, filter?: RO): Bitmap {
+export function bsiExisting(frag: ReadonlyFragment, filter?: RO): Bitmap {
   const e = rowOf(frag, BSI_EXISTS_ROW);
   return filter === undefined ? RoaringBitmap32.or(e, EMPTY) : RoaringBitmap32.and(e, filter);
 }
@@ -166,7 +167,7 @@ export interface ValCount {
 }
 
 /** Sum and count of the values of the columns in filter (all columns without one). */
-export function bsiSum(frag: Fragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount {
+export function bsiSum(frag: ReadonlyFragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount {
   const sign = frag.row(BSI_SIGN_ROW);
   if (sign === undefined || (filter !== undefined && !sign.intersects(filter)))
     return sumNonNegative(frag, filter, base, bitDepth);
@@ -190,7 +191,7 @@ export function bsiSum(frag: Fragment, filter: RO | undefined, base: bigint, bit
  * The common case, no negative magnitudes among the filtered columns: magnitude rows only hold
  * columns that have a value, so cardinalities need no intermediate bitmap at all.
  */
-function sumNonNegative(frag: Fragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount {
+function sumNonNegative(frag: ReadonlyFragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount {
   const exists = frag.row(BSI_EXISTS_ROW);
   if (exists === undefined) return { value: 0n, count: 0 };
   const count = filter === undefined ? exists.size : exists.andCardinality(filter);
@@ -206,7 +207,12 @@ function sumNonNegative(frag: Fragment, filter: RO | undefined, base: bigint, bi
 }
 
 /** The smallest value among the filtered columns and how many columns hold it. */
-export function bsiMin(frag: Fragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount | undefined {
+export function bsiMin(
+  frag: ReadonlyFragment,
+  filter: RO | undefined,
+  base: bigint,
+  bitDepth: number,
+): ValCount | undefined {
   const { pos, neg } = split(frag, filter);
   if (!neg.isEmpty) {
     const r = maxMag(frag, neg, bitDepth);
@@ -218,7 +224,12 @@ export function bsiMin(frag: Fragment, filter: RO | undefined, base: bigint, bit
 }
 
 /** The largest value among the filtered columns and how many columns hold it. */
-export function bsiMax(frag: Fragment, filter: RO | undefined, base: bigint, bitDepth: number): ValCount | undefined {
+export function bsiMax(
+  frag: ReadonlyFragment,
+  filter: RO | undefined,
+  base: bigint,
+  bitDepth: number,
+): ValCount | undefined {
   const { pos, neg } = split(frag, filter);
   if (!pos.isEmpty) {
     const r = maxMag(frag, pos, bitDepth);
@@ -229,13 +240,13 @@ export function bsiMax(frag: Fragment, filter: RO | undefined, base: bigint, bit
   return { value: -r.mag + base, count: r.count };
 }
 
-function split(frag: Fragment, filter: RO | undefined): { pos: Bitmap; neg: Bitmap } {
+function split(frag: ReadonlyFragment, filter: RO | undefined): { pos: Bitmap; neg: Bitmap } {
   const exists = bsiExisting(frag, filter);
   const sign = rowOf(frag, BSI_SIGN_ROW);
   return { pos: RoaringBitmap32.andNot(exists, sign), neg: RoaringBitmap32.and(exists, sign) };
 }
 
-function maxMag(frag: Fragment, set: RO, bitDepth: number): { mag: bigint; count: number } {
+function maxMag(frag: ReadonlyFragment, set: RO, bitDepth: number): { mag: bigint; count: number } {
   let cand: RO = set;
   let mag = 0n;
   for (let b = bitDepth - 1; b >= 0; b--) {
@@ -250,7 +261,7 @@ function maxMag(frag: Fragment, set: RO, bitDepth: number): { mag: bigint; count
   return { mag, count: cand.size };
 }
 
-function minMag(frag: Fragment, set: RO, bitDepth: number): { mag: bigint; count: number } {
+function minMag(frag: ReadonlyFragment, set: RO, bitDepth: number): { mag: bigint; count: number } {
   let cand: RO = set;
   let mag = 0n;
   for (let b = bitDepth - 1; b >= 0; b--) {
@@ -273,7 +284,7 @@ export type BsiPredicate =
  * done on value − base in bigint, and a predicate beyond the stored bit depth simply selects all
  * or nothing of the relevant sign class (Pilosa's clamping, without its off-by-one near zero).
  */
-export function bsiRange(frag: Fragment, pred: BsiPredicate, base: bigint, bitDepth: number): Bitmap {
+export function bsiRange(frag: ReadonlyFragment, pred: BsiPredicate, base: bigint, bitDepth: number): Bitmap {
   const exists = rowOf(frag, BSI_EXISTS_ROW);
   if (exists.isEmpty) return new RoaringBitmap32();
   const r = new BsiRanger(frag, bitDepth);
@@ -306,7 +317,7 @@ class BsiRanger {
   private readonly max: bigint;
 
   constructor(
-    private readonly frag: Fragment,
+    private readonly frag: ReadonlyFragment,
     private readonly bitDepth: number,
   ) {
     const exists = rowOf(frag, BSI_EXISTS_ROW);

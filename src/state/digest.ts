@@ -4,12 +4,11 @@
 // except appliedSeq; test/unit/state/digest.test.ts shows each event type changes it.
 import { createHash } from 'node:crypto';
 import type { AttrMap } from '../domain/types.js';
-import type { Holder } from './holder.js';
-import type { KeyTranslator } from './keys.js';
+import type { ReadonlyHolder, ReadonlyKeyTranslator } from './readonly.js';
 
 const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-export function stateDigest(holder: Holder): string {
+export function stateDigest(holder: ReadonlyHolder): string {
   const h = createHash('sha256');
   const put = (s: string): void => {
     h.update(s);
@@ -65,7 +64,7 @@ function sortedEntries(o: object): string {
     .join(' ');
 }
 
-function putKeys(put: (s: string) => void, what: string, t: KeyTranslator): void {
+function putKeys(put: (s: string) => void, what: string, t: ReadonlyKeyTranslator): void {
   // An empty table is the same as none (a read may create one without assigning anything).
   if (t.nextId === 1 && t.size === 0) return;
   // size counts key → id entries: a key assigned twice shows here even if id → key agrees.
@@ -73,7 +72,7 @@ function putKeys(put: (s: string) => void, what: string, t: KeyTranslator): void
   for (let id = 1; id < t.nextId; id++) put(`key ${what} ${id} ${JSON.stringify(t.key(id))}`);
 }
 
-function putAttrs(put: (s: string) => void, what: string, attrs: Map<number, AttrMap>): void {
+function putAttrs(put: (s: string) => void, what: string, attrs: ReadonlyMap<number, AttrMap>): void {
   for (const id of [...attrs.keys()].sort((a, b) => a - b)) {
     const a = attrs.get(id)!;
     put(

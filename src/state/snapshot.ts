@@ -2,9 +2,7 @@
 // is replaying it through apply(), the same path as the log itself.
 import { EXISTS_FIELD } from '../domain/names.js';
 import type { Event } from '../events/types.js';
-import type { Fragment } from './fragment.js';
-import type { Holder } from './holder.js';
-import type { KeyTranslator } from './keys.js';
+import type { ReadonlyFragment, ReadonlyHolder, ReadonlyKeyTranslator } from './readonly.js';
 
 /**
  * A fragment of the state, for the snapshot writer to take its rows as they are held
@@ -16,7 +14,7 @@ export interface FragmentState {
   index: string;
   field: string;
   view: string;
-  fragment: Fragment;
+  fragment: ReadonlyFragment;
 }
 
 /** The fragment's rows as one BitsSet (packed rows through views that are not kept). */
@@ -27,7 +25,7 @@ export function fragmentEvent(s: FragmentState): Extract<Event, { type: 'BitsSet
   return { type: 'BitsSet', index, field, view, shard: fragment.shard, rows, columns };
 }
 
-export function* stateEvents(holder: Holder): Generator<Event | FragmentState> {
+export function* stateEvents(holder: ReadonlyHolder): Generator<Event | FragmentState> {
   for (const index of holder.sortedIndexes()) {
     yield { type: 'IndexCreated', index: index.name, options: { ...index.options } };
     for (const field of index.fields.values()) {
@@ -91,7 +89,7 @@ export function* stateEvents(holder: Holder): Generator<Event | FragmentState> {
   }
 }
 
-function* keyEvents(index: string, field: string, t: KeyTranslator): Generator<Event> {
+function* keyEvents(index: string, field: string, t: ReadonlyKeyTranslator): Generator<Event> {
   if (t.size === 0) return;
   const keys: string[] = [];
   for (let id = 1; id < t.nextId; id++) keys.push(t.key(id) ?? '');

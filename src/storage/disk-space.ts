@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { SNAPSHOTS_SUBDIR } from './data-dir.js';
 import { writeAll } from './durable-fs.js';
+import { systemClock } from '../util/clock.js';
 
 const RESERVE_FILE = 'disk-reserve';
 // Far from the reserve, free space is re-read once a second; close to it, before every write.
@@ -55,7 +56,7 @@ export class DiskSpace {
     // A snapshot that runs out of space only fails (and is retried), but meanwhile a log append
     // could fail too, which is fatal: so the next snapshot's room is kept as well.
     const needed = this.reserveBytes + Math.max(snapshotBytes, this.snapshotBytesAtStart);
-    const now = Date.now();
+    const now = systemClock.now();
     if (now - this.checkedAt >= REFRESH_MS || this.free < CLOSE_FACTOR * needed) {
       this.free = freeBytes(this.dir);
       this.checkedAt = now;

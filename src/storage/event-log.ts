@@ -5,6 +5,7 @@
 // recovers it).
 import type { Logger } from 'pino';
 import { assert, AssertionError } from '../util/assert.js';
+import { type Clock, type ClockTimer, every, systemClock } from '../util/clock.js';
 import { openLevelDb, type LevelDb } from './data-dir.js';
 import {
   batchAt,
@@ -47,6 +48,8 @@ export interface EventLogOptions {
    * reported, not dropped. Appends would still work: the caller opens a copy (see inspect).
    */
   readonly readOnly?: boolean;
+  /** Commit times and the interval flush (default: the system's). */
+  readonly clock?: Clock;
 }
 
 /** A meta write committed atomically with the records of the same append; null deletes. */
@@ -76,7 +79,7 @@ export class EventLog {
   #dirty = false;
   #flushing: Promise<void> | null = null;
   #failure: unknown = undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: ClockTimer | undefined;
   #intervalMs: number | undefined;
   /** Commit times never go backwards, even if the wall clock does: a time maps to one prefix. */
   #lastTimeMs = 0;
@@ -85,6 +88,7 @@ export class EventLog {
     private readonly db: LevelDb,
     private readonly policy: FsyncPolicy,
     private readonly logger: Logger,
+    private readonly clock: Clock,
     first: number,
     last: number,
   ) {
@@ -112,12 +116,12 @@ export class EventLog {
       const first = firstKey === undefined ? last + 1 : (logKeySeq(firstKey) ?? floor + 1);
       // A batch time above the last record belongs to a dropped tail; a later batch would inherit it.
       await clearTimesAfter(db, last);
-      const log = new EventLog(db, opts.fsync, opts.logger, first, last);
+      const log = new EventLog(db, opts.fsync, opts.logger, opts.clock ?? systemClock, first, last);
       log.#lastTimeMs = (await batchAt(db, last))?.timeMs ?? 0;
       if (opts.fsync === 'interval') {
         log.#intervalMs = interval;
-        log.#timer = setInterval(() => void log.#flushIfDirty(), interval);
-        log.#timer.unref(); // the timer must not keep a finished process alive
+        // The timer must not keep a finished process alive.
+        log.#timer = every(log.clock, interval, () => void log.#flushIfDirty(), { unref: true });
       }
       return log;
     } catch (err) {
@@ -175,7 +179,7 @@ export class EventLog {
         bytes = await encodeRecordsSliced(records, firstSeq, (key, value) => batch.put(key, value));
         for (const m of meta) bytes += addMeta(batch, m);
         if (records.length > 0 && timeMs !== null) {
-          this.#lastTimeMs = Math.max(this.#lastTimeMs, timeMs ?? Date.now());
+          this.#lastTimeMs = Math.max(this.#lastTimeMs, timeMs ?? this.clock.now());
           batch.put(timeKey(firstSeq), encodeCommitTime(this.#lastTimeMs, bytes));
         }
       } catch (err) {
@@ -347,7 +351,7 @@ export class EventLog {
   }
 
   async close(): Promise<void> {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     if (this.#flushing !== null) await this.#flushing;
     // 'interval' promised durability within an interval; a clean shutdown must keep it.

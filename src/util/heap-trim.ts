@@ -6,10 +6,10 @@
 // malloc_trim(0) (src/native/malloc-trim.c, built by `npm ci`) on a libuv pool thread. Where the
 // addon is not built or there is no glibc, this does nothing.
 import { createRequire } from 'node:module';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from 'pino';
+import { type Clock, type ClockTimer, systemClock } from './clock.js';
 import { repoPath } from './proto-path.js';
 
 interface NativeTrim {
@@ -82,15 +82,20 @@ export class HeapTrimmer {
   private churn = 0;
   /** `churn` when the timer was set: more since means writes went on, so not quiet yet. */
   private churnAtTimer = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ClockTimer | undefined;
   private stopped = false;
   readonly figures: TrimFigures = { trims: 0, releasedBytes: 0 };
 
-  constructor(private readonly logger: Logger) {}
+  /** `off`: never trims (the simulator: a trim's pool thread would finish at a real time). */
+  constructor(
+    private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
+    private readonly off = false,
+  ) {}
 
-  /** Whether trims happen here (the addon built, on glibc). */
+  /** Whether trims happen here (the addon built, on glibc, and not switched off). */
   get enabled(): boolean {
-    return native !== undefined;
+    return native !== undefined && !this.off;
   }
 
   /**
@@ -100,24 +105,27 @@ export class HeapTrimmer {
    */
   note(bytes: number): void {
     this.churn += bytes;
-    if (this.timer === undefined && this.churn >= CHURN_BYTES && native !== undefined && !this.stopped)
+    if (this.timer === undefined && this.churn >= CHURN_BYTES && this.enabled && !this.stopped)
       this.schedule(QUIET_MS, true);
   }
 
   private schedule(ms: number, followUp: boolean): void {
     this.churnAtTimer = this.churn;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      // Writes since the timer was set: wait for a quiet second again.
-      if (this.churn !== this.churnAtTimer) this.schedule(QUIET_MS, true);
-      else void this.run(followUp);
-    }, ms);
-    this.timer.unref();
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        // Writes since the timer was set: wait for a quiet second again.
+        if (this.churn !== this.churnAtTimer) this.schedule(QUIET_MS, true);
+        else void this.run(followUp);
+      },
+      ms,
+      { unref: true },
+    );
   }
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 
@@ -126,19 +134,19 @@ export class HeapTrimmer {
     this.churn = 0;
     try {
       const before = process.memoryUsage.rss();
-      const t0 = performance.now();
+      const t0 = this.clock.monotonic();
       // Twice: a native bitmap's wrapper is found dead by one collection, and what its finalizer
       // releases may be found by the next.
       for (let i = 0; i < 2; i++) {
         collect();
-        await sleep(FINALIZE_MS);
+        await this.clock.sleep(FINALIZE_MS);
       }
       await native.trim();
       const released = Math.max(0, before - process.memoryUsage.rss());
       this.figures.trims++;
       this.figures.releasedBytes += released;
       this.logger.debug(
-        { releasedMiB: Math.round(released / 1048576), ms: Math.round(performance.now() - t0) },
+        { releasedMiB: Math.round(released / 1048576), ms: Math.round(this.clock.monotonic() - t0) },
         'freed memory returned to the kernel after bulk writes',
       );
     } catch (err) {

@@ -3,6 +3,8 @@
 // synchronous step (inside Engine.write), or returns to the event loop between pieces where it
 // may be spread out (preparing a large import before its write), so that /status and small
 // queries are answered meanwhile.
+import { type Clock, systemClock } from './clock.js';
+
 export type Steps<T> = Generator<void, T, undefined>;
 
 /** Runs `work` to its end without pausing. */
@@ -14,14 +16,14 @@ export function runSteps<T>(work: Steps<T>): T {
 }
 
 /** Runs `work`, returning to the event loop whenever a stretch has taken `sliceMs` or more. */
-export async function runStepsYielding<T>(work: Steps<T>, sliceMs = 5): Promise<T> {
-  let start = performance.now();
+export async function runStepsYielding<T>(work: Steps<T>, clock: Clock = systemClock, sliceMs = 5): Promise<T> {
+  let start = clock.monotonic();
   for (;;) {
     const r = work.next();
     if (r.done === true) return r.value;
-    if (performance.now() - start < sliceMs) continue;
+    if (clock.monotonic() - start < sliceMs) continue;
     await new Promise<void>((resolve) => setImmediate(resolve));
-    start = performance.now();
+    start = clock.monotonic();
   }
 }
 

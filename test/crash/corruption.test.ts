@@ -14,37 +14,40 @@ import { removeDir, startServer, type TestServer } from '../helpers/server.js';
 
 async function seed(server: TestServer, sets: number, firstCol = 0): Promise<void> {
   if (!server.engine.peekApplied((h) => h.index('c'))) {
-    await server.engine.write((_h, sink) => {
-      sink.emit({ type: 'IndexCreated', index: 'c', options: { keys: false, trackExistence: false } });
-      sink.emit({
-        type: 'FieldCreated',
-        index: 'c',
-        field: 'f',
-        options: {
-          type: 'set',
-          cacheType: 'ranked',
-          cacheSize: 100,
-          keys: false,
-          min: 0n,
-          max: 0n,
-          timeQuantum: '',
-          noStandardView: false,
-        },
-      });
+    await server.engine.commit({
+      decide: (_h, sink) => {
+        sink.emit({ type: 'IndexCreated', index: 'c', options: { keys: false, trackExistence: false } });
+        sink.emit({
+          type: 'FieldCreated',
+          index: 'c',
+          field: 'f',
+          options: {
+            type: 'set',
+            cacheType: 'ranked',
+            cacheSize: 100,
+            keys: false,
+            min: 0n,
+            max: 0n,
+            timeQuantum: '',
+            noStandardView: false,
+          },
+        });
+      },
     });
   }
   for (let i = 0; i < sets; i++) {
-    await server.engine.write((_h, sink) =>
-      sink.emit({
-        type: 'BitsSet',
-        index: 'c',
-        field: 'f',
-        view: 'standard',
-        shard: 0,
-        rows: [i % 3],
-        columns: [new RoaringBitmap32([firstCol + i])],
-      }),
-    );
+    await server.engine.commit({
+      decide: (_h, sink) =>
+        sink.emit({
+          type: 'BitsSet',
+          index: 'c',
+          field: 'f',
+          view: 'standard',
+          shard: 0,
+          rows: [i % 3],
+          columns: [new RoaringBitmap32([firstCol + i])],
+        }),
+    });
   }
 }
 

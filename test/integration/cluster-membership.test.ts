@@ -21,19 +21,17 @@ interface TestNode {
   delivered: string[];
 }
 
-/** Applies nothing, but stages each position with engine.write as the real applier does (tests only). */
+/** Applies nothing, but commits each position as the real applier does (tests only). */
 const recordingSink =
   (delivered: string[]): SinkFactory =>
   (_view, engine) => ({
     async deliver(topic: ClusterTopic, partition: number, messages, next: string) {
       for (const m of messages) delivered.push(`${topic}/${partition}/${m.offset}`);
       // A cluster node's engine refuses local writes: this sink applies as the cluster does.
-      await engine.write(
-        () => {
-          engine.cursors.stage(positionKey(topic, partition), encodePosition(next));
-        },
-        { replicated: true },
-      );
+      await engine.commit({
+        cursors: [{ key: positionKey(topic, partition), value: encodePosition(next) }],
+        origin: 'cluster',
+      });
     },
   });
 

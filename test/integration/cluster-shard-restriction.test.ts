@@ -39,9 +39,9 @@ async function setUp(): Promise<Engine> {
 }
 
 function write(engine: Engine, pql: string, only?: (shard: number) => boolean): Promise<unknown> {
-  return engine.write(
-    (h, sink) => runQuery(h, sink, 'i', parse(pql), opts, { maxWritesPerRequest: 0 }, undefined, only).results,
-  );
+  return engine.commit({
+    decide: (h, sink) => runQuery(h, sink, 'i', parse(pql), opts, { maxWritesPerRequest: 0 }, undefined, only).results,
+  });
 }
 
 function rows(engine: Engine, pql: string): unknown {

@@ -1,5 +1,5 @@
 // A large import does not hold reads back (issue 15, defect 2), and is never seen before it is
-// durable. The server holds every log append back (BITLEDGER_TEST_PAUSE_BEFORE_BATCH_MS), so a
+// durable. The server holds every log append back (the commit queue's pauseBeforeBatchMs hook), so a
 // test can act while the import is staged but not yet durable; it checks ordering, not timing:
 // /status, a query of another index and a query of the same field are all answered while the
 // import is still not durable, the same-field query without the import's bits, and a write sent
@@ -19,12 +19,9 @@ let server: Server;
 let url: string;
 
 async function open(holdAppendsMs?: number): Promise<Server> {
-  if (holdAppendsMs !== undefined) process.env.BITLEDGER_TEST_PAUSE_BEFORE_BATCH_MS = String(holdAppendsMs);
-  try {
-    return await createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir }, pino({ level: 'silent' }), () => {});
-  } finally {
-    delete process.env.BITLEDGER_TEST_PAUSE_BEFORE_BATCH_MS;
-  }
+  return createServer({ ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir }, pino({ level: 'silent' }), () => {}, {
+    commitTestHooks: holdAppendsMs === undefined ? {} : { pauseBeforeBatchMs: holdAppendsMs },
+  });
 }
 
 async function post(

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import roaring from 'roaring';
 import { defaultFieldOptions, type FieldType } from '../../src/domain/types.js';
 import type { Event, EventType } from '../../src/events/types.js';
-import type { Holder } from '../../src/state/holder.js';
+import type { ReadonlyHolder } from '../../src/state/readonly.js';
 
 const { RoaringBitmap32 } = roaring;
 
@@ -195,7 +195,7 @@ export const cmd: fc.Arbitrary<Cmd> = fc.oneof(
 );
 
 /** Turns a command into events valid for the current state (or none). */
-export function decide(h: Holder, c: Cmd, counter: { n: number }): Event[] {
+export function decide(h: ReadonlyHolder, c: Cmd, counter: { n: number }): Event[] {
   switch (c.k) {
     case 'snapshot':
       return [];
@@ -243,7 +243,7 @@ export function decide(h: Holder, c: Cmd, counter: { n: number }): Event[] {
 }
 
 function decideIndexed(
-  h: Holder,
+  h: ReadonlyHolder,
   c: Exclude<Cmd, { k: 'snapshot' | 'ingest' | 'dropIngest' | 'offsets' | 'mark' }>,
   counter: { n: number },
 ): Event[] {

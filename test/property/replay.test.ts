@@ -43,12 +43,13 @@ describe('replay equivalence', () => {
           for (const c of cmds) {
             if (c.k === 'snapshot') await server.engine.snapshot();
             else
-              await server.engine.write((h, sink) =>
-                decide(h, c, counter).forEach((e) => {
-                  seen.add(e.type);
-                  sink.emit(e);
-                }),
-              );
+              await server.engine.commit({
+                decide: (h, sink) =>
+                  decide(h, c, counter).forEach((e) => {
+                    seen.add(e.type);
+                    sink.emit(e);
+                  }),
+              });
           }
           const live = server.engine.peekApplied(stateDigest);
           await server.close();
@@ -96,7 +97,7 @@ describe('replay equivalence', () => {
         { k: 'index', i: 0, track: true, keys: false },
         { k: 'legacy', i: 0, key: 1, value: 'YMD' },
       ] as const)
-        await server.engine.write((h, sink) => decide(h, c, counter).forEach((e) => sink.emit(e)));
+        await server.engine.commit({ decide: (h, sink) => decide(h, c, counter).forEach((e) => sink.emit(e)) });
       const live = server.engine.peekApplied(stateDigest);
       await server.close();
       const log = await EventLog.open(dataDir, { fsync: 'always', logger: silent });

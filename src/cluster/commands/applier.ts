@@ -1,9 +1,10 @@
 // The holder side of the write path (CommandSink): the consumer hands it each partition's
 // messages in offset order; it reassembles chunks, decodes each command and runs it through this
 // node's own services — SchemaService, the query write path, ImportService — so every change goes
-// through Engine.write → apply() exactly as on one node. Each command runs in an apply scope that
-// makes Engine.write stage the partition's position in the command's own write group: a restart
-// replays the local log and resumes after the last command it holds, never applying one twice.
+// through Engine.commit → apply() exactly as on one node. Each command's commit carries the
+// partition's position (CommitContext: cursors, origin 'cluster'), so the position becomes
+// durable in the command's own group: a restart replays the local log and resumes after the last
+// command it holds, never applying one twice.
 //
 // A command that fails with a 4xx DomainError fails the same way on every holder (same state,
 // same command): it is recorded as failed and skipped. Anything else stops the sink loudly
@@ -12,20 +13,19 @@ import type { Logger } from 'pino';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
 import type { Engine } from '../../engine/engine.js';
+import type { CommitContext, CursorWrite } from '../../engine/ports.js';
 import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
 import { statusOf } from '../../http/errors.js';
 import type { ImportService } from '../../service/import/import-service.js';
 import { rewriteLegacyQuery } from '../../service/legacy/legacy-query.js';
 import { checkLegacyRelease, isLegacyRelease } from '../../service/legacy/legacy-release.js';
 import { hasLegacyCall } from '../../pql/legacy.js';
-import type { Event } from '../../events/types.js';
 import { commandMarkKey } from '../../state/holder.js';
 import { parseQuery } from '../../service/query-service.js';
 import { runQuery } from '../../service/query/index.js';
 import type { SchemaService } from '../../service/schema-service.js';
 import { assignKeys } from '../../service/write-model/keys.js';
 import { LIMITS } from '../../config/limits.js';
-import { runInApplyScope } from '../../util/write-scope.js';
 import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
 import { decodeStoredPosition, encodePosition } from './position.js';
@@ -143,9 +143,7 @@ export class CommandApplier implements CommandSink {
     const target = pending === undefined ? BigInt(next) : BigInt(pending);
     if (target > this.positions.get(topic, partition)) {
       const kept = this.keptAfter(key, target);
-      const value = encodePosition(target, kept);
-      const scope = { cursors: [{ key: positionKey(topic, partition), value }], staged: false };
-      await runInApplyScope(scope, () => this.parts.engine.write(() => undefined));
+      await this.commitPosition([{ key: positionKey(topic, partition), value: encodePosition(target, kept) }]);
       this.appliedAfter.set(key, new Set(kept));
       this.setPosition(topic, partition, target);
     }
@@ -173,12 +171,9 @@ export class CommandApplier implements CommandSink {
     const last = BigInt(a.lastOffset);
     const after = pendingFrom !== undefined && BigInt(pendingFrom) < last + 1n ? BigInt(pendingFrom) : last + 1n;
     const kept = this.keptAfter(key, after, last);
-    const position = {
-      cursors: [{ key: positionKey(topic, partition), value: encodePosition(after, kept) }],
-      staged: false,
-    };
+    const cursors = [{ key: positionKey(topic, partition), value: encodePosition(after, kept) }];
     if (this.appliedAfter.get(key)?.has(last) === true) {
-      await runInApplyScope(position, () => this.parts.engine.write(() => undefined));
+      await this.commitPosition(cursors);
       this.appliedAfter.set(key, new Set(kept));
       this.setPosition(topic, partition, after);
       return;
@@ -187,27 +182,27 @@ export class CommandApplier implements CommandSink {
     const cmd = decodeCommand(a.value, where);
     if (cmd.kind === 'pql' || cmd.kind === 'import') await this.metaReached(cmd, where);
     const time = commandTime(cmd, a);
-    const scope = {
-      ...position,
-      opening: {
-        type: 'CommandApplied',
-        topic,
-        partition,
-        offset: a.lastOffset,
-        position: Buffer.from(position.cursors[0].value).toString('utf8'),
-        timeMs: time,
-      } satisfies Event,
-    };
+    const applied = {
+      type: 'CommandApplied',
+      topic,
+      partition,
+      offset: a.lastOffset,
+      position: Buffer.from(cursors[0].value).toString('utf8'),
+      timeMs: time,
+    } as const;
     let result: CommandResult;
     try {
-      result = { ok: true, value: await runInApplyScope(scope, () => this.run(cmd, time)) };
+      // Every command ends in one commit, which carries the position and the command's
+      // CommandApplied (a success with no events too: they go in a group of their own).
+      result = { ok: true, value: await this.run(cmd, time, { cursors, origin: 'cluster', applied }) };
     } catch (err) {
       if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
       result = { ok: false, status: statusOf(err), code: err.code, message: err.message };
       this.parts.logger.debug({ command: where, err: err.message }, 'cluster command failed (as on every holder)');
+      // A refused command committed nothing (a DomainError means so): its position moves alone,
+      // with its CommandApplied (it was applied: as a refusal, on every holder alike).
+      await this.commitPosition(cursors, applied);
     }
-    // A command that wrote nothing (or failed before writing) still moves the position.
-    if (!scope.staged) await runInApplyScope(scope, () => this.parts.engine.write(() => undefined));
     this.results.set(topic, partition, a.lastOffset, result);
     this.appliedAfter.set(key, new Set(kept));
     this.setPosition(topic, partition, after);
@@ -223,61 +218,76 @@ export class CommandApplier implements CommandSink {
     }
   }
 
-  /** Runs a command at its coordinator's time (`now`): nothing here reads this node's clock. */
-  private run(cmd: Command, now: number): Promise<unknown> {
+  /** A position alone (a command applied before, markers, a refused command). */
+  private commitPosition(cursors: readonly CursorWrite[], applied?: CommitContext['applied']): Promise<void> {
+    return this.parts.engine.commit({ cursors, origin: 'cluster', ...(applied === undefined ? {} : { applied }) });
+  }
+
+  /**
+   * Runs a command through the services at its coordinator's time (`now`: nothing here reads this
+   * node's clock); `ctx` goes to the one commit it makes.
+   */
+  private run(cmd: Command, now: number, ctx: CommitContext): Promise<unknown> {
     switch (cmd.kind) {
       case 'schema':
-        return this.runSchema(cmd.schema).then(() => null);
+        return this.runSchema(cmd.schema, ctx).then(() => null);
       case 'keys':
-        return this.runKeys(cmd);
+        return this.runKeys(cmd, ctx);
       case 'attrs':
-        return this.runPql(cmd.index, cmd.pql, { now });
+        return this.runPql(cmd.index, cmd.pql, { now }, ctx);
       case 'pql': {
         const { index, partition } = cmd;
         const only = (s: number): boolean => this.parts.partitionOf(index, s) === partition;
-        return this.runPql(index, cmd.pql, { now, release: cmd.release ?? '', shards: cmd.shards, only });
+        return this.runPql(index, cmd.pql, { now, release: cmd.release ?? '', shards: cmd.shards, only }, ctx);
       }
       case 'import':
-        return this.runImport(cmd).then(() => null);
+        return this.runImport(cmd, ctx).then(() => null);
     }
   }
 
-  private runSchema(s: SchemaOp): Promise<void> {
+  private runSchema(s: SchemaOp, ctx: CommitContext): Promise<void> {
     const schema = this.parts.schema;
     switch (s.op) {
       case 'createIndex':
-        return schema.createIndex(s.index, s.options);
+        return schema.createIndex(s.index, s.options, ctx);
       case 'deleteIndex':
-        return schema.deleteIndex(s.index);
+        return schema.deleteIndex(s.index, ctx);
       case 'createField':
-        return schema.createField(s.index, s.field, { options: s.options, extraIntFields: s.extraIntFields });
+        return schema.createField(s.index, s.field, { options: s.options, extraIntFields: s.extraIntFields }, ctx);
       case 'deleteField':
-        return schema.deleteField(s.index, s.field);
+        return schema.deleteField(s.index, s.field, ctx);
       case 'applySchema':
-        return schema.applySchema(s.indexes);
+        return schema.applySchema(s.indexes, ctx);
     }
   }
 
   /** IDs of the keys, new ones assigned here: every node applies the same meta order, so the same IDs. */
-  private runKeys(cmd: Extract<MetaCommand, { kind: 'keys' }>): Promise<{ columns: number[]; rows: number[][] }> {
-    return this.parts.engine.write((h, sink) => {
-      const idx = h.index(cmd.index);
-      if (!idx) throw indexNotFoundNamed(cmd.index);
-      if (cmd.columns.length > 0 && !idx.options.keys) throw badRequest(`index ${cmd.index} does not use string keys`);
-      for (const r of cmd.rows) {
-        const f = idx.field(r.field);
-        if (!f) throw fieldNotFoundNamed(r.field);
-        if (!f.options.keys) throw badRequest(`field ${r.field} does not use string keys`);
-      }
-      const columns = Array.from(assignKeys(idx.columnKeys, cmd.columns, sink, cmd.index, ''));
-      const rows = cmd.rows.map((r) =>
-        Array.from(assignKeys(idx.rowKeys.get(r.field), r.keys, sink, cmd.index, r.field)),
-      );
-      return { columns, rows };
+  private runKeys(
+    cmd: Extract<MetaCommand, { kind: 'keys' }>,
+    ctx: CommitContext,
+  ): Promise<{ columns: number[]; rows: number[][] }> {
+    return this.parts.engine.commit({
+      ...ctx,
+      decide: (h, sink) => {
+        const idx = h.index(cmd.index);
+        if (!idx) throw indexNotFoundNamed(cmd.index);
+        if (cmd.columns.length > 0 && !idx.options.keys)
+          throw badRequest(`index ${cmd.index} does not use string keys`);
+        for (const r of cmd.rows) {
+          const f = idx.field(r.field);
+          if (!f) throw fieldNotFoundNamed(r.field);
+          if (!f.options.keys) throw badRequest(`field ${r.field} does not use string keys`);
+        }
+        const columns = Array.from(assignKeys(idx.columnKeys, cmd.columns, sink, cmd.index, ''));
+        const rows = cmd.rows.map((r) =>
+          Array.from(assignKeys(idx.rowKeys.get(r.field), r.keys, sink, cmd.index, r.field)),
+        );
+        return { columns, rows };
+      },
     });
   }
 
-  private async runPql(index: string, text: string, o: PqlRun): Promise<unknown> {
+  private async runPql(index: string, text: string, o: PqlRun, ctx: CommitContext): Promise<unknown> {
     const parsed = parseQuery(text);
     // The coordinator's release, not this node's: every holder refuses or rewrites alike.
     if (o.release !== undefined && hasLegacyCall(parsed)) {
@@ -288,21 +298,24 @@ export class CommandApplier implements CommandSink {
     const query = engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed));
     const opts = { shards: o.shards, columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
-    const res = await engine.write((h, sink) => runQuery(h, sink, index, query, opts, limits, o.now, o.only));
+    const res = await engine.commit({
+      ...ctx,
+      decide: (h, sink) => runQuery(h, sink, index, query, opts, limits, o.now, o.only),
+    });
     return res.results;
   }
 
-  private runImport(cmd: Extract<LogCommand, { kind: 'import' }>): Promise<void> {
+  private runImport(cmd: Extract<LogCommand, { kind: 'import' }>, ctx: CommitContext): Promise<void> {
     const { index, field, shard, clear } = cmd;
     const imports = this.parts.imports;
     switch (cmd.format) {
       case 'bits': {
         const b = decodeImportRequest(cmd.body);
-        return imports.importBits({ ...b, index, field, shard, clear });
+        return imports.importBits({ ...b, index, field, shard, clear }, ctx);
       }
       case 'values': {
         const v = decodeImportValueRequest(cmd.body);
-        return imports.importValues({ ...v, index, field, shard, clear });
+        return imports.importValues({ ...v, index, field, shard, clear }, ctx);
       }
       case 'roaring': {
         const views: { view: string; data: Uint8Array }[] = [];
@@ -312,7 +325,7 @@ export class CommandApplier implements CommandSink {
           views.push({ view, data: cmd.body.subarray(at, at + n) });
           at += n;
         });
-        return imports.importRoaring({ index, field, shard, clear, views });
+        return imports.importRoaring({ index, field, shard, clear, views }, ctx);
       }
     }
   }

@@ -1,7 +1,7 @@
 // What every coordinator of a write needs: send commands to the meta topic or the log partitions,
 // wait until this node has applied a meta command and take its own result (every node reaches the
 // same), and gather a log command's result from a holder of its partition (this node first).
-import { type WallClock, systemWallClock } from '../../config/clock.js';
+import { type Clock, systemClock } from '../../util/clock.js';
 import { DomainError } from '../../domain/errors.js';
 import type { LogCommand, MetaCommand } from '../commands/command.js';
 import type { CommandApplier } from '../commands/applier.js';
@@ -17,7 +17,7 @@ export interface ClusterWritesParts {
   /** How long a coordinator waits for an applied result (default 30 s). */
   resultWaitMs?: number;
   /** The coordinator's clock, stamped on every command (default: the system's). */
-  clock?: WallClock;
+  clock?: Clock;
 }
 
 export class ClusterWrites {
@@ -43,7 +43,7 @@ export class ClusterWrites {
    * command it has applied, so no command is older than the schema and keys it was written with.
    */
   stamp(): number {
-    return Math.max((this.parts.clock ?? systemWallClock)(), this.parts.applier.metaTime());
+    return Math.max((this.parts.clock ?? systemClock).now(), this.parts.applier.metaTime());
   }
 
   /** Runs a meta command: produced, applied here, answered with this node's result. */

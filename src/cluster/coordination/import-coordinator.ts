@@ -19,11 +19,10 @@ import {
   type RoaringImport,
   type ValuesImport,
 } from '../../service/import/import-service.js';
-import type { Holder } from '../../state/holder.js';
-import type { Index } from '../../state/index-state.js';
 import type { LogCommand } from '../commands/command.js';
 import type { ClusterWrites } from './cluster-writes.js';
 import { missingKeys } from './write-keys.js';
+import type { ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
 const STOP = Symbol('validated');
 /** A sink that ends a decide at its first event: by then the request passed every check. */
@@ -108,15 +107,15 @@ export class ClusterImportService {
   }
 
   /** Kafka ingest and the legacy input definitions decide imports inside local writes: not here. */
-  decideBits(_h: Holder, _sink: EventSink, _req: BitsImport): void {
+  decideBits(_h: ReadonlyHolder, _sink: EventSink, _req: BitsImport): void {
     throw notInCluster();
   }
 
-  decideValues(_h: Holder, _sink: EventSink, _req: ValuesImport): void {
+  decideValues(_h: ReadonlyHolder, _sink: EventSink, _req: ValuesImport): void {
     throw notInCluster();
   }
 
-  private validate(decide: (h: Holder) => void): void {
+  private validate(decide: (h: ReadonlyHolder) => void): void {
     try {
       this.engine.peekApplied(decide);
     } catch (err) {
@@ -126,14 +125,14 @@ export class ClusterImportService {
 
   private keyed(index: string, field: string): { columns: boolean; rows: boolean } {
     return this.engine.peekApplied((h) => {
-      const idx = h.index(index) as Index;
+      const idx = h.index(index) as ReadonlyIndex;
       return { columns: idx.options.keys, rows: idx.field(field)?.options.keys === true };
     });
   }
 
   private async assign(index: string, columns: string[], rows: { field: string; keys: string[] }[]): Promise<void> {
     const missing = this.engine.peekApplied((h) =>
-      missingKeys(h.index(index) as Index, { columns, rows: new Map(rows.map((r) => [r.field, r.keys])) }),
+      missingKeys(h.index(index) as ReadonlyIndex, { columns, rows: new Map(rows.map((r) => [r.field, r.keys])) }),
     );
     if (missing !== undefined) await this.writes.meta({ kind: 'keys', index, ...missing });
   }
@@ -142,14 +141,14 @@ export class ClusterImportService {
   private columnIds(index: string, ids: WideIdArray, keys: string[] | undefined): WideIdArray {
     if (keys === undefined) return ids;
     return this.engine.peekApplied((h) => {
-      const t = (h.index(index) as Index).columnKeys;
+      const t = (h.index(index) as ReadonlyIndex).columnKeys;
       return Float64Array.from(keys, (k) => t.id(k) ?? -1);
     });
   }
 
   private knownRows(index: string, field: string, keys: string[]): boolean[] {
     return this.engine.peekApplied((h) => {
-      const t = (h.index(index) as Index).rowKeys.get(field);
+      const t = (h.index(index) as ReadonlyIndex).rowKeys.get(field);
       return keys.map((k) => t?.id(k) !== undefined);
     });
   }

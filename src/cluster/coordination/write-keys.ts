@@ -1,11 +1,11 @@
 // Small helpers of the write coordinators: which keys still need IDs (only those go through the
 // meta topic), and the column attributes of several read runs as one answer.
 import type { ColumnAttrSet } from '../../executor/result.js';
-import type { Index } from '../../state/index-state.js';
+import type { ReadonlyIndex } from '../../state/readonly.js';
 
 /** The keys without an ID yet, each once, in order of first appearance; undefined when none. */
 export function missingKeys(
-  index: Index,
+  index: ReadonlyIndex,
   wanted: { columns: readonly string[]; rows: ReadonlyMap<string, readonly string[]> },
 ): { columns: string[]; rows: { field: string; keys: string[] }[] } | undefined {
   const columns = unknown(wanted.columns, (k) => index.columnKeys.id(k) !== undefined);

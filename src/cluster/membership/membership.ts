@@ -20,6 +20,7 @@ import { type JoinState, bitledgerAssignor, decodeMap } from './assignor-protoco
 import { Feed } from '../commands/feed.js';
 import type { Positions } from '../commands/positions.js';
 import type { CommandSink, Member, PartitionMap } from '../types.js';
+import { systemClock } from '../../util/clock.js';
 
 export interface MembershipOptions {
   kafka: Kafka;
@@ -101,7 +102,7 @@ export class Membership {
     // Alone in the map: nobody to hand over to.
     if (this.stopped || m0 === undefined || m0.members.every((x) => x.id === this.opts.self().id)) return false;
     this.leaving = true;
-    const deadline = Date.now() + timeoutMs;
+    const deadline = systemClock.now() + timeoutMs;
     const self = this.opts.self().id;
     const done = (): boolean => {
       const m = this.current;
@@ -109,7 +110,7 @@ export class Membership {
     };
     await this.nudging;
     const nudged = this.nudge();
-    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!done() && systemClock.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     await nudged;
     return done();
   }

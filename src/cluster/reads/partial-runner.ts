@@ -6,7 +6,7 @@
 import { type DomainError, badRequest } from '../../domain/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { HistoryRangeError } from '../../engine/history.js';
-import type { Holder } from '../../state/holder.js';
+import type { ReadonlyHolder } from '../../state/readonly.js';
 import { QueryClock, checkBudget, lookupIndex, queryBudget, queryContext } from '../../executor/index.js';
 import { type CallPrep, partialsWork, prepsWork } from '../../executor/partial.js';
 import { type WirePartial, type WirePrep, decodePrep, encodePartial, encodePrep } from '../../executor/partial-wire.js';
@@ -77,7 +77,7 @@ export class PartialRunner {
     const preps: CallPrep[] | undefined = req.preps?.map(decodePrep);
     const opts: QueryOptions = req.opts;
     const clock = new QueryClock(req.now);
-    const run = (h: Holder): Promise<PartialResponse> => {
+    const run = (h: ReadonlyHolder): Promise<PartialResponse> => {
       const prepare = (): Work<PartialResponse> => {
         const index = lookupIndex(h, req.index);
         const { plans } = compileReads(index, query.calls, opts, clock);
@@ -95,7 +95,7 @@ export class PartialRunner {
 }
 
 /** The cluster's state as of `at` on this node; a time it cannot rebuild is the query's 400. */
-export async function pastState(engine: Engine, at: number): Promise<Holder> {
+export async function pastState(engine: Engine, at: number): Promise<ReadonlyHolder> {
   try {
     return await engine.history.commandStateAt(at);
   } catch (err) {

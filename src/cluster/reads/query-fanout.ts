@@ -24,9 +24,10 @@ import type { Query } from '../../pql/ast.js';
 import type { QueryRequestBounds } from '../../service/query-service.js';
 import { PARTIAL_PATH } from './partial-routes.js';
 import { type PartialRequest, type PartialResponse, type PartialRunner, pastState } from './partial-runner.js';
-import type { Holder } from '../../state/holder.js';
+import type { ReadonlyHolder } from '../../state/readonly.js';
 import { encodeQuery } from './query-wire.js';
 import type { ClusterView, Member } from '../types.js';
+import { systemClock } from '../../util/clock.js';
 
 export interface FanoutSettings {
   /** --query-timeout (0: none); a request's `timeout` can shorten it. */
@@ -64,7 +65,7 @@ export class QueryFanout {
     // Waits for offsets end with the deadline too (a lagging node must not hold the query).
     const signal = timeoutMs > 0 ? anySignal(req.signal, AbortSignal.timeout(timeoutMs)) : req.signal;
     const budget = queryBudget(timeoutMs, req.signal);
-    const now = Date.now();
+    const now = systemClock.now();
     const queryOpts: QueryOptions = { ...opts, maxResultRows: this.settings.maxResultRows };
     // Both topics' ends are read at once, after the query arrived (every partition's: one
     // ListOffsets answers them all); the log's are waited for below, once the plan is known.
@@ -78,7 +79,8 @@ export class QueryFanout {
     });
     // The schema and keys as of `at` (this node applied the meta topic up to now).
     const past = at === undefined ? undefined : await pastState(this.local.engine, at);
-    const onState = <T>(fn: (h: Holder) => T): T => (past === undefined ? this.local.engine.peekApplied(fn) : fn(past));
+    const onState = <T>(fn: (h: ReadonlyHolder) => T): T =>
+      past === undefined ? this.local.engine.peekApplied(fn) : fn(past);
     // Validation first, here: the same errors, with the same texts, as a single node.
     const plans = onState(
       (h) => compileReads(lookupIndex(h, index), query.calls, queryOpts, new QueryClock(now)).plans,
@@ -191,7 +193,7 @@ export class QueryFanout {
     body: Omit<PartialRequest, 'timeoutMs'>,
     budget: QueryBudget,
   ): Promise<PartialResponse> {
-    const left = budget.deadline === Infinity ? undefined : Math.max(1, budget.deadline - performance.now());
+    const left = budget.deadline === Infinity ? undefined : Math.max(1, budget.deadline - systemClock.monotonic());
     const req: PartialRequest = left === undefined ? body : { ...body, timeoutMs: left };
     if (member.id === this.view.self.id) {
       try {

@@ -4,10 +4,10 @@
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../domain/errors.js';
 import { EXISTS_FIELD } from '../../domain/names.js';
-import type { Index } from '../../state/index-state.js';
 import { type LegacyRelease, releaseHas } from '../../service/legacy/legacy-release.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
+import type { ReadonlyIndex } from '../../state/readonly.js';
 
 type Family = Parameters<typeof releaseHas>[1];
 
@@ -21,7 +21,7 @@ const FAMILIES: Record<string, Family> = {
 };
 
 /** An index's frames: its fields but the existence field and the frames' int fields. */
-function frames(index: Index): { name: string }[] {
+function frames(index: ReadonlyIndex): { name: string }[] {
   return [...index.fields.values()]
     .filter((f) => f.name !== EXISTS_FIELD && f.options.type !== 'int')
     .map((f) => ({ name: f.name }))

@@ -3,13 +3,12 @@
 // The work pauses between pieces (Steps), so a large import is built off to the side.
 import type { IdArray } from '../../domain/id-array.js';
 import type { Event } from '../../events/types.js';
-import type { Field } from '../../state/field.js';
-import type { Index } from '../../state/index-state.js';
 import { STEP_ITEMS, type Steps } from '../../util/steps.js';
 import { setViews } from '../write-model/bits.js';
 import type { Rebased } from './import-checks.js';
 import type { BitsImport } from './import-types.js';
 import { bucketByRowSteps, gather, type RowBitmaps, splitByShard } from './row-buckets.js';
+import type { ReadonlyField, ReadonlyIndex } from '../../state/readonly.js';
 
 /** The row bitmaps of one (view, shard). */
 export interface BitsBucket extends RowBitmaps {
@@ -19,8 +18,8 @@ export interface BitsBucket extends RowBitmaps {
 
 /** The (view, shard) buckets of pairs r, c (n pairs; IDs relative to baseShard). */
 export function* bucketBits(
-  index: Index,
-  field: Field,
+  index: ReadonlyIndex,
+  field: ReadonlyField,
   req: Rebased<BitsImport>,
   r: IdArray,
   c: IdArray,
@@ -49,8 +48,8 @@ export function* bucketBits(
  * bitmaps are this request's own: the fragment may keep them (adopt) rather than copy.
  */
 export function bucketEvents(
-  index: Index,
-  field: Field,
+  index: ReadonlyIndex,
+  field: ReadonlyField,
   b: BitsBucket,
   clear: boolean,
   exists: boolean,
@@ -80,7 +79,7 @@ export function bucketEvents(
 
 /** The views a request writes, each with the item indices it takes (undefined = all items). */
 function* viewSelections(
-  field: Field,
+  field: ReadonlyField,
   ts: BigInt64Array | null,
   n: number,
 ): Steps<Map<string, Uint32Array | undefined>> {

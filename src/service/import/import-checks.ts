@@ -6,12 +6,10 @@ import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js
 import { EXISTS_FIELD } from '../../domain/names.js';
 import { type IdArray, rebaseColumns } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
-import type { Field } from '../../state/field.js';
-import type { Holder } from '../../state/holder.js';
-import type { Index } from '../../state/index-state.js';
 import { STEP_ITEMS, type Steps } from '../../util/steps.js';
 import { checkBoolRow } from '../write-model/bits.js';
 import type { BitsImport, ValuesImport } from './import-types.js';
+import type { ReadonlyField, ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
 /** A request whose column IDs are exact numbers, relative to a base shard. */
 export type Rebased<T> = T & { columnIds: IdArray };
@@ -28,7 +26,11 @@ export function rebased<T extends BitsImport | ValuesImport>(wide: T): { req: Re
   return { req, baseShard };
 }
 
-export function lookup(h: Holder, indexName: string, fieldName: string): { index: Index; field: Field } {
+export function lookup(
+  h: ReadonlyHolder,
+  indexName: string,
+  fieldName: string,
+): { index: ReadonlyIndex; field: ReadonlyField } {
   const index = h.index(indexName);
   if (!index) throw indexNotFoundNamed(indexName);
   const field = fieldName === EXISTS_FIELD ? undefined : index.field(fieldName);
@@ -37,7 +39,12 @@ export function lookup(h: Holder, indexName: string, fieldName: string): { index
 }
 
 /** Checks a bits import against its index and field; returns the number of pairs. */
-export function* validateBits(index: Index, field: Field, req: Rebased<BitsImport>, baseShard: number): Steps<number> {
+export function* validateBits(
+  index: ReadonlyIndex,
+  field: ReadonlyField,
+  req: Rebased<BitsImport>,
+  baseShard: number,
+): Steps<number> {
   if (field.options.type === 'int')
     throw badRequest(`field ${req.field} is an int field: import values (ImportValueRequest) instead`);
   const n = checkLengths(req);
@@ -82,7 +89,7 @@ function checkIdRange(ids: IdArray, what: string, lo: number, hi: number): void 
 
 /** `ids` relative to baseShard (see rebased); `shard`, as the client named it, absolute. */
 export function* checkColumns(
-  index: Index,
+  index: ReadonlyIndex,
   ids: IdArray,
   keys: string[],
   shard: number | undefined,

@@ -10,10 +10,8 @@ import type { IdArray } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
 import { isTimeViewOf } from '../../domain/time-quantum.js';
 import type { Engine } from '../../engine/engine.js';
+import type { CommitContext } from '../../engine/ports.js';
 import type { EventSink } from '../../events/types.js';
-import type { Field } from '../../state/field.js';
-import type { Holder } from '../../state/holder.js';
-import type { Index } from '../../state/index-state.js';
 import { clearOtherRows, isExclusive, lastPerColumn, markExistsAll } from '../write-model/bits.js';
 import { assignKeys, knownKeyIds, knownPairs } from '../write-model/keys.js';
 import type { Bitmap } from '../../roaring/bitmap.js';
@@ -24,60 +22,65 @@ import { checkColumns, lookup, type Rebased, rebased, validateBits } from './imp
 import type { BitsImport, RoaringImport, ValuesImport } from './import-types.js';
 import { prepareBits } from './prepare-bits.js';
 import { splitByShard } from './row-buckets.js';
+import type { ReadonlyField, ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
 export type { BitsImport, RoaringImport, ValuesImport };
 
 export class ImportService {
   constructor(private readonly engine: Engine) {}
 
-  importValues(req: ValuesImport): Promise<void> {
-    return this.engine.write((h, sink) => this.decideValues(h, sink, req));
+  importValues(req: ValuesImport, ctx: CommitContext = {}): Promise<void> {
+    return this.engine.commit({ ...ctx, decide: (h, sink) => this.decideValues(h, sink, req) });
   }
 
   /** import-roaring: per-view bitmaps of positions row·2^20 + column offset, for one shard. */
-  importRoaring(req: RoaringImport): Promise<void> {
+  importRoaring(req: RoaringImport, ctx: CommitContext = {}): Promise<void> {
     // Decoding is pure and can be slow for big bodies: it happens before the write starts.
     const views = req.views.map((v) => ({ view: v.view, rows: decodeRoaring(v.data) }));
-    return this.engine.write((h, sink) => {
-      const { index, field } = lookup(h, req.index, req.field);
-      if (field.options.type !== 'set' && field.options.type !== 'time')
-        throw badRequest('roaring import is only supported for set and time fields');
-      for (const v of views) {
-        if (v.view !== STANDARD_VIEW && field.options.type !== 'time')
-          throw badRequest(`view ${v.view} is not a view of ${field.options.type} field ${field.name}`);
-        if (v.view !== STANDARD_VIEW && !isTimeViewOf(field.options.timeQuantum, v.view))
-          throw badRequest(notTimeView(v.view, field));
-      }
-      for (const v of views) {
-        if (v.rows.size === 0) continue;
-        const rows = [...v.rows.keys()].sort((a, b) => a - b);
-        sink.emit({
-          type: req.clear ? 'BitsCleared' : 'BitsSet',
-          index: index.name,
-          field: field.name,
-          view: v.view,
-          shard: req.shard,
-          rows,
-          columns: rows.map((r) => v.rows.get(r)!),
-        });
-      }
+    return this.engine.commit({
+      ...ctx,
+      decide: (h, sink) => {
+        const { index, field } = lookup(h, req.index, req.field);
+        if (field.options.type !== 'set' && field.options.type !== 'time')
+          throw badRequest('roaring import is only supported for set and time fields');
+        for (const v of views) {
+          if (v.view !== STANDARD_VIEW && field.options.type !== 'time')
+            throw badRequest(`view ${v.view} is not a view of ${field.options.type} field ${field.name}`);
+          if (v.view !== STANDARD_VIEW && !isTimeViewOf(field.options.timeQuantum, v.view))
+            throw badRequest(notTimeView(v.view, field));
+        }
+        for (const v of views) {
+          if (v.rows.size === 0) continue;
+          const rows = [...v.rows.keys()].sort((a, b) => a - b);
+          sink.emit({
+            type: req.clear ? 'BitsCleared' : 'BitsSet',
+            index: index.name,
+            field: field.name,
+            view: v.view,
+            shard: req.shard,
+            rows,
+            columns: rows.map((r) => v.rows.get(r)!),
+          });
+        }
+      },
     });
   }
 
   /**
    * A bits import: large ones are validated, bucketed and encoded off to the side while other
    * requests are answered (prepareBits), then committed in one short step that applies them once
-   * durable (Engine.writePrepared). Imports whose events depend on state a concurrent write may
-   * change (keys to assign, mutex/bool rows to clear) are decided in one step, as before.
+   * durable (Engine.commit with `prepared`). Imports whose events depend on state a concurrent
+   * write may change (keys to assign, mutex/bool rows to clear) are decided in one step, as are
+   * prepared ones whose index or field changed meanwhile.
    */
-  async importBits(req: BitsImport): Promise<void> {
+  async importBits(req: BitsImport, ctx: CommitContext = {}): Promise<void> {
     const prepared = await prepareBits(this.engine, req);
-    if (prepared !== undefined && (await this.engine.writePrepared((h) => prepared.commit(h)))) return;
-    await this.engine.write((h, sink) => this.decideBits(h, sink, req));
+    if (prepared !== undefined && (await this.engine.commit({ ...ctx, prepared: (h) => prepared.commit(h) }))) return;
+    await this.engine.commit({ ...ctx, decide: (h, sink) => this.decideBits(h, sink, req) });
   }
 
   /** Validates and emits the events of a bit import (for callers that add events of their own). */
-  decideBits(h: Holder, sink: EventSink, wide: BitsImport): void {
+  decideBits(h: ReadonlyHolder, sink: EventSink, wide: BitsImport): void {
     const { index, field } = lookup(h, wide.index, wide.field);
     const { req, baseShard } = rebased(wide);
     const n = runSteps(validateBits(index, field, req, baseShard));
@@ -94,7 +97,7 @@ export class ImportService {
     }
   }
 
-  decideValues(h: Holder, sink: EventSink, wide: ValuesImport): void {
+  decideValues(h: ReadonlyHolder, sink: EventSink, wide: ValuesImport): void {
     const { index, field } = lookup(h, wide.index, wide.field);
     const { req, baseShard } = rebased(wide);
     if (field.options.type !== 'int') throw badRequest(`field ${req.field} is not an int field`);
@@ -148,7 +151,12 @@ function decodeRoaring(data: Uint8Array): Map<number, Bitmap> {
 }
 
 /** A set assigns the keys it names (one KeysAssigned per translator). */
-function setIds(index: Index, field: Field, req: Rebased<BitsImport>, sink: EventSink): [IdArray, IdArray] {
+function setIds(
+  index: ReadonlyIndex,
+  field: ReadonlyField,
+  req: Rebased<BitsImport>,
+  sink: EventSink,
+): [IdArray, IdArray] {
   const rows = field.options.keys
     ? assignKeys(index.rowKeys.get(field.name), req.rowKeys, sink, index.name, field.name)
     : req.rowIds;
@@ -157,14 +165,14 @@ function setIds(index: Index, field: Field, req: Rebased<BitsImport>, sink: Even
 }
 
 /** A clear assigns nothing: pairs naming a key never assigned have no bit to clear. */
-function clearIds(index: Index, field: Field, req: Rebased<BitsImport>): [IdArray, IdArray] {
+function clearIds(index: ReadonlyIndex, field: ReadonlyField, req: Rebased<BitsImport>): [IdArray, IdArray] {
   const rows = field.options.keys ? knownKeyIds(index.rowKeys.get(field.name), req.rowKeys) : req.rowIds;
   const cols = index.options.keys ? knownKeyIds(index.columnKeys, req.columnKeys) : req.columnIds;
   return field.options.keys || index.options.keys ? knownPairs(rows, cols) : [rows, cols];
 }
 
 /** The error for an import-roaring view no query of the field would read (the name cut short). */
-function notTimeView(view: string, field: Field): string {
+function notTimeView(view: string, field: ReadonlyField): string {
   const name = view.length > 80 ? `${view.slice(0, 80)}…` : view;
   return `view ${name} is not a time view of field ${field.name} (time quantum ${field.options.timeQuantum}): views are named by the quantum's units, as 2006, 200601, 20060102 or 2006010215`;
 }

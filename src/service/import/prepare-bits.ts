@@ -1,6 +1,6 @@
 // A large bits import built off to the side: validated, bucketed into row bitmaps and encoded
 // while other requests are answered (the work yields to the event loop every few ms), with
-// nothing visible. Engine.writePrepared then commits it in one short step and applies it once it
+// nothing visible. Engine.commit({ prepared }) then commits it in one short step and applies it once it
 // is durable, so a 100 MB import neither stalls the server nor makes a query wait for its fsync
 // (docs/ARCHITECTURE.md, "Large imports").
 //
@@ -10,14 +10,12 @@
 // decided in one step by ImportService.decideBits.
 import type { Engine } from '../../engine/engine.js';
 import { PreparedEvent } from '../../events/prepared.js';
-import type { Field } from '../../state/field.js';
-import type { Holder } from '../../state/holder.js';
-import type { Index } from '../../state/index-state.js';
 import { runStepsYielding, type Steps } from '../../util/steps.js';
 import { isExclusive } from '../write-model/bits.js';
 import { bucketBits, bucketEvents } from './bits-buckets.js';
 import { lookup, rebased, validateBits } from './import-checks.js';
 import type { BitsImport } from './import-types.js';
+import type { ReadonlyField, ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
 /** Bits per event: encoding one takes a few ms, and the pieces are yielded between. */
 const EVENT_BITS = 1 << 20;
@@ -27,7 +25,7 @@ export interface PreparedBits {
    * The events to commit, if the index and field are still the ones they were built for; a
    * missing one is the usual 404, and undefined means decide afresh (the field was recreated).
    */
-  commit(h: Holder): readonly PreparedEvent[] | undefined;
+  commit(h: ReadonlyHolder): readonly PreparedEvent[] | undefined;
 }
 
 export async function prepareBits(engine: Engine, wide: BitsImport): Promise<PreparedBits | undefined> {
@@ -35,7 +33,7 @@ export async function prepareBits(engine: Engine, wide: BitsImport): Promise<Pre
   const { index, field } = engine.peekApplied((h) => lookup(h, wide.index, wide.field));
   if (index.options.keys || field.options.keys || isExclusive(field)) return undefined;
   const exists = !wide.clear && index.existence !== undefined;
-  const events = await runStepsYielding(build(index, field, wide, exists));
+  const events = await runStepsYielding(build(index, field, wide, exists), engine.clock);
   return {
     commit(h) {
       const now = lookup(h, wide.index, wide.field);
@@ -46,7 +44,7 @@ export async function prepareBits(engine: Engine, wide: BitsImport): Promise<Pre
   };
 }
 
-function* build(index: Index, field: Field, wide: BitsImport, exists: boolean): Steps<PreparedEvent[]> {
+function* build(index: ReadonlyIndex, field: ReadonlyField, wide: BitsImport, exists: boolean): Steps<PreparedEvent[]> {
   const { req, baseShard } = rebased(wide);
   const n = yield* validateBits(index, field, req, baseShard);
   const out: PreparedEvent[] = [];

@@ -14,8 +14,6 @@ import { isReservedField, validateName } from '../../domain/names.js';
 import { DEFAULT_COLUMN_LABEL } from '../../pql/legacy.js';
 import type { Engine } from '../../engine/engine.js';
 import type { Event } from '../../events/types.js';
-import type { Holder } from '../../state/holder.js';
-import type { Index } from '../../state/index-state.js';
 import type { IndexOptions } from '../../domain/types.js';
 import {
   type FrameIntField,
@@ -35,6 +33,7 @@ import {
   setFrameMeta,
   setIndexTimeQuantum,
 } from './legacy-meta.js';
+import type { ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
 export interface FrameIntFieldInfo {
   name: string;
@@ -54,46 +53,54 @@ export class FrameService {
   ): Promise<void> {
     validateName(index);
     if (legacy.columnLabel !== undefined) validateLabel(legacy.columnLabel, 'columnLabel');
-    return this.engine.write((h, sink) => {
-      if (h.index(index)) throw indexExists();
-      sink.emit({ type: 'IndexCreated', index, options });
-      if (legacy.columnLabel !== undefined && legacy.columnLabel !== DEFAULT_COLUMN_LABEL)
-        sink.emit(setColumnLabel(index, legacy.columnLabel));
-      if (legacy.timeQuantum !== undefined && legacy.timeQuantum !== '')
-        sink.emit(setIndexTimeQuantum(index, legacy.timeQuantum));
+    return this.engine.commit({
+      decide: (h, sink) => {
+        if (h.index(index)) throw indexExists();
+        sink.emit({ type: 'IndexCreated', index, options });
+        if (legacy.columnLabel !== undefined && legacy.columnLabel !== DEFAULT_COLUMN_LABEL)
+          sink.emit(setColumnLabel(index, legacy.columnLabel));
+        if (legacy.timeQuantum !== undefined && legacy.timeQuantum !== '')
+          sink.emit(setIndexTimeQuantum(index, legacy.timeQuantum));
+      },
     });
   }
 
   createFrame(index: string, frame: string, input: FrameOptionsInput): Promise<void> {
     validateName(frame);
-    return this.engine.write((h, sink) => {
-      const idx = indexOf(h, index);
-      if (idx.field(frame)) throw frameExists();
-      for (const e of frameEvents(idx, frame, input)) sink.emit(e);
+    return this.engine.commit({
+      decide: (h, sink) => {
+        const idx = indexOf(h, index);
+        if (idx.field(frame)) throw frameExists();
+        for (const e of frameEvents(idx, frame, input)) sink.emit(e);
+      },
     });
   }
 
   /** 0.x ignored deleting a missing frame; a missing index is still an error. */
   deleteFrame(index: string, frame: string): Promise<void> {
-    return this.engine.write((h, sink) => {
-      const idx = indexOf(h, index);
-      if (!idx.field(frame)) return;
-      if (isReservedField(frame))
-        throw badRequest(`frame ${frame} is reserved: it belongs to the index and cannot be deleted`);
-      for (const f of frameMeta(idx, frame)?.fields ?? []) {
-        if (idx.field(intFieldName(frame, f)))
-          sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, f) });
-      }
-      sink.emit({ type: 'FieldDeleted', index, field: frame });
-      if (frameMeta(idx, frame) !== undefined) sink.emit(setFrameMeta(index, frame, null));
+    return this.engine.commit({
+      decide: (h, sink) => {
+        const idx = indexOf(h, index);
+        if (!idx.field(frame)) return;
+        if (isReservedField(frame))
+          throw badRequest(`frame ${frame} is reserved: it belongs to the index and cannot be deleted`);
+        for (const f of frameMeta(idx, frame)?.fields ?? []) {
+          if (idx.field(intFieldName(frame, f)))
+            sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, f) });
+        }
+        sink.emit({ type: 'FieldDeleted', index, field: frame });
+        if (frameMeta(idx, frame) !== undefined) sink.emit(setFrameMeta(index, frame, null));
+      },
     });
   }
 
   /** PATCH /index/{i}/time-quantum: the default for frames created later without one. */
   setIndexTimeQuantum(index: string, q: string): Promise<void> {
-    return this.engine.write((h, sink) => {
-      indexOf(h, index);
-      sink.emit(setIndexTimeQuantum(index, q));
+    return this.engine.commit({
+      decide: (h, sink) => {
+        indexOf(h, index);
+        sink.emit(setIndexTimeQuantum(index, q));
+      },
     });
   }
 
@@ -103,55 +110,61 @@ export class FrameService {
    * attributes or row keys (the 0.x docs: "call at most once, right after creating the frame").
    */
   setFrameTimeQuantum(index: string, frame: string, q: string): Promise<void> {
-    return this.engine.write((h, sink) => {
-      const idx = indexOf(h, index);
-      const field = idx.field(frame);
-      if (!field) throw frameNotFound();
-      const meta = frameMetaOrDefault(idx, frame);
-      if (field.options.type !== 'set' && field.options.type !== 'time')
-        throw badRequest(`frame ${frame} is a ${field.options.type} field; its time quantum cannot be set`);
-      if (field.options.timeQuantum !== q) {
-        const hasData = [...field.views.values()].some((v) => [...v.fragments.values()].some((f) => !f.isEmpty));
-        if (hasData || field.rowAttrs.size > 0 || (idx.rowKeys.get(frame)?.size ?? 0) > 0) {
-          throw badRequest(`the time quantum of frame ${frame} can only be changed while it holds no data`);
+    return this.engine.commit({
+      decide: (h, sink) => {
+        const idx = indexOf(h, index);
+        const field = idx.field(frame);
+        if (!field) throw frameNotFound();
+        const meta = frameMetaOrDefault(idx, frame);
+        if (field.options.type !== 'set' && field.options.type !== 'time')
+          throw badRequest(`frame ${frame} is a ${field.options.type} field; its time quantum cannot be set`);
+        if (field.options.timeQuantum !== q) {
+          const hasData = [...field.views.values()].some((v) => [...v.fragments.values()].some((f) => !f.isEmpty));
+          if (hasData || field.rowAttrs.size > 0 || (idx.rowKeys.get(frame)?.size ?? 0) > 0) {
+            throw badRequest(`the time quantum of frame ${frame} can only be changed while it holds no data`);
+          }
+          // '' as the index default: an empty quantum turns the frame back into a set field.
+          const options = {
+            ...frameFieldOptions(
+              { fields: [], timeQuantum: q, cacheType: meta.cacheType, cacheSize: meta.cacheSize },
+              '',
+            ),
+            keys: field.options.keys,
+          };
+          sink.emit({ type: 'FieldDeleted', index, field: frame });
+          sink.emit({ type: 'FieldCreated', index, field: frame, options });
         }
-        // '' as the index default: an empty quantum turns the frame back into a set field.
-        const options = {
-          ...frameFieldOptions(
-            { fields: [], timeQuantum: q, cacheType: meta.cacheType, cacheSize: meta.cacheSize },
-            '',
-          ),
-          keys: field.options.keys,
-        };
-        sink.emit({ type: 'FieldDeleted', index, field: frame });
-        sink.emit({ type: 'FieldCreated', index, field: frame, options });
-      }
-      sink.emit(setFrameMeta(index, frame, { ...meta, timeQuantum: q }));
+        sink.emit(setFrameMeta(index, frame, { ...meta, timeQuantum: q }));
+      },
     });
   }
 
   /** POST /index/{i}/frame/{f}/field/{name}: int field `<f>_<name>`. */
   createFrameField(index: string, frame: string, f: FrameIntField): Promise<void> {
     const { name, options } = intFieldOptions(frame, f);
-    return this.engine.write((h, sink) => {
-      const idx = indexOf(h, index);
-      if (!idx.field(frame)) throw frameNotFound();
-      const meta = frameMetaOrDefault(idx, frame);
-      if (meta.fields.includes(f.name) || idx.field(name)) throw fieldExists();
-      sink.emit({ type: 'FieldCreated', index, field: name, options });
-      sink.emit(setFrameMeta(index, frame, { ...meta, fields: [...meta.fields, f.name] }));
+    return this.engine.commit({
+      decide: (h, sink) => {
+        const idx = indexOf(h, index);
+        if (!idx.field(frame)) throw frameNotFound();
+        const meta = frameMetaOrDefault(idx, frame);
+        if (meta.fields.includes(f.name) || idx.field(name)) throw fieldExists();
+        sink.emit({ type: 'FieldCreated', index, field: name, options });
+        sink.emit(setFrameMeta(index, frame, { ...meta, fields: [...meta.fields, f.name] }));
+      },
     });
   }
 
   deleteFrameField(index: string, frame: string, name: string): Promise<void> {
-    return this.engine.write((h, sink) => {
-      const idx = indexOf(h, index);
-      if (!idx.field(frame)) throw frameNotFound();
-      const meta = frameMetaOrDefault(idx, frame);
-      if (!meta.fields.includes(name)) throw fieldNotFound();
-      if (idx.field(intFieldName(frame, name)))
-        sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, name) });
-      sink.emit(setFrameMeta(index, frame, { ...meta, fields: meta.fields.filter((n) => n !== name) }));
+    return this.engine.commit({
+      decide: (h, sink) => {
+        const idx = indexOf(h, index);
+        if (!idx.field(frame)) throw frameNotFound();
+        const meta = frameMetaOrDefault(idx, frame);
+        if (!meta.fields.includes(name)) throw fieldNotFound();
+        if (idx.field(intFieldName(frame, name)))
+          sink.emit({ type: 'FieldDeleted', index, field: intFieldName(frame, name) });
+        sink.emit(setFrameMeta(index, frame, { ...meta, fields: meta.fields.filter((n) => n !== name) }));
+      },
     });
   }
 
@@ -173,7 +186,7 @@ export class FrameService {
  * The events of a new frame: its field, its int fields and its metadata. Throws (emitting
  * nothing) when the frame is invalid; input definitions plan all their frames before emitting.
  */
-export function frameEvents(idx: Index, frame: string, input: FrameOptionsInput): Event[] {
+export function frameEvents(idx: ReadonlyIndex, frame: string, input: FrameOptionsInput): Event[] {
   const options = frameFieldOptions(input, indexTimeQuantum(idx));
   if (input.rowLabel !== undefined && input.rowLabel === columnLabel(idx))
     throw badRequest('row label cannot match column label');
@@ -186,7 +199,7 @@ export function frameEvents(idx: Index, frame: string, input: FrameOptionsInput)
   ];
 }
 
-function indexOf(h: Holder, name: string): Index {
+function indexOf(h: ReadonlyHolder, name: string): ReadonlyIndex {
   const idx = h.index(name);
   if (!idx) throw indexNotFound();
   return idx;

@@ -5,14 +5,13 @@ import { indexNotFound, inputDefinitionExists, inputDefinitionNotFound } from '.
 import { validateName } from '../../domain/names.js';
 import { LIMITS } from '../../config/limits.js';
 import type { Engine } from '../../engine/engine.js';
-import type { Holder } from '../../state/holder.js';
-import type { Index } from '../../state/index-state.js';
 import type { ImportService } from '../import/import-service.js';
 import { parseFrameOptions } from './frame-options.js';
 import { frameEvents } from './frame-service.js';
 import { type InputDefinition, parseInputDefinition } from './input-definition.js';
 import { ingestRecords } from './input-ingest.js';
 import { columnLabel, inputDefinitionJson, setInputDefinition } from './legacy-meta.js';
+import type { ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
 export class InputService {
   constructor(
@@ -22,22 +21,24 @@ export class InputService {
 
   define(index: string, name: string, body: unknown): Promise<void> {
     validateName(name);
-    return this.engine.write((h, sink) => {
-      const idx = indexOf(h, index);
-      const def = parseInputDefinition(body, columnLabel(idx));
-      if (inputDefinitionJson(idx, name) !== undefined) throw inputDefinitionExists();
-      const listed = new Set(def.frames.map((f) => f.name));
-      for (const f of def.fields) {
-        for (const a of f.actions ?? [])
-          if (!listed.has(a.frame) && !idx.field(a.frame)) throw badRequest(`frame not found: ${a.frame}`);
-      }
-      // Validate every frame before emitting any, so a bad one leaves nothing behind.
-      const fresh = def.frames.filter(
-        (f, i) => !idx.field(f.name) && def.frames.findIndex((g) => g.name === f.name) === i,
-      );
-      const events = fresh.flatMap((f) => frameEvents(idx, f.name, parseFrameOptions(f.options)));
-      for (const e of events) sink.emit(e);
-      sink.emit(setInputDefinition(index, name, JSON.stringify(def)));
+    return this.engine.commit({
+      decide: (h, sink) => {
+        const idx = indexOf(h, index);
+        const def = parseInputDefinition(body, columnLabel(idx));
+        if (inputDefinitionJson(idx, name) !== undefined) throw inputDefinitionExists();
+        const listed = new Set(def.frames.map((f) => f.name));
+        for (const f of def.fields) {
+          for (const a of f.actions ?? [])
+            if (!listed.has(a.frame) && !idx.field(a.frame)) throw badRequest(`frame not found: ${a.frame}`);
+        }
+        // Validate every frame before emitting any, so a bad one leaves nothing behind.
+        const fresh = def.frames.filter(
+          (f, i) => !idx.field(f.name) && def.frames.findIndex((g) => g.name === f.name) === i,
+        );
+        const events = fresh.flatMap((f) => frameEvents(idx, f.name, parseFrameOptions(f.options)));
+        for (const e of events) sink.emit(e);
+        sink.emit(setInputDefinition(index, name, JSON.stringify(def)));
+      },
     });
   }
 
@@ -46,46 +47,50 @@ export class InputService {
   }
 
   delete(index: string, name: string): Promise<void> {
-    return this.engine.write((h, sink) => {
-      definitionOf(indexOf(h, index), name);
-      sink.emit(setInputDefinition(index, name, null));
+    return this.engine.commit({
+      decide: (h, sink) => {
+        definitionOf(indexOf(h, index), name);
+        sink.emit(setInputDefinition(index, name, null));
+      },
     });
   }
 
   ingest(index: string, name: string, body: unknown): Promise<void> {
     if (Array.isArray(body) && body.length > LIMITS.maxImportItems)
       throw badRequest(`more than ${LIMITS.maxImportItems} input records in one request`);
-    return this.engine.write((h, sink) => {
-      const idx = indexOf(h, index);
-      const perFrame = ingestRecords(definitionOf(idx, name), body);
-      // Check every frame first: decideBits validates one frame at a time, and emits as it goes.
-      for (const frame of perFrame.keys()) checkFrame(idx, frame);
-      for (const [frame, bits] of perFrame) {
-        const timed = idx.field(frame)!.options.type === 'time' && bits.timestamps.some((t) => t !== 0n);
-        this.imports.decideBits(h, sink, {
-          index,
-          field: frame,
-          rowIds: Float64Array.from(bits.rows),
-          columnIds: Float64Array.from(bits.columns),
-          // A timestamp on a frame without a time quantum only sets the standard view (as in 0.x).
-          timestamps: timed ? BigInt64Array.from(bits.timestamps) : null,
-          rowKeys: [],
-          columnKeys: [],
-          clear: false,
-        });
-      }
+    return this.engine.commit({
+      decide: (h, sink) => {
+        const idx = indexOf(h, index);
+        const perFrame = ingestRecords(definitionOf(idx, name), body);
+        // Check every frame first: decideBits validates one frame at a time, and emits as it goes.
+        for (const frame of perFrame.keys()) checkFrame(idx, frame);
+        for (const [frame, bits] of perFrame) {
+          const timed = idx.field(frame)!.options.type === 'time' && bits.timestamps.some((t) => t !== 0n);
+          this.imports.decideBits(h, sink, {
+            index,
+            field: frame,
+            rowIds: Float64Array.from(bits.rows),
+            columnIds: Float64Array.from(bits.columns),
+            // A timestamp on a frame without a time quantum only sets the standard view (as in 0.x).
+            timestamps: timed ? BigInt64Array.from(bits.timestamps) : null,
+            rowKeys: [],
+            columnKeys: [],
+            clear: false,
+          });
+        }
+      },
     });
   }
 }
 
-function indexOf(h: Holder, name: string): Index {
+function indexOf(h: ReadonlyHolder, name: string): ReadonlyIndex {
   const idx = h.index(name);
   if (!idx) throw indexNotFound();
   return idx;
 }
 
 /** What decideBits would refuse, checked for all frames before any of them emits. */
-function checkFrame(idx: Index, frame: string): void {
+function checkFrame(idx: ReadonlyIndex, frame: string): void {
   const f = idx.field(frame);
   if (!f) throw notFound(`frame not found: ${frame}`);
   if (f.options.type !== 'set' && f.options.type !== 'time' && f.options.type !== 'mutex')
@@ -96,7 +101,7 @@ function checkFrame(idx: Index, frame: string): void {
     throw badRequest(`frame ${frame} uses string keys; input definitions set row and column IDs`);
 }
 
-function definitionOf(idx: Index, name: string): InputDefinition {
+function definitionOf(idx: ReadonlyIndex, name: string): InputDefinition {
   const json = inputDefinitionJson(idx, name);
   if (json === undefined) throw inputDefinitionNotFound();
   return JSON.parse(json) as InputDefinition;

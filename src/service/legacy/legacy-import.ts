@@ -13,10 +13,12 @@ export class LegacyImportService {
 
   /** `req.field` is the frame; `name` the frame's int field. */
   importValues(req: ValuesImport, name: string): Promise<void> {
-    return this.engine.write((h, sink) => {
-      const idx = h.index(req.index);
-      const field = idx === undefined ? name : resolveIntField(idx, req.field, name);
-      this.imports.decideValues(h, sink, { ...req, field });
+    return this.engine.commit({
+      decide: (h, sink) => {
+        const idx = h.index(req.index);
+        const field = idx === undefined ? name : resolveIntField(idx, req.field, name);
+        this.imports.decideValues(h, sink, { ...req, field });
+      },
     });
   }
 }

@@ -4,8 +4,8 @@
 // quantum and column label, and input definitions. Values are JSON strings under these keys.
 import type { CacheType } from '../../domain/types.js';
 import type { Event } from '../../events/types.js';
-import type { Index } from '../../state/index-state.js';
 import { DEFAULT_COLUMN_LABEL, DEFAULT_ROW_LABEL, type LegacyNames } from '../../pql/legacy.js';
+import type { ReadonlyIndex } from '../../state/readonly.js';
 
 const FRAME = 'frame:';
 const INPUT = 'input:';
@@ -35,17 +35,17 @@ export function intFieldName(frame: string, name: string): string {
 }
 
 /** Whether writes to the frame also keep its inverse view. */
-export function inverseEnabled(index: Index, frame: string): boolean {
+export function inverseEnabled(index: ReadonlyIndex, frame: string): boolean {
   return index.legacyMeta.has(FRAME + frame) && frameMeta(index, frame)?.inverseEnabled === true;
 }
 
-export function frameMeta(index: Index, frame: string): FrameMeta | undefined {
+export function frameMeta(index: ReadonlyIndex, frame: string): FrameMeta | undefined {
   const raw = index.legacyMeta.get(FRAME + frame);
   return raw === undefined ? undefined : (JSON.parse(raw) as FrameMeta);
 }
 
 /** Frame meta, or what a frame created through the current API (a plain field) amounts to. */
-export function frameMetaOrDefault(index: Index, frame: string): FrameMeta {
+export function frameMetaOrDefault(index: ReadonlyIndex, frame: string): FrameMeta {
   const stored = frameMeta(index, frame);
   if (stored !== undefined) return stored;
   const o = index.field(frame)?.options;
@@ -60,15 +60,15 @@ export function frameMetaOrDefault(index: Index, frame: string): FrameMeta {
   };
 }
 
-export function indexTimeQuantum(index: Index): string {
+export function indexTimeQuantum(index: ReadonlyIndex): string {
   return index.legacyMeta.get(TIME_QUANTUM) ?? '';
 }
 
-export function columnLabel(index: Index): string {
+export function columnLabel(index: ReadonlyIndex): string {
   return index.legacyMeta.get(COLUMN_LABEL) ?? DEFAULT_COLUMN_LABEL;
 }
 
-export function inputDefinitionJson(index: Index, name: string): string | undefined {
+export function inputDefinitionJson(index: ReadonlyIndex, name: string): string | undefined {
   return index.legacyMeta.get(INPUT + name);
 }
 
@@ -88,7 +88,7 @@ function metaEvent(index: string, key: string, value: string | null): Event {
  * exists; else a plain int field `name` (a schema made through the current API queried by an old
  * client); else `<frame>_<name>`, which the executor reports as not found.
  */
-export function resolveIntField(index: Index, frame: string, name: string): string {
+export function resolveIntField(index: ReadonlyIndex, frame: string, name: string): string {
   const own = intFieldName(frame, name);
   if (index.field(own) !== undefined) return own;
   if (index.field(name)?.options.type === 'int') return name;
@@ -96,7 +96,7 @@ export function resolveIntField(index: Index, frame: string, name: string): stri
 }
 
 /** The names the PQL rewrite needs, read from an index (defaults when it does not exist). */
-export function legacyNames(index: Index | undefined): LegacyNames {
+export function legacyNames(index: ReadonlyIndex | undefined): LegacyNames {
   return {
     rowLabel: (frame) =>
       index === undefined ? DEFAULT_ROW_LABEL : (frameMeta(index, frame)?.rowLabel ?? DEFAULT_ROW_LABEL),

@@ -3,14 +3,14 @@
 import { badRequest } from '../../domain/errors.js';
 import type { Query } from '../../pql/ast.js';
 import { LegacyQueryError, hasLegacyCall, rewriteLegacy } from '../../pql/legacy.js';
-import type { Holder } from '../../state/holder.js';
 import { legacyNames } from './legacy-meta.js';
+import type { ReadonlyHolder } from '../../state/readonly.js';
 
 /**
  * Reads the holder synchronously (labels only), so it may run outside engine.read: the rewrite
  * itself neither awaits nor changes state.
  */
-export function rewriteLegacyQuery(holder: Holder, index: string, query: Query): Query {
+export function rewriteLegacyQuery(holder: ReadonlyHolder, index: string, query: Query): Query {
   if (!hasLegacyCall(query)) return query;
   try {
     return rewriteLegacy(query, legacyNames(holder.index(index)));

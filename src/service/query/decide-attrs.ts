@@ -3,20 +3,20 @@
 import type { AttrMap, AttrPatch } from '../../domain/types.js';
 import type { EventSink } from '../../events/types.js';
 import { resolveCol, resolveRow } from '../../executor/index.js';
-import type { Index } from '../../state/index-state.js';
 import { assert } from '../../util/assert.js';
 import type { WritePlan } from './write-plan.js';
+import type { ReadonlyIndex } from '../../state/readonly.js';
 
 type Plan<K extends WritePlan['kind']> = Extract<WritePlan, { kind: K }>;
 
-export function decideRowAttrs(index: Index, p: Plan<'rowAttrs'>, sink: EventSink): void {
+export function decideRowAttrs(index: ReadonlyIndex, p: Plan<'rowAttrs'>, sink: EventSink): void {
   const row = resolveRow(index, p.field, p.row);
   assert(row !== undefined, 'SetRowAttrs: row key was not assigned');
   if (!changes(p.field.rowAttrs.get(row), p.attrs)) return;
   sink.emit({ type: 'RowAttrsSet', index: index.name, field: p.field.name, row, attrs: { ...p.attrs } });
 }
 
-export function decideColumnAttrs(index: Index, p: Plan<'columnAttrs'>, sink: EventSink): void {
+export function decideColumnAttrs(index: ReadonlyIndex, p: Plan<'columnAttrs'>, sink: EventSink): void {
   const column = resolveCol(index, p.col);
   // The plan refused columns above 2^53 − 1 (compileWrite): a number here.
   assert(typeof column === 'number', 'SetColumnAttrs: column key was not assigned');

@@ -7,25 +7,24 @@ import { type ColumnId, offsetOf, shardOf } from '../../domain/shard.js';
 import type { EventSink } from '../../events/types.js';
 import { resolveCol, resolveRow } from '../../executor/index.js';
 import { bsiValue } from '../../state/bsi.js';
-import type { Field } from '../../state/field.js';
-import type { Index } from '../../state/index-state.js';
 import { inverseEnabled } from '../legacy/legacy-meta.js';
 import { assert } from '../../util/assert.js';
 import { clearOtherRowsOfColumn, isExclusive, markExists, needsExists, setViews } from '../write-model/bits.js';
 import type { WritePlan } from './write-plan.js';
+import type { ReadonlyField, ReadonlyIndex } from '../../state/readonly.js';
 
 type Plan<K extends WritePlan['kind']> = Extract<WritePlan, { kind: K }>;
 
 // One offset as a plain array: no native bitmap per Set() (see ColumnOffsets).
 const one = (offset: number): Uint32Array => Uint32Array.of(offset);
 
-function assignedCol(index: Index, p: { col: Plan<'set'>['col'] }): ColumnId {
+function assignedCol(index: ReadonlyIndex, p: { col: Plan<'set'>['col'] }): ColumnId {
   const col = resolveCol(index, p.col);
   assert(col !== undefined, 'set: column key was not assigned');
   return col;
 }
 
-export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolean {
+export function decideSet(index: ReadonlyIndex, p: Plan<'set'>, sink: EventSink): boolean {
   const col = assignedCol(index, p);
   const row = resolveRow(index, p.field, p.row);
   assert(row !== undefined, 'set: row key was not assigned');
@@ -58,7 +57,7 @@ export function decideSet(index: Index, p: Plan<'set'>, sink: EventSink): boolea
 }
 
 /** The transposed bit (column → row) in the inverse view of a 0.x inverseEnabled frame. */
-function setInverse(index: Index, field: Field, row: number, col: number, sink: EventSink): void {
+function setInverse(index: ReadonlyIndex, field: ReadonlyField, row: number, col: number, sink: EventSink): void {
   const [shard, off] = [shardOf(row), offsetOf(row)];
   if (field.view(INVERSE_VIEW)?.fragment(shard)?.has(col, off) === true) return;
   sink.emit({
@@ -72,7 +71,7 @@ function setInverse(index: Index, field: Field, row: number, col: number, sink: 
   });
 }
 
-export function decideSetValue(index: Index, p: Plan<'setValue'>, sink: EventSink): boolean {
+export function decideSetValue(index: ReadonlyIndex, p: Plan<'setValue'>, sink: EventSink): boolean {
   const col = assignedCol(index, p);
   markExists(index, col, sink);
   const { field } = p;
@@ -94,7 +93,7 @@ export function decideSetValue(index: Index, p: Plan<'setValue'>, sink: EventSin
  * Clears the bit from the standard view and every time view. Int fields have no standard view:
  * nothing to clear (Pilosa 1.4). Unknown keys name nothing: false.
  */
-export function decideClear(index: Index, p: Plan<'clear'>, sink: EventSink): boolean {
+export function decideClear(index: ReadonlyIndex, p: Plan<'clear'>, sink: EventSink): boolean {
   const col = resolveCol(index, p.col);
   const row = resolveRow(index, p.field, p.row);
   if (col === undefined || row === undefined || p.field.options.type === 'int') return false;

@@ -28,8 +28,6 @@ import {
 } from '../../executor/index.js';
 import type { QueryOptions, QueryResponse, QueryResult } from '../../executor/result.js';
 import type { Call, Query } from '../../pql/ast.js';
-import type { Holder } from '../../state/holder.js';
-import type { Index } from '../../state/index-state.js';
 import { shardOf } from '../../domain/shard.js';
 import { assertNever } from '../../util/assert.js';
 import { assignKeys } from './plan-keys.js';
@@ -37,6 +35,8 @@ import { decideColumnAttrs, decideRowAttrs } from './decide-attrs.js';
 import { decideClear, decideSet, decideSetValue } from './decide-bits.js';
 import { decideClearRow, decideStore } from './decide-rows.js';
 import { type WritePlan, compileWrite, isWriteCall } from './write-plan.js';
+import type { ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
+import type { Clock } from '../../util/clock.js';
 
 export interface QueryLimits {
   /** Write calls allowed in one request; 0 = unlimited. */
@@ -46,14 +46,14 @@ export interface QueryLimits {
 export type Step = { kind: 'read'; plan: ReturnType<typeof compileRead> } | { kind: 'write'; plan: WritePlan };
 
 export function runQuery(
-  holder: Holder,
+  holder: ReadonlyHolder,
   sink: EventSink,
   indexName: string,
   query: Query,
   opts: QueryOptions,
   limits: QueryLimits,
-  /** ms since epoch; a time range without `to` ends at now + 1 day (tests pin it). */
-  now?: number,
+  /** ms since epoch, or the clock to read it from; a time range without `to` ends at now + 1 day (tests pin it). */
+  now?: number | Clock,
   /**
    * Cluster mode: the writes may change only shards for which this holds (the shards of one
    * log partition). Calls that touch every shard (ClearRow, Store) then change only those, as
@@ -92,7 +92,7 @@ export function runQuery(
  * compileReads validates). The cluster's coordinator validates with it before anything is sent.
  */
 export function compileQuery(
-  index: Index,
+  index: ReadonlyIndex,
   query: Query,
   opts: QueryOptions,
   limits: QueryLimits,
@@ -116,7 +116,7 @@ export function compileQuery(
 
 /** Read-only queries (the caller checked): sliced, yielding to the event loop between shards. */
 export function runQueryAsync(
-  holder: Holder,
+  holder: ReadonlyHolder,
   indexName: string,
   query: Query,
   opts: QueryOptions,
@@ -133,14 +133,14 @@ function restrict(ctx: ReadContext, only: ((shard: number) => boolean) | undefin
 }
 
 /** Whether a one-column write lies outside the shards it may change (unknown keys: nothing to do). */
-function outside(index: Index, col: ColRef, only: ((shard: number) => boolean) | undefined): boolean {
+function outside(index: ReadonlyIndex, col: ColRef, only: ((shard: number) => boolean) | undefined): boolean {
   if (only === undefined) return false;
   const id = resolveCol(index, col);
   return id === undefined || !only(shardOf(id));
 }
 
 function write(
-  index: Index,
+  index: ReadonlyIndex,
   ctx: ReadContext,
   explicitShards: boolean,
   p: WritePlan,

@@ -5,11 +5,11 @@
 // empty), nor do Clear/ClearRow (nothing to clear).
 import type { EventSink } from '../../events/types.js';
 import type { ColRef, Ref } from '../../executor/index.js';
-import type { Index } from '../../state/index-state.js';
 import { assignKeys as assignBulk } from '../write-model/keys.js';
 import type { WritePlan } from './write-plan.js';
+import type { ReadonlyIndex } from '../../state/readonly.js';
 
-export function assignKeys(index: Index, plans: readonly WritePlan[], sink: EventSink): void {
+export function assignKeys(index: ReadonlyIndex, plans: readonly WritePlan[], sink: EventSink): void {
   const { columns, rows } = writeKeys(plans);
   assignBulk(index.columnKeys, columns, sink, index.name, '');
   for (const [field, keys] of rows) assignBulk(index.rowKeys.get(field), keys, sink, index.name, field);

@@ -4,8 +4,6 @@
 import type { AttrPatch, AttrValue } from '../../domain/types.js';
 import { parseTimestamp } from '../../domain/time-quantum.js';
 import type { Call, Value } from '../../pql/ast.js';
-import type { Field } from '../../state/field.js';
-import type { Index } from '../../state/index-state.js';
 import { inverseEnabled } from '../legacy/legacy-meta.js';
 import {
   type BitmapPlan,
@@ -23,14 +21,15 @@ import {
   goValue,
   rowRef,
 } from '../../executor/index.js';
+import type { ReadonlyField, ReadonlyIndex } from '../../state/readonly.js';
 
 export type WritePlan =
-  | { kind: 'set'; field: Field; col: ColRef; row: Ref; timestamp?: number }
-  | { kind: 'setValue'; field: Field; col: ColRef; value: bigint }
-  | { kind: 'clear'; field: Field; col: ColRef; row: Ref }
-  | { kind: 'clearRow'; field: Field; row: Ref }
-  | { kind: 'store'; field: Field; row: Ref; child: BitmapPlan }
-  | { kind: 'rowAttrs'; field: Field; row: Ref; attrs: AttrPatch }
+  | { kind: 'set'; field: ReadonlyField; col: ColRef; row: Ref; timestamp?: number }
+  | { kind: 'setValue'; field: ReadonlyField; col: ColRef; value: bigint }
+  | { kind: 'clear'; field: ReadonlyField; col: ColRef; row: Ref }
+  | { kind: 'clearRow'; field: ReadonlyField; row: Ref }
+  | { kind: 'store'; field: ReadonlyField; row: Ref; child: BitmapPlan }
+  | { kind: 'rowAttrs'; field: ReadonlyField; row: Ref; attrs: AttrPatch }
   | { kind: 'columnAttrs'; col: Ref; attrs: AttrPatch }
   | { kind: 'options'; settings: OptionSettings; child: WritePlan };
 
@@ -97,7 +96,7 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
   }
 }
 
-function compileSet(index: Index, call: Call): WritePlan {
+function compileSet(index: ReadonlyIndex, call: Call): WritePlan {
   const c = call.args.get('_col') ?? fail("Set() column argument 'col' required");
   const col = colRef(index, c, '_col', (m) => fail(`reading Set() column: ${m}`));
   const field = requireField(index, fieldArg(call), 'Set() argument required: field');
@@ -127,7 +126,7 @@ function compileSet(index: Index, call: Call): WritePlan {
   return { kind: 'set', field, col, row, timestamp };
 }
 
-function requireField(index: Index, name: string | undefined, missing: string): Field {
+function requireField(index: ReadonlyIndex, name: string | undefined, missing: string): ReadonlyField {
   if (name === undefined) return fail(missing);
   return index.field(name) ?? fail(`field not found: ${name}`);
 }

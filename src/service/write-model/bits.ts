@@ -10,17 +10,16 @@ import type { IdArray } from '../../domain/id-array.js';
 import { viewsForTimestamp } from '../../domain/time-quantum.js';
 import type { EventSink } from '../../events/types.js';
 import { type Bitmap, RoaringBitmap32 } from '../../roaring/bitmap.js';
-import type { Field } from '../../state/field.js';
-import type { Index } from '../../state/index-state.js';
+import type { ReadonlyField, ReadonlyIndex } from '../../state/readonly.js';
 
 // ---- Exclusivity: a mutex or bool field holds at most one row per column.
 
-export function isExclusive(field: Field): boolean {
+export function isExclusive(field: ReadonlyField): boolean {
   return field.options.type === 'mutex' || field.options.type === 'bool';
 }
 
 /** Bool fields have rows 0 (false) and 1 (true) only. */
-export function checkBoolRow(field: Field, row: number, item?: number): void {
+export function checkBoolRow(field: ReadonlyField, row: number, item?: number): void {
   if (field.options.type !== 'bool' || row === 0 || row === 1) return;
   throw badRequest(
     item === undefined
@@ -32,7 +31,7 @@ export function checkBoolRow(field: Field, row: number, item?: number): void {
 /** One column set in `row`: clears it from the field's other rows. Returns whether it did. */
 export function clearOtherRowsOfColumn(
   index: string,
-  field: Field,
+  field: ReadonlyField,
   shard: number,
   offset: number,
   row: number,
@@ -58,7 +57,7 @@ export function clearOtherRowsOfColumn(
 /** Batch form: every column set in some row of `b` is cleared from every other row of the fragment. */
 export function clearOtherRows(
   index: string,
-  field: Field,
+  field: ReadonlyField,
   view: string,
   shard: number,
   b: { rows: number[]; columns: Bitmap[] },
@@ -95,7 +94,7 @@ export function lastPerColumn(rows: IdArray, cols: IdArray): [IdArray, IdArray] 
  * The views a bit set at `timestampMs` (undefined: none) is written to: standard (unless a time
  * field opts out) plus, on a time field with a timestamp, one view per quantum unit.
  */
-export function setViews(field: Field, timestampMs: number | undefined): string[] {
+export function setViews(field: ReadonlyField, timestampMs: number | undefined): string[] {
   if (field.options.type !== 'time') return [STANDARD_VIEW];
   const views = field.options.noStandardView ? [] : [STANDARD_VIEW];
   if (timestampMs !== undefined) views.push(...viewsForTimestamp(timestampMs, field.options.timeQuantum));
@@ -105,13 +104,13 @@ export function setViews(field: Field, timestampMs: number | undefined): string[
 // ---- Existence: a column written by a set (or a value) is marked in `_exists`.
 
 /** Whether the column still needs its bit in `_exists` (existence tracked and not yet set). */
-export function needsExists(index: Index, col: ColumnId): boolean {
+export function needsExists(index: ReadonlyIndex, col: ColumnId): boolean {
   const ex = index.existence;
   return ex !== undefined && ex.view(STANDARD_VIEW)?.fragment(shardOf(col))?.has(0, offsetOf(col)) !== true;
 }
 
 /** Sets one column's bit in `_exists` when the index tracks existence and it is not set. */
-export function markExists(index: Index, col: ColumnId, sink: EventSink): void {
+export function markExists(index: ReadonlyIndex, col: ColumnId, sink: EventSink): void {
   if (!needsExists(index, col)) return;
   sink.emit({
     type: 'BitsSet',
@@ -126,7 +125,7 @@ export function markExists(index: Index, col: ColumnId, sink: EventSink): void {
 
 /** Batch form for writes that carry no BitsSet of their own (int values): one event per shard. */
 export function markExistsAll(
-  index: Index,
+  index: ReadonlyIndex,
   cols: IdArray,
   shards: Map<number, Uint32Array | undefined>,
   sink: EventSink,

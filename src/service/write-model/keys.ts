@@ -3,14 +3,14 @@
 // Shared by imports, PQL writes and /internal/translate/keys. A clear never assigns a key.
 import type { IdArray } from '../../domain/id-array.js';
 import type { EventSink } from '../../events/types.js';
-import type { KeyTranslator } from '../../state/keys.js';
+import type { ReadonlyKeyTranslator } from '../../state/readonly.js';
 
 /**
  * `t` is undefined until the first key of a field is assigned (only apply() creates it), and
  * then counts as empty: IDs start at 1.
  */
 export function assignKeys(
-  t: KeyTranslator | undefined,
+  t: ReadonlyKeyTranslator | undefined,
   keys: readonly string[],
   sink: EventSink,
   index: string,
@@ -34,7 +34,7 @@ export function assignKeys(
 }
 
 /** Clears never assign: the IDs of known keys, -1 for a key never assigned (nothing to clear). */
-export function knownKeyIds(t: KeyTranslator | undefined, keys: readonly string[]): Float64Array {
+export function knownKeyIds(t: ReadonlyKeyTranslator | undefined, keys: readonly string[]): Float64Array {
   const ids = new Float64Array(keys.length);
   for (let i = 0; i < keys.length; i++) ids[i] = t?.id(keys[i]) ?? -1;
   return ids;

@@ -1,7 +1,6 @@
 // Issue 22, history in cluster mode: the state as of a time T is each partition as of its last
 // command stamped at or before T. Commands are written through a real engine (LevelDB log) the
-// way the cluster applier writes them — each in an apply scope whose CommandApplied opens its
-// group — with partitions interleaved and times out of order, and commandStateAt(T) must hold
+// way the cluster applier writes them — each one commit closed by its CommandApplied — with partitions interleaved and times out of order, and commandStateAt(T) must hold
 // exactly the commands of each partition up to its first one stamped after T, from the empty
 // state or from a snapshot, and see commands applied after it was first built.
 import { pino } from 'pino';
@@ -11,9 +10,8 @@ import { bootstrap } from '../../../src/engine/bootstrap.js';
 import { Engine } from '../../../src/engine/engine.js';
 import { HistoryRangeError } from '../../../src/engine/history.js';
 import type { Event } from '../../../src/events/types.js';
-import type { Holder } from '../../../src/state/holder.js';
+import type { ReadonlyHolder } from '../../../src/state/readonly.js';
 import { EventLog, SnapshotStore } from '../../../src/storage/index.js';
-import { runInApplyScope } from '../../../src/util/write-scope.js';
 import { removeDir, tempDir } from '../../helpers/temp.js';
 
 const silent = pino({ level: 'silent' });
@@ -50,16 +48,17 @@ async function openEngine(): Promise<{ engine: Engine; log: EventLog }> {
 }
 
 let offsets = 0;
-/** One command as the applier runs it: its events in one write, opened by its CommandApplied. */
+/** One command as the applier runs it: its events in one commit, closed by its CommandApplied. */
 async function command(engine: Engine, topic: string, partition: number, timeMs: number, events: Event[]) {
   const offset = String(offsets++);
-  const opening: Event = { type: 'CommandApplied', topic, partition, offset, position: offset, timeMs };
-  const scope = { cursors: [], staged: false, opening };
-  await runInApplyScope(scope, () =>
-    engine.write((_h, sink) => {
+  const applied = { type: 'CommandApplied', topic, partition, offset, position: offset, timeMs } as const;
+  await engine.commit({
+    origin: 'cluster',
+    applied,
+    decide: (_h, sink) => {
       for (const e of events) sink.emit(e);
-    }),
-  );
+    },
+  });
 }
 
 /** Sets column `col` of shard `shard` in row 1 of f. */
@@ -73,7 +72,7 @@ const bit = (shard: number, col: number): Event => ({
   columns: [Uint32Array.of(col)],
 });
 
-const columns = (h: Holder): number[] => {
+const columns = (h: ReadonlyHolder): number[] => {
   const f = h.index('i')?.field('f')?.view('standard');
   if (f === undefined) return [];
   const out: number[] = [];

@@ -2,7 +2,8 @@
 // waiter is released only after its records are durable, and sequences stay contiguous.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CommitQueue, commitQueueOptionsFromEnv, takeBatch, type Group } from '../../../src/engine/commit-queue.js';
+import { CommitQueue, takeBatch, type Group } from '../../../src/engine/commit-queue.js';
+import { commitTestHooks } from '../../../src/config/test-hooks.js';
 import { EventLog } from '../../../src/storage/index.js';
 import { removeDir, tempDir } from '../../helpers/temp.js';
 
@@ -51,10 +52,12 @@ describe('CommitQueue', () => {
   });
 });
 
+let ordinal = 0;
 const group = (records: number, closed = true): Group => ({
   records: Array.from({ length: records }, (_, i) => ({ type: 5, payload: Buffer.from(`r${i}`) })),
   meta: [],
   closed,
+  ordinal: ++ordinal,
 });
 const sizes = (gs: Group[]): number[] => gs.map((g) => g.records.length);
 
@@ -87,12 +90,12 @@ describe('takeBatch (where batches are cut)', () => {
   });
 
   it('reads the test hooks from the environment only when valid', () => {
-    expect(commitQueueOptionsFromEnv({})).toEqual({});
+    expect(commitTestHooks({})).toEqual({});
     expect(
-      commitQueueOptionsFromEnv({ BITLEDGER_TEST_MAX_BATCH_RECORDS: '100', BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS: '20' }),
+      commitTestHooks({ BITLEDGER_TEST_MAX_BATCH_RECORDS: '100', BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS: '20' }),
     ).toEqual({ maxBatchRecords: 100, pauseAfterBatchMs: 20 });
     expect(
-      commitQueueOptionsFromEnv({ BITLEDGER_TEST_MAX_BATCH_RECORDS: '0', BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS: 'x' }),
+      commitTestHooks({ BITLEDGER_TEST_MAX_BATCH_RECORDS: '0', BITLEDGER_TEST_PAUSE_AFTER_BATCH_MS: 'x' }),
     ).toEqual({});
   });
 });

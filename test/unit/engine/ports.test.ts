@@ -37,9 +37,11 @@ async function openEngine(): Promise<Engine> {
 
 /** One write of `n` IndexCreated events (names i<start>.. so they never collide). */
 function createIndexes(engine: Engine, start: number, n: number): Promise<void> {
-  return engine.write((_h, sink) => {
-    for (let i = start; i < start + n; i++)
-      sink.emit({ type: 'IndexCreated', index: `i${i}`, options: { keys: false, trackExistence: false } });
+  return engine.commit({
+    decide: (_h, sink) => {
+      for (let i = start; i < start + n; i++)
+        sink.emit({ type: 'IndexCreated', index: `i${i}`, options: { keys: false, trackExistence: false } });
+    },
   });
 }
 
@@ -93,14 +95,14 @@ describe('Engine ports', () => {
     expect(engine.snapshots.stats.lastSeq).toBe(22);
   });
 
-  it('CursorStore.stage rides in the batch of the events emitted with it', async () => {
+  it('CursorStore.get reads a position committed with the events emitted with it', async () => {
     const engine = await openEngine();
-    let mark = 0;
-    await engine.write((_h, sink) => {
-      sink.emit({ type: 'IndexCreated', index: 'a', options: { keys: false, trackExistence: false } });
-      mark = engine.cursors.stage('consumer', Buffer.from('at-1'));
+    await engine.commit({
+      decide: (_h, sink) =>
+        sink.emit({ type: 'IndexCreated', index: 'a', options: { keys: false, trackExistence: false } }),
+      cursors: [{ key: 'consumer', value: Buffer.from('at-1') }],
     });
-    expect(mark).toBe(2);
+    expect(engine.committedLog.durableSeq).toBe(1);
     expect(Buffer.from((await engine.cursors.get('consumer'))!).toString()).toBe('at-1');
     expect(await engine.cursors.get('other')).toBeUndefined();
   });
