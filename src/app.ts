@@ -139,9 +139,8 @@ export async function createServer(
       replicaOf: cfg.replicaOf,
       mirrorAck: cfg.kafkaMirrorAck,
       mirrorAckTimeoutMs: cfg.kafkaMirrorAckTimeout,
-      ...(clusterCfg !== undefined
-        ? { ingestsRefused: 'Kafka ingests are not supported in cluster mode yet: import through any node instead' }
-        : {}),
+      // Cluster mode runs the cluster's ingests (below), never this node's alone.
+      ...(clusterCfg !== undefined ? { ingestsRefused: 'cluster mode: ingests run through the cluster' } : {}),
     };
     kafka = await KafkaRuntime.open(kafkaCfg, engine, new ImportService(engine), id, logger, onFatal);
     // Loaded only in cluster mode: it brings kafkajs, which a start without Kafka does not load.
@@ -154,6 +153,7 @@ export async function createServer(
         legacyRelease: cfg.legacyRelease,
         ...(opts.clusterSink !== undefined ? { sink: opts.clusterSink } : {}),
       });
+    if (cluster !== undefined) kafka.useIngests(cluster.ingests);
   } catch (err) {
     await log.close();
     throw err;

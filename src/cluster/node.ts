@@ -11,6 +11,7 @@ import type { LegacyRelease } from '../service/legacy/legacy-release.js';
 import { bitDepthRoutes, clusterBitDepths, recalculateAtMembers } from './reads/member-figures.js';
 import { clusterExport } from './reads/export-route.js';
 import { clusterHttpRoutes } from './http-routes.js';
+import { ClusterIngests } from './ingest/ingests.js';
 import { ClusterRuntime, type SinkFactory } from './membership/runtime.js';
 import { clusterPartialRoutes } from './reads/partial-routes.js';
 import type { PartialRunner } from './reads/partial-runner.js';
@@ -38,6 +39,8 @@ export class ClusterNode {
     readonly runtime: ClusterRuntime,
     readonly writes: ClusterWritePath,
     private readonly engine: Engine,
+    /** Kafka-fed ingests of the cluster (the /ingest routes answer from them). */
+    readonly ingests: ClusterIngests,
   ) {}
 
   /** undefined without --cluster-name. */
@@ -69,7 +72,16 @@ export class ClusterNode {
     const rt = await ClusterRuntime.open(o.cfg, o.engine, sink, o.logger, o.nodeId);
     if (rt === undefined) return undefined;
     writes = make(rt);
-    node = new ClusterNode(rt, writes, o.engine);
+    const ingests = new ClusterIngests({
+      engine: o.engine,
+      kafka: rt.kafka,
+      writes: writes.writes,
+      imports: writes.services.imports,
+      applier: writes.applier,
+      chunkBytes: Math.max(64 * 1024, rt.topics.maxMessageBytes - 64 * 1024),
+      logger: o.logger.child({ mod: 'cluster-ingest' }),
+    });
+    node = new ClusterNode(rt, writes, o.engine, ingests);
     return node;
   }
 
@@ -125,16 +137,19 @@ export class ClusterNode {
     bitDepthRoutes(app, this.engine);
     this.runner = clusterPartialRoutes(app, { engine: this.engine, view: this.runtime.view });
     this.writes.routes(app);
+    this.ingests.routes(app);
   }
 
   /** Starts the producer, then joins the group (the advertised URL needs the bound port). */
   async start(bound: { scheme: string; host: string; port: number }): Promise<void> {
     await this.writes.start();
     this.runtime.start(bound);
+    this.ingests.begin();
   }
 
   /** Hands over and leaves the group, then stops the producer. */
   async stop(): Promise<void> {
+    await this.ingests.closeAll();
     await this.runtime.stop();
     await this.writes.stop();
   }

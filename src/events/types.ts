@@ -73,7 +73,7 @@ export type Event =
   /**
    * Cluster mode (src/cluster): a command of NAME.meta or NAME.log applied here — the offset of its
    * last message, the stored position a consumer resumes from after it (cluster/commands/position.ts)
-   * and the time its coordinator stamped on it. It opens the write group of the command's events,
+   * and the time its coordinator stamped on it. It closes the commit of the command's events,
    * so a replay knows which command each record came from (time-travel reads), and a snapshot
    * carries each partition's position and newest time (cluster backups).
    */

@@ -14,11 +14,12 @@ import { DomainError } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
 import { createKafka } from './client.js';
+import type { IngestApi } from './ingest-decide.js';
 import { IngestManager } from './ingest-manager.js';
 import { Mirror } from './mirror.js';
 import { Replica } from './replica.js';
 
-export type { IngestStatus } from './ingest-manager.js';
+export type { IngestApi, IngestStatus } from './ingest-decide.js';
 export type { MirrorStatus } from './mirror.js';
 export type { ReplicaStatus } from './replica.js';
 
@@ -41,7 +42,7 @@ export interface KafkaConfig {
 
 export class KafkaRuntime {
   private constructor(
-    readonly ingests: IngestManager,
+    private ingestApi: IngestApi,
     readonly mirror: Mirror | undefined,
     readonly replica: Replica | undefined,
     private readonly engine: Engine,
@@ -102,6 +103,16 @@ export class KafkaRuntime {
             )
           : new IngestManager(engine, imports, kafka, '', log);
     return new KafkaRuntime(ingests, mirror, replica, engine, cfg.mirrorAck, cfg.mirrorAckTimeoutMs);
+  }
+
+  /** The node's ingests: one node's, or (cluster mode) the cluster's (useIngests). */
+  get ingests(): IngestApi {
+    return this.ingestApi;
+  }
+
+  /** Cluster mode: the /ingest routes, /status and /metrics answer from the cluster's ingests. */
+  useIngests(api: IngestApi): void {
+    this.ingestApi = api;
   }
 
   /** Calls `listener` with the last sequence of every commit that staged records (mirror ack). */

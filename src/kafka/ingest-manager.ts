@@ -3,31 +3,31 @@
 // and snapshots; on startup every ingest that is not stopped resumes. Runners consume only on a
 // writable node with Kafka configured (a replica receives the primary's ingest state but runs
 // nothing).
-import type { Kafka, Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
+import { lazyProducer } from './dead-letters.js';
 import type { Logger } from 'pino';
-import { badRequest, conflict, DomainError, notFound } from '../domain/errors.js';
+import { badRequest, DomainError, notFound } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
-import { IngestRunner, type IngestPartitionStatus, type IngestRunStatus } from './ingest-runner.js';
-import { parseIngestSpec, validateAgainstSchema, type IngestSpec } from './ingest-spec.js';
+import {
+  type IngestApi,
+  type IngestStatus,
+  decideDefine,
+  decideDelete,
+  decideRunning,
+  ingestStatus,
+  notRunning,
+  storedPartitions,
+} from './ingest-decide.js';
+import { IngestRunner } from './ingest-runner.js';
+import { parseIngestSpec, type IngestSpec } from './ingest-spec.js';
 import type { ReadonlyIngestState } from '../state/readonly.js';
 
-export interface IngestStatus {
-  name: string;
-  definition: IngestSpec;
-  /** As stored: stopped over HTTP, or meant to run. */
-  paused: boolean;
-  /** Totals over the ingest's whole life, counted exactly once (from the state). */
-  records: number;
-  deadLettered: number;
-  partitions: IngestPartitionStatus[];
-  lag: number;
-  run: IngestRunStatus;
-}
+export type { IngestApi, IngestStatus } from './ingest-decide.js';
 
-export class IngestManager {
+export class IngestManager implements IngestApi {
   private readonly runners = new Map<string, IngestRunner>();
-  private dlq: Promise<Producer> | undefined;
+  private readonly dlq: ReturnType<typeof lazyProducer> | undefined;
   private closed = false;
 
   constructor(
@@ -37,7 +37,9 @@ export class IngestManager {
     private readonly kafka: Kafka | undefined,
     private readonly whyNotRunning: string,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.dlq = kafka === undefined ? undefined : lazyProducer(kafka);
+  }
 
   /** Resumes every ingest that is not stopped. */
   startAll(): void {
@@ -50,21 +52,13 @@ export class IngestManager {
     this.closed = true;
     await Promise.all([...this.runners.values()].map((r) => r.stop()));
     this.runners.clear();
-    const dlq = this.dlq;
-    this.dlq = undefined;
-    if (dlq !== undefined) await (await dlq.catch(() => undefined))?.disconnect().catch(() => undefined);
+    await this.dlq?.close();
   }
 
   async define(name: string, body: unknown): Promise<IngestStatus> {
     const spec = parseIngestSpec(name, body);
     this.requireKafka();
-    await this.engine.commit({
-      decide: (h, sink) => {
-        if (h.ingests.has(name)) throw conflict(`ingest ${name} already exists`);
-        validateAgainstSchema(spec, h);
-        sink.emit({ type: 'IngestDefined', name, spec: JSON.stringify(spec), paused: false });
-      },
-    });
+    await this.engine.commit({ decide: (h, sink) => decideDefine(h, sink, name, spec) });
     this.runnerFor(name, JSON.stringify(spec)).start();
     return this.status(name);
   }
@@ -73,25 +67,12 @@ export class IngestManager {
     this.find(name);
     await this.runners.get(name)?.stop();
     this.runners.delete(name);
-    await this.engine.commit({
-      decide: (h, sink) => {
-        if (!h.ingests.has(name)) throw notFound(`ingest ${name} not found`);
-        sink.emit({ type: 'IngestDeleted', name });
-      },
-    });
+    await this.engine.commit({ decide: (h, sink) => decideDelete(h, sink, name) });
   }
 
   async setRunning(name: string, run: boolean): Promise<IngestStatus> {
     if (run) this.requireKafka();
-    await this.engine.commit({
-      decide: (h, sink) => {
-        const ingest = h.ingests.get(name);
-        if (ingest === undefined) throw notFound(`ingest ${name} not found`);
-        if (ingest.paused === !run) return;
-        if (run) validateAgainstSchema(JSON.parse(ingest.spec) as IngestSpec, h);
-        sink.emit({ type: 'IngestDefined', name, spec: ingest.spec, paused: !run });
-      },
-    });
+    await this.engine.commit({ decide: (h, sink) => decideRunning(h, sink, name, run) });
     const spec = this.find(name).spec;
     if (run) {
       // A failed runner is replaced: starting again is how an operator retries after a fix.
@@ -137,25 +118,8 @@ export class IngestManager {
     const partitions =
       this.engine.peekApplied((h) => runner?.partitions(h, ends)) ??
       storedPartitions(ingest.offsets.get(definition.topic), ends);
-    const run: IngestRunStatus = runner?.runStatus() ?? {
-      state: 'stopped',
-      recordsPerSec: 0,
-      importedThisRun: 0,
-      deadLetteredThisRun: 0,
-      deadLetterRateWarnings: 0,
-      transientErrors: 0,
-      ...(this.kafka === undefined && !ingest.paused ? { lastError: this.whyNotRunning } : {}),
-    };
-    return {
-      name,
-      definition,
-      paused: ingest.paused,
-      records: ingest.records,
-      deadLettered: ingest.deadLettered,
-      partitions,
-      lag: partitions.reduce((a, p) => a + p.lag, 0),
-      run,
-    };
+    const why = this.kafka === undefined && !ingest.paused ? this.whyNotRunning : undefined;
+    return ingestStatus(name, ingest, partitions, runner?.runStatus() ?? notRunning(why));
   }
 
   private find(name: string): ReadonlyIngestState {
@@ -182,7 +146,7 @@ export class IngestManager {
         this.engine,
         this.imports,
         kafka,
-        () => this.deadLetterProducer(kafka),
+        () => this.dlq?.get() ?? Promise.reject(new Error('no Kafka')),
         name,
         JSON.parse(specJson) as IngestSpec,
         this.logger.child({ ingest: name }),
@@ -191,37 +155,4 @@ export class IngestManager {
     }
     return r;
   }
-
-  private deadLetterProducer(kafka: Kafka): Promise<Producer> {
-    this.dlq ??= (async () => {
-      const p = kafka.producer({ allowAutoTopicCreation: true });
-      await p.connect();
-      return p;
-    })();
-    const pending = this.dlq;
-    // A failed connect is not cached: the next dead letter tries again.
-    pending.catch(() => {
-      if (this.dlq === pending) this.dlq = undefined;
-    });
-    return pending;
-  }
-}
-
-function storedPartitions(
-  stored: ReadonlyMap<number, string> | undefined,
-  ends: Map<number, bigint> | undefined,
-): IngestPartitionStatus[] {
-  const all = new Set<number>([...(stored?.keys() ?? []), ...(ends?.keys() ?? [])]);
-  return [...all]
-    .sort((a, b) => a - b)
-    .map((partition) => {
-      const offset = BigInt(stored?.get(partition) ?? '0');
-      const hw = ends?.get(partition) ?? offset;
-      return {
-        partition,
-        offset: String(offset),
-        highWatermark: String(hw),
-        lag: hw > offset ? Number(hw - offset) : 0,
-      };
-    });
 }

@@ -12,10 +12,10 @@ import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { ImportService } from '../service/import/import-service.js';
-import { ensureTopic } from './client.js';
 import { ConsumerLoop } from './consumer-loop.js';
+import { type DeadLetter, DeadLetterSender, deadLetterShareAbove } from './dead-letters.js';
 import { ImportBuilder, resolveTargets } from './ingest-mapper.js';
-import { DEFAULT_DEAD_LETTER_WARN_RATIO, type IngestSpec } from './ingest-spec.js';
+import type { IngestSpec } from './ingest-spec.js';
 import { RateMeter } from './rate-meter.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
 
@@ -39,22 +39,7 @@ export interface IngestRunStatus {
   lastError?: string;
 }
 
-// A chunk this small says little about the rate (one bad record of two is not a trend).
-const MIN_RECORDS_FOR_RATE = 20;
-
 type Imports = ReturnType<ImportBuilder['build']>;
-
-/** A record to dead-letter: `index` ≥ 0 is its place in the message's JSON array. */
-interface DeadLetter {
-  msg: KafkaMessage;
-  reason: string;
-  index: number;
-}
-
-function recordOf(value: Buffer | null, index: number): Buffer {
-  const list = JSON.parse(value?.toString('utf8') ?? '[]') as unknown[];
-  return Buffer.from(JSON.stringify(list[index]));
-}
 
 /** The batch lost a race: another batch moved the stored offset, or the ingest was stopped. */
 class Superseded extends Error {}
@@ -70,17 +55,19 @@ export class IngestRunner {
   private readonly highWatermarks = new Map<number, bigint>();
   private readonly stats = { imported: 0, deadLettered: 0, transientErrors: 0, deadLetterRateWarnings: 0 };
   private readonly rate = new RateMeter();
-  private deadLetterTopicReady = false;
+  private readonly deadLetters: DeadLetterSender;
 
   constructor(
     private readonly engine: Engine,
     private readonly imports: ImportService,
     private readonly kafka: Kafka,
-    private readonly deadLetters: () => Promise<Producer>,
+    deadLetterProducer: () => Promise<Producer>,
     readonly name: string,
     readonly spec: IngestSpec,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.deadLetters = new DeadLetterSender(kafka, deadLetterProducer, name, spec);
+  }
 
   start(): void {
     if (this.loop !== undefined) return;
@@ -199,7 +186,7 @@ export class IngestRunner {
         good += n;
       }
     }
-    if (bad.length > 0) await this.sendDeadLetters(partition, bad);
+    await this.deadLetters.send(partition, bad);
     const next = String(BigInt(chunk[chunk.length - 1].offset) + 1n);
     let rejected: { index: number; reason: string }[] = [];
     try {
@@ -222,7 +209,7 @@ export class IngestRunner {
     let refused = 0;
     if (rejected.length > 0) {
       refused = rejected.reduce((a, r) => a + goodCounts[r.index], 0);
-      await this.sendDeadLetters(
+      await this.deadLetters.send(
         partition,
         rejected.map((r) => ({ msg: goodMsgs[r.index], reason: `import refused: ${r.reason}`, index: -1 })),
       );
@@ -241,8 +228,8 @@ export class IngestRunner {
     records: number,
     example: string | undefined,
   ): void {
-    const ratio = this.spec.deadLetterWarnRatio ?? DEFAULT_DEAD_LETTER_WARN_RATIO;
-    if (records < MIN_RECORDS_FOR_RATE || deadLettered <= ratio * records) return;
+    const ratio = deadLetterShareAbove(this.spec, deadLettered, records);
+    if (ratio === undefined) return;
     this.stats.deadLetterRateWarnings++;
     this.logger.warn(
       { partition, deadLettered, records, threshold: ratio, example, deadLetterTopic: this.spec.deadLetterTopic },
@@ -297,33 +284,6 @@ export class IngestRunner {
       },
     });
     return rejected;
-  }
-
-  private async sendDeadLetters(partition: number, bad: DeadLetter[]): Promise<void> {
-    if (!this.deadLetterTopicReady) {
-      // Created on first use, not at definition time: brokers may refuse auto-creation.
-      await ensureTopic(this.kafka, this.spec.deadLetterTopic);
-      this.deadLetterTopicReady = true;
-    }
-    const producer = await this.deadLetters();
-    await producer.send({
-      topic: this.spec.deadLetterTopic,
-      acks: -1,
-      messages: bad.map(({ msg, reason, index }) => ({
-        key: msg.key,
-        // One record of a JSON array is sent alone; a whole message as it came.
-        value: index < 0 ? msg.value : recordOf(msg.value, index),
-        headers: {
-          ...msg.headers,
-          ...(index >= 0 ? { 'bl-record-index': String(index) } : {}),
-          'bl-error': reason,
-          'bl-ingest': this.name,
-          'bl-source-topic': this.spec.topic,
-          'bl-source-partition': String(partition),
-          'bl-source-offset': msg.offset,
-        },
-      })),
-    });
   }
 
   private fail(reason: string): void {

@@ -26,6 +26,7 @@ import { runQuery } from '../../service/query/index.js';
 import type { SchemaService } from '../../service/schema-service.js';
 import { assignKeys } from '../../service/write-model/keys.js';
 import { LIMITS } from '../../config/limits.js';
+import { decideDefine, decideDelete, decideOffsets, decideRunning } from '../../kafka/ingest-decide.js';
 import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
 import { decodeStoredPosition, encodePosition } from './position.js';
@@ -77,6 +78,8 @@ export class MetaBehindError extends Error {
 
 export class CommandApplier implements CommandSink {
   readonly results: CommandResults;
+  /** Called after an ingest meta command is applied here (cluster/ingest starts and stops runners). */
+  readonly ingestListeners: ((name: string) => void)[] = [];
   private readonly assemblers = new Map<string, CommandAssembler>();
   /** Durable positions (the next offset to apply), with their waits (positions.ts). */
   private readonly positions = new Positions();
@@ -242,7 +245,32 @@ export class CommandApplier implements CommandSink {
       }
       case 'import':
         return this.runImport(cmd, ctx).then(() => null);
+      case 'ingest':
+        return this.runIngest(cmd, ctx).then(() => null);
+      case 'ingestOffsets': {
+        const { name, topic, partitions, offsets, records, deadLettered } = cmd;
+        const batch = { ingest: name, topic, partitions, offsets, records, deadLettered };
+        return this.parts.engine
+          .commit({ ...ctx, decide: (h, sink) => decideOffsets(h, sink, batch) })
+          .then(() => null);
+      }
     }
+  }
+
+  /** An ingest changed on every node; this node's runners follow (ingestListeners). */
+  private async runIngest(cmd: Extract<MetaCommand, { kind: 'ingest' }>, ctx: CommitContext): Promise<void> {
+    const { name, op, spec } = cmd;
+    await this.parts.engine.commit({
+      ...ctx,
+      decide: (h, sink) => {
+        if (op === 'define') {
+          if (spec === undefined) throw badRequest(`ingest ${name}: a definition without its spec`);
+          decideDefine(h, sink, name, spec);
+        } else if (op === 'delete') decideDelete(h, sink, name);
+        else decideRunning(h, sink, name, op === 'start');
+      },
+    });
+    for (const l of this.ingestListeners) l(name);
   }
 
   private runSchema(s: SchemaOp, ctx: CommitContext): Promise<void> {

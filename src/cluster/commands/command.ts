@@ -3,6 +3,7 @@
 // attributes) go to NAME.meta; log commands (PQL writes, imports) to the partition of their
 // shards, with the meta offset their writer had applied. The wire form is in command-codec.ts.
 import type { FieldOptions, IndexOptions } from '../../domain/types.js';
+import type { IngestSpec } from '../../kafka/ingest-spec.js';
 
 export type SchemaOp =
   | { op: 'createIndex'; index: string; options: IndexOptions }
@@ -25,7 +26,22 @@ export type MetaCommand =
   /** Keys to translate: the index's column keys, and row keys per field (new ones get IDs). */
   | { kind: 'keys'; index: string; columns: string[]; rows: { field: string; keys: string[] }[] }
   /** SetRowAttrs/SetColumnAttrs calls (PQL text, keys already translated by an earlier command). */
-  | { kind: 'attrs'; index: string; pql: string };
+  | { kind: 'attrs'; index: string; pql: string }
+  /** A Kafka-fed ingest (src/cluster/ingest) defined, deleted, started or stopped on every node. */
+  | { kind: 'ingest'; op: 'define' | 'delete' | 'start' | 'stop'; name: string; spec?: IngestSpec }
+  /**
+   * One batch of an ingest: the source offsets it consumed and its counts, in the Kafka
+   * transaction of the batch's log commands (so every node counts each record exactly once).
+   */
+  | {
+      kind: 'ingestOffsets';
+      name: string;
+      topic: string;
+      partitions: number[];
+      offsets: string[];
+      records: number;
+      deadLettered: number;
+    };
 
 export type ImportFormat = 'bits' | 'values' | 'roaring';
 

@@ -43,6 +43,18 @@ export class ClusterImportService {
   }
 
   async importBits(req: BitsImport): Promise<void> {
+    await this.send(await this.commandsForBits(req));
+  }
+
+  async importValues(req: ValuesImport): Promise<void> {
+    await this.send(await this.commandsForValues(req));
+  }
+
+  /**
+   * The log commands of a bits import, one per shard, once it is validated and its keys have IDs
+   * (a Kafka-fed ingest sends them in its own transaction).
+   */
+  async commandsForBits(req: BitsImport): Promise<LogCommand[]> {
     this.validate((h) => this.local.decideBits(h, STOP_SINK, req));
     const { index, field, clear } = req;
     const keyed = this.keyed(index, field);
@@ -64,10 +76,11 @@ export class ClusterImportService {
       });
       commands.push(this.command(index, field, shard, 'bits', clear, body));
     }
-    await this.send(commands);
+    return commands;
   }
 
-  async importValues(req: ValuesImport): Promise<void> {
+  /** The log commands of an int-values import, as commandsForBits. */
+  async commandsForValues(req: ValuesImport): Promise<LogCommand[]> {
     this.validate((h) => this.local.decideValues(h, STOP_SINK, req));
     const { index, field, clear } = req;
     const keyed = this.keyed(index, field);
@@ -85,7 +98,7 @@ export class ClusterImportService {
       });
       commands.push(this.command(index, field, shard, 'values', clear, body));
     }
-    await this.send(commands);
+    return commands;
   }
 
   async importRoaring(req: RoaringImport): Promise<void> {
