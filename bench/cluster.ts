@@ -85,13 +85,18 @@ async function ask(url: string, index: string, pql: string): Promise<string> {
   }
 }
 
-interface Cluster {
+export interface Cluster {
   name: string;
   nodes: ChildServer[];
   ids: string[];
 }
 
-async function startCluster(brokers: string[], count: number, partitions: number, label: string): Promise<Cluster> {
+export async function startCluster(
+  brokers: string[],
+  count: number,
+  partitions: number,
+  label: string,
+): Promise<Cluster> {
   const c: Cluster = { name: `blbench-${randomUUID().slice(0, 8)}`, nodes: [], ids: [] };
   try {
     for (let i = 0; i < count; i++) await addNode(c, brokers, partitions, `${label}-${i}`);
@@ -123,7 +128,7 @@ async function addNode(c: Cluster, brokers: string[], partitions: number, label:
   return node;
 }
 
-async function stopCluster(c: Cluster, brokers: string[]): Promise<void> {
+export async function stopCluster(c: Cluster, brokers: string[]): Promise<void> {
   for (const n of c.nodes) await n.dispose();
   await deleteClusterTopics(brokers, c.name);
 }

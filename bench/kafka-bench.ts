@@ -44,7 +44,7 @@ export async function runKafkaBench(r: Reporter): Promise<void> {
   }
 }
 
-interface Shape {
+export interface Shape {
   label: string;
   /** Records per Kafka message (1 = one JSON object; more = a JSON array of them). */
   perMessage: number;
@@ -147,7 +147,7 @@ async function importBench(r: Reporter, brokers: string[]): Promise<void> {
 }
 
 /** A fresh topic holding the shape's records in messages of `perMessage` records. */
-async function fillTopic(r: Reporter, kafka: Kafka, shape: Shape): Promise<string> {
+export async function fillTopic(r: Reporter, kafka: Kafka, shape: Shape): Promise<string> {
   const topic = `bench-ingest-${shape.perMessage}-${Date.now()}`;
   const admin = kafka.admin();
   await admin.connect();

@@ -23,6 +23,7 @@ const BENCHES: Bench[] = [
   { name: 'history', run: async () => (await import('./history-bench.js')).runHistoryBench },
   { name: 'scale', run: async () => (await import('./scale.js')).runScale },
   { name: 'cluster', run: async () => (await import('./cluster.js')).runClusterBench },
+  { name: 'cluster-ingest', run: async () => (await import('./cluster-ingest.js')).runClusterIngestBench },
 ];
 
 async function main(filters: string[]): Promise<number> {

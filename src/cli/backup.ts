@@ -25,6 +25,7 @@ import {
   type Manifest,
   type SegmentEntry,
 } from './backup-format.js';
+import { backupCluster, clusterOf } from './cluster-backup.js';
 import { progress } from './progress.js';
 
 const FLAGS = ['url', 'data-dir', 'to', 'log-level'];
@@ -55,6 +56,11 @@ export async function backupCommand(
   const dir = args.get('data-dir');
   if ((url === undefined) === (dir === undefined))
     throw new UsageError('backup: give --url http://HOST:PORT (a running server) or --data-dir DIR (a stopped one)');
+  if (url !== undefined) {
+    // A cluster member: every node's snapshot with the positions it covers (cluster-backup.ts).
+    const cluster = await clusterOf(url.replace(/\/+$/, ''));
+    if (cluster !== undefined) return backupCluster(cluster, to, out);
+  }
   const origin = url !== undefined ? remoteOrigin(url) : await localOrigin(resolve(dir as string), logger);
   try {
     await backup(origin, to, out);

@@ -53,12 +53,21 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'restore',
     summary:
-      'restore a backup, a stopped data directory or a Kafka mirror topic to a sequence or a time, into a new data directory',
+      'restore a backup, a stopped data directory, a Kafka mirror topic or a whole cluster to a sequence or a time, into a new data directory',
     settings: false,
     flags: [
-      { name: 'from', value: 'PATH', help: 'a backup directory or a data directory not in use' },
+      {
+        name: 'from',
+        value: 'PATH',
+        help: 'a backup directory or a data directory not in use (with --cluster-name: a cluster backup to start from)',
+      },
       { name: 'from-kafka', value: 'TOPIC', help: 'a mirror topic instead (with --kafka-brokers)' },
-      { name: 'kafka-brokers', value: 'LIST', help: 'comma list of brokers for --from-kafka' },
+      {
+        name: 'cluster-name',
+        value: 'NAME',
+        help: "a cluster's whole state from its topics NAME.meta and NAME.log (with --kafka-brokers; --to-time, not --to-seq)",
+      },
+      { name: 'kafka-brokers', value: 'LIST', help: 'comma list of brokers for --from-kafka or --cluster-name' },
       { name: 'data-dir', value: 'DIR', help: 'the new, empty data directory' },
       { name: 'to-seq', value: 'N', help: 'the last sequence to keep' },
       { name: 'to-time', value: 'T', help: 'RFC 3339 or Unix seconds: keep what was committed at or before it' },
@@ -70,7 +79,11 @@ export const COMMANDS: readonly Command[] = [
     summary: "copy a server's newest snapshot and the log after it into a backup directory (incremental)",
     settings: false,
     flags: [
-      { name: 'url', value: 'URL', help: 'a running server (online backup)' },
+      {
+        name: 'url',
+        value: 'URL',
+        help: "a running server (online backup); a cluster node: every partition's newest snapshot and its positions",
+      },
       { name: 'data-dir', value: 'DIR', help: 'a stopped data directory (offline backup)' },
       { name: 'to', value: 'PATH', help: 'the backup directory' },
     ],

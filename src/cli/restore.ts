@@ -15,10 +15,12 @@ import { LEVELDB_SUBDIR } from '../storage/data-dir.js';
 import { UsageError, parseArgs, required, seqArg, timeArg } from './args.js';
 import { isBackupDir, openBackupSource } from './backup-format.js';
 import { progress } from './progress.js';
+import { ClusterRestoreError, restoreCluster } from '../cluster/restore/restore.js';
+import { readClusterBackup } from './cluster-backup.js';
 import { restoreFromKafka } from './restore-kafka.js';
 import { openDataDirSource, restoreCheckpoints, type RestoreSource } from './restore-source.js';
 
-const FLAGS = ['from', 'data-dir', 'to-seq', 'to-time', 'from-kafka', 'kafka-brokers', 'log-level'];
+const FLAGS = ['from', 'data-dir', 'to-seq', 'to-time', 'from-kafka', 'kafka-brokers', 'cluster-name', 'log-level'];
 
 export async function restoreCommand(
   argv: readonly string[],
@@ -33,15 +35,20 @@ export async function restoreCommand(
     throw new UsageError('restore: give --to-seq or --to-time, not both');
   const target: Target | undefined =
     toSeq !== undefined ? { seq: toSeq } : toTime !== undefined ? { timeMs: toTime } : undefined;
+  const cluster = args.get('cluster-name');
+  if (cluster !== undefined) {
+    if (toSeq !== undefined)
+      throw new UsageError('restore: a cluster has no single sequence: restore it to a time (--to-time)');
+    if (args.has('from-kafka')) throw new UsageError('restore: give --cluster-name or --from-kafka, not both');
+    await requireEmptyDir(dest);
+    await restoreClusterCommand(cluster, brokersArg(args), dest, toTime, args.get('from'), logger, out);
+    return;
+  }
   const topic = args.get('from-kafka');
   if (topic !== undefined) {
     if (args.has('from')) throw new UsageError('restore: give --from PATH or --from-kafka TOPIC, not both');
-    const brokers = required('restore', args, 'kafka-brokers')
-      .split(',')
-      .map((b) => b.trim())
-      .filter((b) => b !== '');
     await requireEmptyDir(dest);
-    await restoreFromKafka(topic, brokers, dest, target, logger, out);
+    await restoreFromKafka(topic, brokersArg(args), dest, target, logger, out);
     return;
   }
   const from = resolve(required('restore', args, 'from'));
@@ -52,6 +59,46 @@ export async function restoreCommand(
     await restore(source, dest, target, logger, out);
   } finally {
     await source.close();
+  }
+}
+
+function brokersArg(args: Map<string, string>): string[] {
+  return required('restore', args, 'kafka-brokers')
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
+}
+
+/** The cluster NAME as of `toTime` (default: now) from its topics, and a cluster backup when given. */
+async function restoreClusterCommand(
+  name: string,
+  brokers: string[],
+  dest: string,
+  toTime: number | undefined,
+  from: string | undefined,
+  logger: Logger,
+  out: (line: string) => void,
+): Promise<void> {
+  const snapshots = from === undefined ? undefined : await readClusterBackup(resolve(from), name);
+  try {
+    const { commands } = await restoreCluster({
+      name,
+      brokers,
+      dest,
+      ...(toTime !== undefined ? { until: toTime } : {}),
+      ...(snapshots !== undefined ? { from: snapshots } : {}),
+      logger,
+      out,
+    });
+    const at = toTime === undefined ? 'its newest state' : `its state as of ${rfc3339(toTime)}`;
+    out(
+      `restored cluster ${name} (${at}) into ${dest}: ${commands} events; start it with bitledger server --data-dir ${dest}`,
+    );
+  } catch (err) {
+    // Nothing half-restored stays behind: the directory was empty (or absent) before.
+    await rm(dest, { recursive: true, force: true });
+    if (err instanceof ClusterRestoreError) throw new UsageError(err.message);
+    throw err;
   }
 }
 

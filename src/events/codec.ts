@@ -72,11 +72,16 @@ export function encodeEvent(e: Event): EncodedEvent {
 function encodePayload(e: Event): Uint8Array {
   switch (e.type) {
     case 'IndexCreated':
-      return M.IndexCreated.encode({ index: e.index, options: e.options }).finish();
+      return M.IndexCreated.encode({ index: e.index, options: e.options, meta: e.meta ?? '' }).finish();
     case 'IndexDeleted':
       return M.IndexDeleted.encode({ index: e.index }).finish();
     case 'FieldCreated':
-      return M.FieldCreated.encode({ index: e.index, field: e.field, options: fieldOptionsOut(e.options) }).finish();
+      return M.FieldCreated.encode({
+        index: e.index,
+        field: e.field,
+        options: fieldOptionsOut(e.options),
+        meta: e.meta ?? '',
+      }).finish();
     case 'FieldDeleted':
       return M.FieldDeleted.encode({ index: e.index, field: e.field }).finish();
     case 'BitsSet':
@@ -156,7 +161,7 @@ export function decodeEvent(type: number, payload: Uint8Array, reuse = false): E
       const m = obj(M.IndexCreated, payload);
       const o = (m.options ?? {}) as Record<string, unknown>;
       const options: IndexOptions = { keys: o.keys === true, trackExistence: o.trackExistence === true };
-      return { type: name, index: str(m.index), options };
+      return { type: name, index: str(m.index), options, ...incarnation(m.meta) };
     }
     case 'IndexDeleted':
       return { type: name, index: str(obj(M.IndexDeleted, payload).index) };
@@ -167,6 +172,7 @@ export function decodeEvent(type: number, payload: Uint8Array, reuse = false): E
         index: str(m.index),
         field: str(m.field),
         options: fieldOptionsIn((m.options ?? {}) as Record<string, unknown>),
+        ...incarnation(m.meta),
       };
     }
     case 'FieldDeleted': {
@@ -278,6 +284,9 @@ export function decodeEvent(type: number, payload: Uint8Array, reuse = false): E
 
 export const serializeBitmap = (b: Bitmap): Uint8Array => b.serialize('portable');
 export const deserializeBitmap = (buf: Uint8Array): Bitmap => RoaringBitmap32.deserialize(buf, 'portable');
+
+/** A cluster incarnation when recorded (records without one decode as before). */
+const incarnation = (v: unknown): { meta?: string } => (typeof v === 'string' && v !== '' ? { meta: v } : {});
 
 function fieldOptionsOut(o: FieldOptions): Record<string, unknown> {
   return { ...o, min: o.min.toString(), max: o.max.toString() };

@@ -15,9 +15,13 @@ export interface BitDelta {
 }
 
 export type Event =
-  | { type: 'IndexCreated'; index: string; options: IndexOptions }
+  /**
+   * `meta` (cluster mode): the offset in NAME.meta of the command that created it, so a write
+   * sent before a deletion and re-creation under the same name is told from one sent after it.
+   */
+  | { type: 'IndexCreated'; index: string; options: IndexOptions; meta?: string }
   | { type: 'IndexDeleted'; index: string }
-  | { type: 'FieldCreated'; index: string; field: string; options: FieldOptions }
+  | { type: 'FieldCreated'; index: string; field: string; options: FieldOptions; meta?: string }
   | { type: 'FieldDeleted'; index: string; field: string }
   /**
    * Bulk or single bit sets in one (field, view, shard): the column offsets of each row.

@@ -58,6 +58,14 @@ export function parseFieldBody(body: unknown): {
   return { options: parseFieldOptions(b.options), extraIntFields: extra };
 }
 
+/**
+ * Cluster mode: the incarnation of what a meta command creates (its offset in NAME.meta, from its
+ * CommandApplied), so the cluster tells a re-created index or field from the one deleted before.
+ */
+function incarnation(ctx: CommitContext): { meta?: string } {
+  return ctx.applied?.topic === 'meta' ? { meta: ctx.applied.offset } : {};
+}
+
 export class SchemaService {
   constructor(private readonly engine: Engine) {}
 
@@ -67,7 +75,7 @@ export class SchemaService {
       ...ctx,
       decide: (h, sink) => {
         if (h.index(name)) throw indexExists();
-        sink.emit({ type: 'IndexCreated', index: name, options });
+        sink.emit({ type: 'IndexCreated', index: name, options, ...incarnation(ctx) });
       },
     });
   }
@@ -97,9 +105,9 @@ export class SchemaService {
         if (idx.field(field)) throw fieldExists();
         for (const e of parsed.extraIntFields)
           if (idx.field(e.name) || e.name === field) throw conflict(`field ${e.name} already exists`);
-        sink.emit({ type: 'FieldCreated', index, field, options: parsed.options });
+        sink.emit({ type: 'FieldCreated', index, field, options: parsed.options, ...incarnation(ctx) });
         for (const e of parsed.extraIntFields)
-          sink.emit({ type: 'FieldCreated', index, field: e.name, options: e.options });
+          sink.emit({ type: 'FieldCreated', index, field: e.name, options: e.options, ...incarnation(ctx) });
       },
     });
   }
@@ -136,10 +144,16 @@ export class SchemaService {
       decide: (h: ReadonlyHolder, sink: EventSink) => {
         for (const i of indexes) {
           const existing = h.index(i.name);
-          if (!existing) sink.emit({ type: 'IndexCreated', index: i.name, options: i.options });
+          if (!existing) sink.emit({ type: 'IndexCreated', index: i.name, options: i.options, ...incarnation(ctx) });
           for (const f of i.fields) {
             if (!h.index(i.name)?.field(f.name))
-              sink.emit({ type: 'FieldCreated', index: i.name, field: f.name, options: f.options });
+              sink.emit({
+                type: 'FieldCreated',
+                index: i.name,
+                field: f.name,
+                options: f.options,
+                ...incarnation(ctx),
+              });
           }
         }
       },

@@ -15,7 +15,7 @@ export function apply(holder: Holder, event: Event): void {
   switch (event.type) {
     case 'IndexCreated': {
       assert(!holder.indexes.has(event.index), `apply: index ${event.index} exists`);
-      const index = new Index(event.index, { ...event.options });
+      const index = new Index(event.index, { ...event.options }, event.meta);
       if (event.options.trackExistence) {
         index.fields.set(
           EXISTS_FIELD,
@@ -32,7 +32,7 @@ export function apply(holder: Holder, event: Event): void {
     case 'FieldCreated': {
       const index = indexOf(holder, event.index);
       assert(!index.fields.has(event.field), `apply: field ${event.field} exists`);
-      index.fields.set(event.field, new Field(event.field, { ...event.options }));
+      index.fields.set(event.field, new Field(event.field, { ...event.options }, event.meta));
       return;
     }
     case 'FieldDeleted': {

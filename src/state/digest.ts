@@ -15,11 +15,11 @@ export function stateDigest(holder: ReadonlyHolder): string {
     h.update('\n');
   };
   for (const index of holder.sortedIndexes()) {
-    put(`index ${index.name} ${sortedEntries(index.options)}`);
+    put(`index ${index.name} ${sortedEntries(index.options)} @${index.incarnation ?? ''}`);
     putKeys(put, 'columns', index.columnKeys);
     putAttrs(put, 'column', index.columnAttrs);
     for (const field of [...index.fields.values()].sort(byName)) {
-      put(`field ${field.name} ${sortedEntries(field.options)} depth=${field.bitDepth}`);
+      put(`field ${field.name} ${sortedEntries(field.options)} depth=${field.bitDepth} @${field.incarnation ?? ''}`);
       const rk = index.rowKeys.get(field.name);
       if (rk) putKeys(put, 'rows', rk);
       putAttrs(put, 'row', field.rowAttrs);

@@ -11,6 +11,8 @@ export class Field {
   constructor(
     readonly name: string,
     readonly options: FieldOptions,
+    /** Cluster mode: offset in NAME.meta of the command that created this field (events/types.ts). */
+    readonly incarnation?: string,
   ) {}
 
   view(name: string): View | undefined {

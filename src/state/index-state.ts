@@ -17,6 +17,8 @@ export class Index {
   constructor(
     readonly name: string,
     readonly options: IndexOptions,
+    /** Cluster mode: offset in NAME.meta of the command that created this index (events/types.ts). */
+    readonly incarnation?: string,
   ) {}
 
   field(name: string): Field | undefined {

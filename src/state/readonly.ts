@@ -43,6 +43,8 @@ export interface ReadonlyView {
 
 export interface ReadonlyField {
   readonly name: string;
+  /** Cluster mode: offset in NAME.meta of the command that created it. */
+  readonly incarnation?: string;
   readonly options: Readonly<FieldOptions>;
   readonly views: ReadonlyMap<string, ReadonlyView>;
   readonly rowAttrs: ReadonlyMap<number, AttrMap>;
@@ -53,6 +55,8 @@ export interface ReadonlyField {
 
 export interface ReadonlyIndex {
   readonly name: string;
+  /** Cluster mode: offset in NAME.meta of the command that created it. */
+  readonly incarnation?: string;
   readonly options: Readonly<IndexOptions>;
   readonly fields: ReadonlyMap<string, ReadonlyField>;
   readonly columnAttrs: ReadonlyMap<number, AttrMap>;

@@ -27,10 +27,17 @@ export function fragmentEvent(s: FragmentState): Extract<Event, { type: 'BitsSet
 
 export function* stateEvents(holder: ReadonlyHolder): Generator<Event | FragmentState> {
   for (const index of holder.sortedIndexes()) {
-    yield { type: 'IndexCreated', index: index.name, options: { ...index.options } };
+    const meta = (x: { incarnation?: string }) => (x.incarnation === undefined ? {} : { meta: x.incarnation });
+    yield { type: 'IndexCreated', index: index.name, options: { ...index.options }, ...meta(index) };
     for (const field of index.fields.values()) {
       if (field.name !== EXISTS_FIELD)
-        yield { type: 'FieldCreated', index: index.name, field: field.name, options: { ...field.options } };
+        yield {
+          type: 'FieldCreated',
+          index: index.name,
+          field: field.name,
+          options: { ...field.options },
+          ...meta(field),
+        };
       if (field.bitDepth > 0)
         yield { type: 'BitDepthRaised', index: index.name, field: field.name, bitDepth: field.bitDepth };
     }

@@ -1,10 +1,13 @@
 // Issue 22, deterministic commands: applying a cluster command is a function of the command and
-// the partition's state alone. The same random stream of commands (schema, keys, PQL writes whose
-// time ranges have no `to`, imports with timestamps) is applied by the real CommandApplier to two
-// real LevelDB engines, once with the system clock at the coordinator's time and once 30 days
-// later (a replacement holder, a restore); the two states must have the same digest. A holder
-// that took "now" from its own clock would store different bits for `Store(Row(t=…, from=…), …)`
-// (a missing `to` means now + 1 day), and the generator writes time bits on both sides of it.
+// the partition's state alone. The same random stream of commands (schema, PQL writes whose time
+// ranges have no `to`, imports with timestamps, a field deleted and created again while writes to
+// it are in flight) is applied by the real CommandApplier to two real LevelDB engines: once with
+// the system clock at the coordinator's time, each message as soon as it was sent (a holder that
+// keeps up), and once 30 days later with the meta topic applied to its end first (a replacement
+// holder catching up, a restore). The two states must have the same digest. A holder that took
+// "now" from its own clock would store different bits for `Store(Row(t=…, from=…), …)` (a missing
+// `to` means now + 1 day), and one that applied a write sent before a re-creation to the new
+// field would keep bits the deletion removed.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Command, LogCommand, MetaCommand } from '../../src/cluster/commands/command.js';
@@ -50,8 +53,11 @@ const col = fc.record({ shard: fc.nat(3), offset: fc.nat(50) }).map((c) => c.sha
 const day = fc.integer({ min: -3, max: 40 });
 const hour = fc.nat(23);
 
-/** One write: its PQL (or an import of timestamped bits), and the column that picks its partition. */
-type Write = { pql: string; col: number } | { importCols: number[]; days: number[] };
+/**
+ * One write: its PQL (or an import of timestamped bits), and the column that picks its partition;
+ * or field f deleted and created again (two meta commands) while writes are in flight.
+ */
+type Write = { pql: string; col: number } | { importCols: number[]; days: number[] } | { recreate: true };
 
 const write: fc.Arbitrary<Write> = fc.oneof(
   fc.record({ c: col, r: fc.nat(2), d: day, h: hour }).map((w) => ({
@@ -68,11 +74,20 @@ const write: fc.Arbitrary<Write> = fc.oneof(
   fc
     .array(fc.record({ c: fc.nat(50), d: day }), { minLength: 1, maxLength: 6 })
     .map((xs) => ({ importCols: xs.map((x) => x.c), days: xs.map((x) => x.d) })),
+  fc.constant({ recreate: true as const }),
 );
 
-/** The log commands of one write: one partition for a column, every partition for ClearRow/Store. */
-function commandsOf(w: Write): LogCommand[] {
-  const base = { index: 'i', metaOffset: String(SCHEMA.length) };
+const RECREATE: MetaCommand[] = [
+  { kind: 'schema', schema: { op: 'deleteField', index: 'i', field: 'f' } },
+  { kind: 'schema', schema: { op: 'createField', index: 'i', field: 'f', options: SET_FIELD, extraIntFields: [] } },
+];
+
+/**
+ * The commands of one write, sent by a coordinator that had applied `metaOffset` meta messages:
+ * one partition for a column, every partition for ClearRow/Store.
+ */
+function commandsOf(w: Exclude<Write, { recreate: true }>, metaOffset: number): LogCommand[] {
+  const base = { index: 'i', metaOffset: String(metaOffset) };
   if ('importCols' in w) {
     const body = encodeImportRequest({
       index: 'i',
@@ -88,35 +103,54 @@ function commandsOf(w: Write): LogCommand[] {
   return parts.map((partition) => ({ kind: 'pql', ...base, pql: w.pql, partition }));
 }
 
-/** Each topic partition's messages with offsets, as a consumer would hand them over. */
-function messages(commands: Command[], topicOf: (c: Command) => [ClusterTopic, number]): Map<string, ClusterMessage[]> {
-  const out = new Map<string, ClusterMessage[]>();
-  for (const c of commands) {
-    const [topic, p] = topicOf(c);
-    const key = `${topic}/${p}`;
-    const list = out.get(key) ?? [];
-    for (const m of commandMessages(c)) {
-      const value = m.value as Buffer;
-      list.push({ offset: String(list.length), value, timestamp: String(m.timestamp ?? STAMP) });
+/** One message as sent: where it went and its offset there. */
+interface Sent {
+  topic: ClusterTopic;
+  partition: number;
+  msg: ClusterMessage;
+}
+
+/** Every message in the order the coordinators sent them, with offsets per topic partition. */
+function send(writes: readonly Write[]): Sent[] {
+  const out: Sent[] = [];
+  const next = new Map<string, number>();
+  let meta = 0;
+  const put = (topic: ClusterTopic, partition: number, command: Command): void => {
+    const key = `${topic}/${partition}`;
+    for (const m of commandMessages({ ...command, time: STAMP })) {
+      const offset = next.get(key) ?? 0;
+      next.set(key, offset + 1);
+      out.push({
+        topic,
+        partition,
+        msg: { offset: String(offset), value: m.value as Buffer, timestamp: String(STAMP) },
+      });
     }
-    out.set(key, list);
+    if (topic === 'meta') meta = next.get(key) ?? 0;
+  };
+  for (const c of SCHEMA) put('meta', 0, c);
+  for (const w of writes) {
+    if ('recreate' in w) for (const c of RECREATE) put('meta', 0, c);
+    else for (const c of commandsOf(w, meta)) put('log', c.partition, c);
   }
   return out;
 }
 
-/** Applies the stream on a fresh engine with the system clock at `wallClock`; the state's digest. */
-async function applyAt(wallClock: number, stream: Map<string, ClusterMessage[]>): Promise<string> {
+/**
+ * Applies the messages on a fresh engine with the system clock at `wallClock`: `inOrder`, each
+ * as soon as it was sent (a holder that keeps up); else NAME.meta to its end first, then every
+ * log partition (a holder that catches up later, a restore). The state's digest.
+ */
+async function applyAt(wallClock: number, sent: readonly Sent[], inOrder: boolean): Promise<string> {
   vi.setSystemTime(wallClock);
   const node = await openEngine();
   dirs.push(node.dir);
   try {
     const applier = newApplier(node.engine);
-    const meta = stream.get('meta/0') ?? [];
-    await applier.deliver('meta', 0, meta, String(meta.length));
-    for (const [key, msgs] of stream) {
-      const [topic, p] = key.split('/');
-      if (topic === 'log') await applier.deliver('log', Number(p), msgs, String(msgs.length));
-    }
+    const order = inOrder
+      ? sent
+      : [...sent.filter((s) => s.topic === 'meta'), ...sent.filter((s) => s.topic === 'log')];
+    for (const s of order) await applier.deliver(s.topic, s.partition, [s.msg], String(BigInt(s.msg.offset) + 1n));
     return node.engine.peekApplied(stateDigest);
   } finally {
     await node.close();
@@ -124,19 +158,15 @@ async function applyAt(wallClock: number, stream: Map<string, ClusterMessage[]>)
 }
 
 describe('cluster commands are deterministic', () => {
-  it('the same commands give the same state whatever the wall clock of the node that applies them', async () => {
+  it('give the same state whatever the wall clock and the moment at which a holder applies them', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
       await fc.assert(
         fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 12 }), async (writes) => {
-          const stamped = (c: Command): Command => ({ ...c, time: STAMP });
-          const commands: Command[] = [...SCHEMA, ...writes.flatMap(commandsOf)].map(stamped);
-          const stream = messages(commands, (c) =>
-            c.kind === 'pql' || c.kind === 'import' ? ['log', c.partition] : ['meta', 0],
-          );
-          const now = await applyAt(STAMP, stream);
-          const later = await applyAt(LATER, stream);
-          expect(later).toBe(now);
+          const sent = send(writes);
+          const keepingUp = await applyAt(STAMP, sent, true);
+          const later = await applyAt(LATER, sent, false);
+          expect(later).toBe(keepingUp);
         }),
         { numRuns: 25 },
       );

@@ -29,6 +29,7 @@ import { LIMITS } from '../../config/limits.js';
 import { decideDefine, decideDelete, decideOffsets, decideRunning } from '../../kafka/ingest-decide.js';
 import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
+import { markImportExistence, markSetExistence, namesAny, newerThan } from './incarnations.js';
 import { decodeStoredPosition, encodePosition } from './position.js';
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
@@ -53,11 +54,18 @@ export interface ApplierOptions {
   metaWaitMs?: number;
   /** Results kept for the coordinators (default 20 000 commands). */
   resultsKept?: number;
+  /**
+   * Restores to a time: a partition's commands are applied up to its first command stamped after
+   * this (ms), which closes the partition — as a time-travel read sees it (engine/command-time.ts).
+   */
+  until?: number;
 }
 
 /** How a PQL command runs: its coordinator's time and release, and the shards it may change. */
 interface PqlRun {
   now: number;
+  /** The coordinator's meta position (log commands): what it wrote to is the incarnation before it. */
+  metaOffset?: string;
   release?: string;
   shards?: number[];
   only?: (shard: number) => boolean;
@@ -69,6 +77,14 @@ function commandTime(cmd: Command, a: AssembledCommand): number {
   const t = Number(a.timestamp);
   if (!Number.isFinite(t)) throw new Error('cluster: a command without a time, and its message without a timestamp');
   return t;
+}
+
+/** The columns of a bits or values import command. */
+function decodeImportColumns(cmd: Extract<LogCommand, { kind: 'import' }>): {
+  columnIds: ArrayLike<number | bigint>;
+  columnKeys: string[];
+} {
+  return cmd.format === 'bits' ? decodeImportRequest(cmd.body) : decodeImportValueRequest(cmd.body);
 }
 
 /** A log command whose meta offset this node did not reach in time: deliver it again later. */
@@ -88,6 +104,9 @@ export class CommandApplier implements CommandSink {
   /** Per partition: last offsets of commands applied beyond the durable position (position.ts). */
   private readonly appliedAfter = new Map<string, Set<bigint>>();
   private readonly metaWaitMs: number;
+  /** Partitions closed by `until`: nothing more of them is applied. */
+  private readonly closed = new Set<string>();
+  private readonly until: number | undefined;
   private readonly waitMeta: (next: string, signal: AbortSignal) => Promise<void>;
 
   constructor(
@@ -96,6 +115,7 @@ export class CommandApplier implements CommandSink {
   ) {
     this.results = new CommandResults(opts.resultsKept ?? 20_000);
     this.metaWaitMs = opts.metaWaitMs ?? 30_000;
+    this.until = opts.until;
     this.waitMeta = opts.waitMeta ?? ((next, signal) => this.waitApplied('meta', 0, next, signal));
   }
 
@@ -106,6 +126,11 @@ export class CommandApplier implements CommandSink {
       this.appliedAfter.set(`${topic}/${p}`, new Set(stored.appliedAfter));
       this.setPosition(topic, p, stored.next);
     }
+  }
+
+  /** Whether `until` closed the partition (a restore to a time applies nothing more of it). */
+  isClosed(topic: ClusterTopic, partition: number): boolean {
+    return this.closed.has(`${topic}/${partition}`);
   }
 
   /** The newest time stamped on a meta command applied here (0: none yet). */
@@ -183,8 +208,12 @@ export class CommandApplier implements CommandSink {
     }
     const where = `${topic}/${partition}@${a.lastOffset}`;
     const cmd = decodeCommand(a.value, where);
-    if (cmd.kind === 'pql' || cmd.kind === 'import') await this.metaReached(cmd, where);
     const time = commandTime(cmd, a);
+    if (this.until !== undefined && (this.closed.has(key) || time > this.until)) {
+      this.closed.add(key);
+      return;
+    }
+    if (cmd.kind === 'pql' || cmd.kind === 'import') await this.metaReached(cmd, where);
     const applied = {
       type: 'CommandApplied',
       topic,
@@ -241,7 +270,8 @@ export class CommandApplier implements CommandSink {
       case 'pql': {
         const { index, partition } = cmd;
         const only = (s: number): boolean => this.parts.partitionOf(index, s) === partition;
-        return this.runPql(index, cmd.pql, { now, release: cmd.release ?? '', shards: cmd.shards, only }, ctx);
+        const run = { now, release: cmd.release ?? '', shards: cmd.shards, only, metaOffset: cmd.metaOffset };
+        return this.runPql(index, cmd.pql, run, ctx);
       }
       case 'import':
         return this.runImport(cmd, ctx).then(() => null);
@@ -324,18 +354,34 @@ export class CommandApplier implements CommandSink {
     }
     const engine = this.parts.engine;
     const query = engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed));
+    // Calls naming an index or field deleted and re-created since it was sent (incarnations.ts).
+    const at = o.metaOffset;
+    const newer = at === undefined ? undefined : engine.peekApplied((h) => newerThan(h, index, at));
+    const left = query.calls.map((c) => newer === 'index' || (newer !== undefined && namesAny({ calls: [c] }, newer)));
+    const kept = query.calls.filter((_, i) => !left[i]);
     const opts = { shards: o.shards, columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
-    const res = await engine.commit({
+    const results = await engine.commit({
       ...ctx,
-      decide: (h, sink) => runQuery(h, sink, index, query, opts, limits, o.now, o.only),
+      decide: (h, sink) => {
+        if (newer === 'index') return [];
+        const res =
+          kept.length === 0 ? [] : runQuery(h, sink, index, { calls: kept }, opts, limits, o.now, o.only).results;
+        const idx = h.index(index);
+        if (idx !== undefined) query.calls.forEach((c, i) => left[i] && markSetExistence(idx, c, o.only, sink));
+        return res;
+      },
     });
-    return res.results;
+    let k = 0;
+    return query.calls.map((_, i) => (left[i] ? { type: 'changed', changed: false } : results[k++]));
   }
 
   private runImport(cmd: Extract<LogCommand, { kind: 'import' }>, ctx: CommitContext): Promise<void> {
     const { index, field, shard, clear } = cmd;
     const imports = this.parts.imports;
+    const newer = this.parts.engine.peekApplied((h) => newerThan(h, index, cmd.metaOffset));
+    // Written to an index or field deleted and re-created since (incarnations.ts): only existence.
+    if (newer === 'index' || newer?.has(field) === true) return this.importLeftOut(cmd, newer === 'index', ctx);
     switch (cmd.format) {
       case 'bits': {
         const b = decodeImportRequest(cmd.body);
@@ -356,6 +402,22 @@ export class CommandApplier implements CommandSink {
         return imports.importRoaring({ index, field, shard, clear, views }, ctx);
       }
     }
+  }
+
+  /** An import of a field re-created since: the existence of its columns, as incarnations.ts says. */
+  private async importLeftOut(
+    cmd: Extract<LogCommand, { kind: 'import' }>,
+    indexGone: boolean,
+    ctx: CommitContext,
+  ): Promise<void> {
+    const req = cmd.clear || indexGone || cmd.format === 'roaring' ? undefined : decodeImportColumns(cmd);
+    await this.parts.engine.commit({
+      ...ctx,
+      decide: (h, sink) => {
+        const idx = h.index(cmd.index);
+        if (req !== undefined && idx !== undefined) markImportExistence(idx, req, sink);
+      },
+    });
   }
 
   private setPosition(topic: ClusterTopic, partition: number, next: bigint): void {
