@@ -3,9 +3,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
 import { unlessServerGone } from '../helpers/server-gone.js';
+import { until } from '../helpers/until.js';
 
 const KILLS = 20;
 const CLIENTS = 8;
+/** Writes each round acknowledges before its kill (so the rounds together exceed KILLS · 10). */
+const MIN_ACKED_PER_ROUND = 15;
 const dataDir = tempDir('bitledger-crash-');
 let current: ChildServer | undefined;
 
@@ -44,8 +47,12 @@ describe('SIGKILL during concurrent Set()', () => {
           if (!alive) return;
         }
       };
+      const ackedBefore = acked.size;
       const clients = Array.from({ length: CLIENTS }, client);
-      await new Promise((r) => setTimeout(r, 50 + Math.random() * 250));
+      // Kill once this round has acknowledged some writes (a condition, so a loaded machine still
+      // kills mid-stream), then after a random extra moment.
+      await until(() => acked.size >= ackedBefore + MIN_ACKED_PER_ROUND, { what: 'acknowledged writes this round' });
+      await new Promise((r) => setTimeout(r, Math.random() * 250));
       await server.kill('SIGKILL');
       stop = true;
       await Promise.all(clients);
