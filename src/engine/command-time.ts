@@ -8,6 +8,7 @@
 // each command until its partition's first command stamped after T, and skips that partition's
 // records from there on. Partitions hold disjoint shards, so skipping one never changes another.
 import type { Logger } from 'pino';
+import { DomainError } from '../domain/errors.js';
 import { EVENT_TYPE_CODES, decodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
 import { apply } from '../state/apply.js';
@@ -19,6 +20,8 @@ import { ReplayCoalescer } from './replay-coalescer.js';
 import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js';
 
 const MARK = EVENT_TYPE_CODES.CommandApplied;
+/** The offset of a CommandApplied that marks a partition installed from a snapshot (events/types.ts). */
+export const INSTALLED = '';
 
 /**
  * Which records of a replay belong to the state as of `timeMs`. A command's CommandApplied closes
@@ -91,6 +94,13 @@ export class CommandTimeFilter {
     if (e.type !== 'CommandApplied') return undefined;
     const key = commandMarkKey(e.topic, e.partition);
     const newest = Math.max(this.newest.get(key) ?? e.timeMs, e.timeMs);
+    // A partition installed here from another holder's snapshot newer than T: this node does not
+    // hold its state at T (another holder may).
+    if (e.offset === INSTALLED && newest > this.timeMs && !this.closed.has(key))
+      throw new DomainError(
+        'unavailable',
+        `partition ${e.partition} was taken over here from a snapshot newer than ${rfc3339(this.timeMs)}`,
+      );
     if (this.closed.has(key) || newest > this.timeMs) {
       this.closed.add(key);
       return undefined;

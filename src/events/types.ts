@@ -79,7 +79,9 @@ export type Event =
    * last message, the stored position a consumer resumes from after it (cluster/commands/position.ts)
    * and the time its coordinator stamped on it. It closes the commit of the command's events,
    * so a replay knows which command each record came from (time-travel reads), and a snapshot
-   * carries each partition's position and newest time (cluster backups).
+   * carries each partition's position and newest time (cluster backups). A partition installed
+   * from another holder's snapshot is marked with an empty `offset` and the snapshot's newest
+   * time: a time-travel read before it cannot be answered from this node's log.
    */
   | { type: 'CommandApplied'; topic: string; partition: number; offset: string; position: string; timeMs: number };
 

@@ -12,3 +12,8 @@ export async function until(
     await new Promise((r) => setTimeout(r, opts.stepMs ?? 10));
   }
 }
+
+/** Resolves once the wall clock has passed `t` (so anything stamped from now on is later than it). */
+export async function clockPast(t: number): Promise<void> {
+  while (Date.now() <= t) await new Promise((r) => setImmediate(r));
+}

@@ -7,14 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, callOk, TestCluster } from '../helpers/cluster.js';
 import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
+import { clockPast } from '../helpers/until.js';
 import { normalised, READS, SCHEMA, workload } from './cluster-workload.js';
 
 const SEED = Number(process.env.CLUSTER_SEED ?? 22_022);
-
-/** Resolves once the wall clock has passed `t` (stamps after it are later than it). */
-async function pass(t: number): Promise<void> {
-  while (Date.now() <= t) await new Promise((r) => setImmediate(r));
-}
 
 describe('cluster: atTime reads', () => {
   let kafka: KafkaHandle;
@@ -34,7 +30,7 @@ describe('cluster: atTime reads', () => {
     if (cluster === undefined) throw new Error('not started');
     const [writer, reader] = cluster.nodes;
     const before = Date.now();
-    await pass(before);
+    await clockPast(before);
     const send = async (reqs: ReturnType<typeof workload>): Promise<void> => {
       for (const w of reqs) await call(writer.url, w.method, w.path, w.body, w.headers);
     };
@@ -47,7 +43,7 @@ describe('cluster: atTime reads', () => {
       then.push(`${a.status} ${normalised(a.body)}`);
     }
     const t1 = Date.now();
-    await pass(t1);
+    await clockPast(t1);
 
     // Everything changes after t1: more writes (deletes included), a new field, a new index.
     await send(workload(SEED + 1, 60).slice(SCHEMA.length));

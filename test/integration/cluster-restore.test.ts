@@ -11,16 +11,13 @@ import { backupCommand } from '../../src/cli/backup.js';
 import { restoreCommand } from '../../src/cli/restore.js';
 import { call, callOk, TestCluster } from '../helpers/cluster.js';
 import { kafkaBrokersForTest, type KafkaHandle } from '../helpers/kafka-broker.js';
+import { clockPast } from '../helpers/until.js';
 import { removeDir, startServer, stopServer, tempDir } from '../helpers/server.js';
 import { normalised, READS, SCHEMA, workload } from './cluster-workload.js';
 
 const SEED = Number(process.env.CLUSTER_SEED ?? 22_004);
 const silent = pino({ level: 'silent' });
 const quiet = (): void => undefined;
-
-async function pass(t: number): Promise<void> {
-  while (Date.now() <= t) await new Promise((r) => setImmediate(r));
-}
 
 /** Every READS answer at `url`, as "status body". */
 async function answers(url: string): Promise<string[]> {
@@ -63,7 +60,7 @@ describe('cluster: backup and restore to a time', () => {
     await callOk(nodes[0].url, 'POST', '/recalculate-caches');
     const then = await answers(nodes[0].url);
     const t = Date.now();
-    await pass(t);
+    await clockPast(t);
     await send(workload(SEED + 2, 40).slice(SCHEMA.length));
     await callOk(nodes[0].url, 'POST', '/recalculate-caches');
     expect(await answers(nodes[0].url)).not.toEqual(then);

@@ -48,13 +48,7 @@ export class ClusterQueryService {
   ) {}
 
   async execute(index: string, text: string, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<Answer> {
-    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
-      throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
-    const parsed = parseQuery(text);
-    const legacy = hasLegacyCall(parsed);
-    if (legacy) checkLegacyRelease(this.release, parsed);
-    const calls = parsed.calls.map((c) => c.name);
-    const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
+    const { parsed, legacy, calls, query } = this.accept(index, text);
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     const steps = await this.engine.read((h) => compileQuery(lookupIndex(h, index), query, opts, limits));
     if (steps === undefined) return { response: await this.reads(index, query, opts, req), legacy, calls };
@@ -90,16 +84,21 @@ export class ClusterQueryService {
       throw badRequest(
         "atSeq names a sequence of one node's log and a cluster has no single sequence: read the past with atTime in cluster mode",
       );
+    const { legacy, calls, query } = this.accept(index, text);
+    if (query.calls.some(isWriteCall))
+      throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
+    return { response: await this.reads(index, query, opts, req, target.timeMs), legacy, calls };
+  }
+
+  /** What every query goes through first: the size limit, parsing, 0.x spellings and names. */
+  private accept(index: string, text: string): { parsed: Query; legacy: boolean; calls: string[]; query: Query } {
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
       throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
     const legacy = hasLegacyCall(parsed);
     if (legacy) checkLegacyRelease(this.release, parsed);
     const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
-    if (query.calls.some(isWriteCall))
-      throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
-    const response = await this.reads(index, query, opts, req, target.timeMs);
-    return { response, legacy, calls: parsed.calls.map((c) => c.name) };
+    return { parsed, legacy, calls: parsed.calls.map((c) => c.name), query };
   }
 
   private async writeRun(

@@ -5,6 +5,7 @@
 // state or from a snapshot, and see commands applied after it was first built.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DomainError } from '../../../src/domain/errors.js';
 import { defaultFieldOptions } from '../../../src/domain/types.js';
 import { bootstrap } from '../../../src/engine/bootstrap.js';
 import { Engine } from '../../../src/engine/engine.js';
@@ -49,8 +50,14 @@ async function openEngine(): Promise<{ engine: Engine; log: EventLog }> {
 
 let offsets = 0;
 /** One command as the applier runs it: its events in one commit, closed by its CommandApplied. */
-async function command(engine: Engine, topic: string, partition: number, timeMs: number, events: Event[]) {
-  const offset = String(offsets++);
+async function command(
+  engine: Engine,
+  topic: string,
+  partition: number,
+  timeMs: number,
+  events: Event[],
+  offset = String(offsets++),
+) {
   const applied = { type: 'CommandApplied', topic, partition, offset, position: offset, timeMs } as const;
   await engine.commit({
     origin: 'cluster',
@@ -136,5 +143,17 @@ describe('the cluster state as of a time', () => {
     expect(again).not.toBe(first);
     expect(columns(again)).toEqual([1, SHARD + 5]);
     expect(columns(first)).toEqual([1]); // a state a query may still read is never changed
+  });
+
+  it('refuses a time before a partition this node installed from a newer snapshot', async () => {
+    const { engine } = await openEngine();
+    await schema(engine);
+    await command(engine, 'log', 0, 100, [bit(0, 1)]);
+    // Partition 1's shards installed from another holder's snapshot whose newest command is at 400.
+    await command(engine, 'log', 1, 400, [bit(1, 1)], '');
+    const err = await engine.history.commandStateAt(300).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe('unavailable');
+    expect(columns(await engine.history.commandStateAt(450))).toEqual([1, SHARD + 1]);
   });
 });
