@@ -76,6 +76,8 @@ export class MemoryDisk {
     public faults: StorageFaults = NO_FAULTS,
     /** Tells which keys hold log records (for --break acked-loss). */
     private readonly isLogKey: (key: string) => boolean = () => false,
+    /** --break acked-loss: every crash also undoes the last synced append (loseLastSynced). */
+    readonly breakAckedLoss = false,
   ) {}
 
   get(key: string): Buffer | undefined {
