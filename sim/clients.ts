@@ -94,7 +94,7 @@ export class Clients {
       durable: false,
       ackedAt: Infinity,
     };
-    model.reqs.push(req);
+    model.add(req);
     const out = await node.race(w.send(node));
     if (out !== 'gone' && 'ok' in out) {
       req.state = 'acked';
@@ -108,7 +108,7 @@ export class Clients {
     if (err instanceof AssertionError) throw err;
     if (err instanceof DomainError) {
       // Refused: nothing was applied (a later check fails if anything was).
-      model.reqs.splice(model.reqs.indexOf(req), 1);
+      model.drop(req);
       sim.counts.refused++;
       sim.note(`c${model.client} #${req.id} ${w.label} refused (${err.code})`);
     } else {

@@ -24,28 +24,54 @@ export interface Req {
   ackedAt: number;
 }
 
+const everyCell = (): boolean => true;
+
 export class Violation extends Error {
   override name = 'Violation';
 }
 
 export class ClientModel {
   /** Requests that may be applied, in the order sent (refused and lost ones are dropped). */
-  reqs: Req[] = [];
+  private list: Req[] = [];
+  private cellCache: Set<Cell> | undefined;
+  private expectedCache: Map<Cell, number> | undefined;
 
   constructor(readonly client: number) {}
 
+  get reqs(): readonly Req[] {
+    return this.list;
+  }
+
+  /** A request sent (it may be applied from now on). */
+  add(req: Req): void {
+    this.list.push(req);
+    this.cellCache = undefined;
+    this.expectedCache = undefined;
+  }
+
+  /** A request refused: it is not applied. */
+  drop(req: Req): void {
+    this.list = this.list.filter((r) => r !== req);
+    this.cellCache = undefined;
+    this.expectedCache = undefined;
+  }
+
   /** Every cell the client's requests touch (read back to compare). */
   cells(): Set<Cell> {
-    const out = new Set<Cell>();
-    for (const r of this.reqs) for (const c of r.cells.keys()) out.add(c);
-    return out;
+    if (this.cellCache === undefined) {
+      this.cellCache = new Set<Cell>();
+      for (const r of this.list) for (const c of r.cells.keys()) this.cellCache.add(c);
+    }
+    return this.cellCache;
   }
 
   /** The state after every request of the list (what the client believes it wrote). */
-  expected(): Map<Cell, number> {
-    const s = new Map<Cell, number>();
-    for (const r of this.reqs) for (const [c, v] of r.cells) s.set(c, v);
-    return s;
+  expected(): ReadonlyMap<Cell, number> {
+    if (this.expectedCache === undefined) {
+      this.expectedCache = new Map<Cell, number>();
+      for (const r of this.list) for (const [c, v] of r.cells) this.expectedCache.set(c, v);
+    }
+    return this.expectedCache;
   }
 
   /** The least count of leading requests that a view starting at event `since` must hold. */
@@ -65,10 +91,11 @@ export class ClientModel {
     seen: ReadonlyMap<Cell, number>,
     must: number,
     what: string,
-    only: (c: Cell) => boolean = () => true,
+    only: (c: Cell) => boolean = everyCell,
   ): number {
     const running = new Map<Cell, number>();
-    const all = new Set([...this.cells()].filter(only));
+    let all = this.cells();
+    if (only !== everyCell) all = new Set([...all].filter(only));
     for (const c of seen.keys())
       if (!all.has(c)) throw new Violation(`${what}: client ${this.client} shows ${c}, which no request wrote`);
     let mismatches = 0;
@@ -117,8 +144,10 @@ export class ClientModel {
         throw new Violation(
           `${what}: request #${r.id} (${r.label}) of client ${this.client} was acknowledged or seen, and is lost`,
         );
-    this.reqs = this.reqs.slice(0, k);
-    for (const r of this.reqs) {
+    this.list = this.list.slice(0, k);
+    this.cellCache = undefined;
+    this.expectedCache = undefined;
+    for (const r of this.list) {
       if (!r.durable) r.ackedAt = at;
       r.durable = true;
       r.state = 'acked';

@@ -5,7 +5,7 @@ import { DomainError } from '../src/domain/errors.js';
 import { SHARD_WIDTH } from '../src/domain/shard.js';
 import { parseFieldBody } from '../src/service/schema-service.js';
 import { stateDigest } from '../src/state/digest.js';
-import { type MemoryDisk } from '../src/storage/memory/memory-disk.js';
+import type { MemoryDisk } from '../src/storage/memory/memory-disk.js';
 import { AssertionError } from '../src/util/assert.js';
 import { Clients } from './clients.js';
 import { type Cell, ClientModel, Violation } from './model.js';
@@ -23,7 +23,7 @@ export interface SeedOptions {
   readonly seed: number;
   /** --break acked-loss: the disk loses an acknowledged append at every crash. */
   readonly breakAckedLoss?: boolean;
-  /** Virtual ms of client traffic (default 3000). */
+  /** Virtual ms of client traffic (default 2000). */
   readonly durationMs?: number;
 }
 
@@ -69,7 +69,7 @@ export class Sim {
   }
 
   get durationMs(): number {
-    return this.opts.durationMs ?? 3000;
+    return this.opts.durationMs ?? 2000;
   }
 
   /** Resolves with the live node (waiting through restarts). */
@@ -218,7 +218,9 @@ export class Sim {
       m.recovered(k, what, ++this.events);
       if (lost > 0) this.note(`client ${m.client}: ${lost} request(s) not acknowledged are lost`);
     }
-    this.note(`checked ${what}: ${this.models.map((m) => m.reqs.length).join('/')} requests hold`);
+    this.note(
+      `checked ${what}: ${this.models.map((m) => m.reqs.length).join('/')} requests hold, log ${node.log.firstSeq}..${node.log.lastSeq}`,
+    );
   }
 
   /** The client's row in field f (and, with `fields`, which of its fields exist), as cells. */
