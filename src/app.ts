@@ -183,7 +183,12 @@ export async function createServer(
       schema: new SchemaService(eng),
       query: new QueryService(
         eng,
-        { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows },
+        {
+          queryTimeoutMs: cfg.queryTimeout,
+          maxResultRows: cfg.maxResultRows,
+          maxResultBytes: cfg.maxResultBytes,
+          maxQueryMemory: cfg.maxQueryMemory,
+        },
         cfg.legacyRelease,
       ),
       imports: new ImportService(eng),
