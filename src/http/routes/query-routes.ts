@@ -4,6 +4,7 @@ import { parseDurationMs } from '../../config/config.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { notValidArgument } from '../../domain/messages.js';
 import { checkShard, parseShard } from '../../domain/shard.js';
+import { isDateTime } from '../../domain/time-quantum.js';
 import type { QueryOptions } from '../../executor/result.js';
 import { parseTimeArg, type Target } from '../../engine/history.js';
 import { decodeQueryRequest, encodeQueryResponse, queryResponseProtoPieces } from '../../encoding/public-proto.js';
@@ -146,6 +147,10 @@ function pastTarget(q: Record<string, string>): Target | undefined {
     const timeMs = parseTimeArg(q.atTime);
     if (timeMs === undefined)
       throw badRequest('atTime should be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds');
+    if (!isDateTime(timeMs))
+      throw badRequest(
+        `atTime ${q.atTime} is outside the times this server can represent (±8.64e15 ms from 1970, years -271821 to 275760)`,
+      );
     return { timeMs };
   }
   return undefined;
