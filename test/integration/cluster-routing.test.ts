@@ -245,25 +245,34 @@ describe('cluster: routing as clients see it (3 nodes, R=2, real broker)', () =>
     }
     const killedAt = Date.now();
     await c.signal(victim, 'SIGKILL');
+    // Each live node is asked, in parallel, for its /status and the fragment nodes of a few of those
+    // shards; the time counted is when its answers came back (conservative under load).
+    const watched = shards.slice(0, 4);
     const seen = new Map<string, number>();
+    const gone = async (n: typeof a): Promise<boolean> => {
+      const [status, lists] = await Promise.all([
+        json<{ state: string; nodes: PilosaNode[] }>(n.url, '/status'),
+        Promise.all(watched.map((s) => named(n, s))),
+      ]);
+      const state = status.nodes.find((x) => x.id === victim.id)?.state;
+      return state !== 'READY' && status.state === 'DEGRADED' && lists.every((l) => !l.includes(victim.id));
+    };
     await until(
       async () => {
-        for (const n of [a, b]) {
-          if (seen.has(n.id)) continue;
-          const status = await json<{ state: string; nodes: PilosaNode[] }>(n.url, '/status');
-          const state = status.nodes.find((x) => x.id === victim.id)?.state;
-          let listed = false;
-          for (const s of shards) if ((await named(n, s)).includes(victim.id)) listed = true;
-          if (state !== 'READY' && !listed && status.state === 'DEGRADED') seen.set(n.id, Date.now() - killedAt);
-        }
+        await Promise.all(
+          [a, b].map(async (n) => {
+            if (!seen.has(n.id) && (await gone(n))) seen.set(n.id, Date.now() - killedAt);
+          }),
+        );
         return seen.size === 2;
       },
       {
         timeoutMs: 30_000,
-        stepMs: 50,
+        stepMs: 20,
         what: 'the killed node to leave READY and the fragment nodes at both live nodes',
       },
     );
+    console.log(`SIGKILL → not READY, DEGRADED, out of fragment nodes: ${[...seen.values()].join(' ms, ')} ms`);
     for (const [id, ms] of seen) expect(ms, `node ${id} saw the kill after ${ms} ms`).toBeLessThanOrEqual(3_000);
     // Writes keep working, and the fragment nodes name live holders only.
     for (const s of shards.slice(0, 4)) {

@@ -57,9 +57,12 @@ export class MemberHealth {
     return [...this.downSet];
   }
 
-  /** A call to the member failed to connect (or a probe failed). */
-  failed(id: string): void {
-    const n = (this.failures.get(id) ?? 0) + 1;
+  /**
+   * A call to the member failed to connect, or a probe failed. `refused`: nothing listens on its
+   * port (the process is gone): down at once, there is nothing to wait for.
+   */
+  failed(id: string, refused = false): void {
+    const n = refused ? Number.POSITIVE_INFINITY : (this.failures.get(id) ?? 0) + 1;
     this.failures.set(id, n);
     if (n >= (this.o.downAfter ?? 2) && !this.downSet.has(id)) {
       this.downSet.add(id);
@@ -104,16 +107,26 @@ export class MemberHealth {
       if (this.stopped) return;
       if (res.ok) this.answered(m.id);
       else this.failed(m.id);
-    } catch {
-      if (!this.stopped) this.failed(m.id);
+    } catch (err) {
+      if (!this.stopped) this.failed(m.id, isRefused(err));
     }
   }
 }
 
 /** Whether a fetch failed because the member could not be reached (not a caller's abort). */
 export function isUnreachable(err: unknown): boolean {
-  if (!(err instanceof Error) || err.name === 'AbortError' || err.name === 'TimeoutError') return false;
+  return /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|EPIPE|UND_ERR_SOCKET|UND_ERR_CONNECT_TIMEOUT/.test(
+    causeCode(err),
+  );
+}
+
+/** Whether the member's host answered that nothing listens on its port. */
+export function isRefused(err: unknown): boolean {
+  return causeCode(err) === 'ECONNREFUSED';
+}
+
+function causeCode(err: unknown): string {
+  if (!(err instanceof Error) || err.name === 'AbortError' || err.name === 'TimeoutError') return '';
   const cause = (err as Error & { cause?: { code?: unknown } }).cause;
-  const code = typeof cause?.code === 'string' ? cause.code : '';
-  return /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|EPIPE|UND_ERR_SOCKET|UND_ERR_CONNECT_TIMEOUT/.test(code);
+  return typeof cause?.code === 'string' ? cause.code : '';
 }

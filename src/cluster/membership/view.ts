@@ -2,7 +2,7 @@
 // members can answer for a partition now, positions, end offsets and the waits for them.
 import { DomainError } from '../../domain/errors.js';
 import type { EndOffsets } from '../reads/end-offsets.js';
-import { isUnreachable, type MemberHealth } from './health.js';
+import { isRefused, isUnreachable, type MemberHealth } from './health.js';
 import type { Membership } from './membership.js';
 import { partitionOf } from './partition.js';
 import type { Positions } from '../commands/positions.js';
@@ -35,7 +35,7 @@ export class NodeView implements ClusterView {
     } catch (err) {
       if (isUnreachable(err)) {
         const m = this.map()?.members.find((x) => url.startsWith(`${x.url}/`));
-        if (m !== undefined && m.id !== this.self.id) this.health.failed(m.id);
+        if (m !== undefined && m.id !== this.self.id) this.health.failed(m.id, isRefused(err));
       }
       throw err;
     }
