@@ -89,8 +89,8 @@ export function tanimotoPasses(count: number, size: number, srcCount: number, t:
 }
 
 /**
- * The exact counts of the rows that can be in the top n (every other row is left out): what
- * topNResult needs to answer as if every candidate had been counted in every shard.
+ * The exact counts of the rows that are the top n (after tanimoto): what topNResult needs to
+ * answer as if every candidate had been counted in every shard.
  */
 export function* selectTopN(
   shards: readonly TopNShard[],
@@ -98,29 +98,12 @@ export function* selectTopN(
   isCandidate: (row: number) => boolean,
   exact: ExactCount,
 ): Work<TopNCounts> {
-  const out: TopNCounts = { counts: new Map(), sizes: new Map(), srcCount: q.srcCount };
-  const best = new Best(q.n);
-  const seen = new Set<number>();
-  const shardCount = shards.length;
-  let longest = 0;
-  for (const s of shards) longest = Math.max(longest, s.ranking.rows.length);
-  let met = 0;
-  for (let depth = 0; depth < longest; depth++) {
-    let tau = 0;
-    for (let i = 0; i < shardCount; i++) {
-      const r = shards[i].ranking;
-      if (depth >= r.rows.length) continue;
-      tau += bound(q, Math.min(r.sizes[depth], shards[i].cap));
-      const row = r.rows[depth];
-      if (seen.has(row)) continue;
-      seen.add(row);
-      if (!isCandidate(row)) continue;
-      if (++met % ROWS_PER_YIELD === 0) yield;
-      countRow(shards, q, exact, best, row, out);
-    }
-    if (tau === 0 || (best.full && best.beats(tau))) break;
-  }
-  return out;
+  const walk = new Walk(shards, q, exact, new Best(q.n));
+  // Without a filter a row met costs a few array reads and the walk runs through; with one it
+  // may count |row ∩ src| in every shard, so the walk yields every ROWS_PER_YIELD rows.
+  const slice = exact === undefined ? Number.POSITIVE_INFINITY : ROWS_PER_YIELD;
+  while (!walk.run(isCandidate, slice)) yield;
+  return walk.best.result(q.srcCount);
 }
 
 /** Every candidate counted exactly in every shard (ids, and a cluster node's partial). */
@@ -131,10 +114,12 @@ export function* countCandidates(
   exact: ExactCount,
 ): Work<TopNCounts> {
   const out: TopNCounts = { counts: new Map(), sizes: new Map(), srcCount: q.srcCount };
-  const all = new Best(0);
+  const walk = new Walk(shards, q, exact, new Best(0));
   for (let i = 0; i < candidates.length; i++) {
     if (i > 0 && i % ROWS_PER_YIELD === 0) yield;
-    countRow(shards, q, exact, all, candidates[i], out);
+    if (!walk.count(candidates[i])) continue;
+    out.counts.set(candidates[i], walk.counted);
+    out.sizes.set(candidates[i], walk.countedSize);
   }
   return out;
 }
@@ -142,50 +127,140 @@ export function* countCandidates(
 /** Thousands of rows × a large source bitmap can take seconds: yield between slices. */
 const ROWS_PER_YIELD = 256;
 
-/** A shard's count as it adds to the total: 0 under the per-shard threshold. */
-function bound(q: TopNQuery, count: number): number {
-  return q.tanimoto > 0 || count >= q.threshold ? count : 0;
+/**
+ * The walk down the shards' ranked lists, resumable between depths. Arrays are taken out of
+ * the rankings once: the walk reads them tens of thousands of times a query.
+ */
+class Walk {
+  private depth = 0;
+  private readonly longest: number;
+  private readonly rows: Float64Array[];
+  private readonly sizes: Uint32Array[];
+  private readonly dense: (Uint32Array | undefined)[];
+  /** |src| a shard, or undefined without a filter. */
+  private readonly caps: Float64Array | undefined;
+  private readonly seen: (row: number) => boolean;
+  /** count()'s answer: the row's count and the sizes of the shards that counted. */
+  counted = 0;
+  countedSize = 0;
+
+  constructor(
+    private readonly shards: readonly TopNShard[],
+    private readonly q: TopNQuery,
+    private readonly exact: ExactCount,
+    readonly best: Best,
+  ) {
+    this.rows = shards.map((s) => s.ranking.rows);
+    this.sizes = shards.map((s) => s.ranking.sizes);
+    this.dense = shards.map((s) => s.ranking.dense);
+    this.longest = Math.max(0, ...this.rows.map((r) => r.length));
+    this.caps = exact === undefined ? undefined : Float64Array.from(shards, (s) => s.cap);
+    this.seen = seenRows(shards);
+  }
+
+  /** Walks on until done (true) or, at the end of a depth, `rows` rows were met (false). */
+  run(isCandidate: (row: number) => boolean, rows: number): boolean {
+    const n = this.shards.length;
+    let met = 0;
+    while (this.depth < this.longest) {
+      const depth = this.depth++;
+      let tau = 0;
+      for (let i = 0; i < n; i++) {
+        const list = this.rows[i];
+        if (depth >= list.length) continue;
+        tau += this.bound(i, this.sizes[i][depth]);
+        const row = list[depth];
+        if (!this.seen(row) || !isCandidate(row)) continue;
+        met++;
+        if (this.count(row) && (this.q.tanimoto === 0 || this.passes()))
+          this.best.add(row, this.counted, this.countedSize);
+      }
+      if (tau === 0 || (this.best.full && this.best.beats(tau))) return true;
+      if (met >= rows) return false;
+    }
+    return true;
+  }
+
+  private passes(): boolean {
+    return tanimotoPasses(this.counted, this.countedSize, this.q.srcCount, this.q.tanimoto);
+  }
+
+  /** What a row of `size` bits in shard i can add to a total: capped by |src|, 0 under the threshold. */
+  private bound(i: number, size: number): number {
+    const c = this.caps === undefined || size <= this.caps[i] ? size : this.caps[i];
+    return this.q.tanimoto > 0 || c >= this.q.threshold ? c : 0;
+  }
+
+  private sizeAt(i: number, row: number): number {
+    const d = this.dense[i];
+    if (d !== undefined) return row < d.length ? d[row] : 0;
+    return rankedSize(this.shards[i].ranking, row);
+  }
+
+  /**
+   * Counts one row exactly into `counted` (true when it has a count) unless its bound shows it
+   * cannot enter `best`. Without a filter the bound is the count: no second pass.
+   */
+  count(row: number): boolean {
+    const n = this.shards.length;
+    let left = 0;
+    for (let i = 0; i < n; i++) left += this.bound(i, this.sizeAt(i, row));
+    if (left === 0 || !this.best.admits(left, row)) return false;
+    const exact = this.exact;
+    if (exact === undefined) {
+      // A count is the row's size, counted where it reaches the threshold: size = count.
+      this.counted = left;
+      this.countedSize = left;
+      return true;
+    }
+    let count = 0;
+    let size = 0;
+    for (let i = 0; i < n && left > 0; i++) {
+      const bits = this.sizeAt(i, row);
+      if (bits === 0) continue;
+      left -= this.bound(i, bits);
+      const c = exact(i, row);
+      if (c > 0 && (this.q.tanimoto > 0 || c >= this.q.threshold)) {
+        count += c;
+        size += bits;
+      }
+      if (!this.best.admits(count + left, row)) return false;
+    }
+    this.counted = count;
+    this.countedSize = size;
+    return count > 0;
+  }
 }
 
-/** Counts one row exactly unless its bound shows it cannot enter `best`; records it in `out`. */
-function countRow(
-  shards: readonly TopNShard[],
-  q: TopNQuery,
-  exact: ExactCount,
-  best: Best,
-  row: number,
-  out: TopNCounts,
-): void {
-  let left = 0;
-  for (let i = 0; i < shards.length; i++) left += bound(q, Math.min(rankedSize(shards[i].ranking, row), shards[i].cap));
-  if (left === 0 || !best.admits(left, row)) return;
-  let count = 0;
-  let size = 0;
-  for (let i = 0; i < shards.length && left > 0; i++) {
-    const s = shards[i];
-    const bits = rankedSize(s.ranking, row);
-    if (bits === 0) continue;
-    left -= bound(q, Math.min(bits, s.cap));
-    const c = exact === undefined ? bits : exact(i, row);
-    if (c > 0 && bound(q, c) > 0) {
-      count += c;
-      size += bits;
+/**
+ * A test that is true the first time it sees a row: a byte a row when every ranking is dense
+ * (a Set of thousands of rows costs more than the walk itself), else a Set.
+ */
+function seenRows(shards: readonly TopNShard[]): (row: number) => boolean {
+  let width = 0;
+  for (const s of shards) {
+    if (s.ranking.dense === undefined) {
+      const set = new Set<number>();
+      return (row) => set.size !== set.add(row).size;
     }
-    if (exact !== undefined && !best.admits(count + left, row)) return;
+    width = Math.max(width, s.ranking.dense.length);
   }
-  if (count === 0) return;
-  out.counts.set(row, count);
-  out.sizes.set(row, size);
-  if (q.tanimoto === 0 || tanimotoPasses(count, size, q.srcCount, q.tanimoto)) best.add(row, count);
+  const marks = new Uint8Array(width);
+  return (row) => {
+    if (marks[row] === 1) return false;
+    marks[row] = 1;
+    return true;
+  };
 }
 
 /**
  * The best n rows so far as a heap whose root is the worst of them (lowest count, then highest
- * ID): a row enters only by beating the root. n = 0 keeps no bound (every row enters).
+ * ID): a row enters only by beating the root. n = 0 keeps every row (no heap order needed).
  */
 class Best {
   private readonly ids: number[] = [];
   private readonly counts: number[] = [];
+  private readonly sizes: number[] = [];
 
   constructor(private readonly n: number) {}
 
@@ -205,17 +280,28 @@ class Best {
     return this.counts[0] > tau;
   }
 
-  add(row: number, count: number): void {
-    if (this.n === 0) return;
+  add(row: number, count: number, size: number): void {
     if (!this.full) {
       this.ids.push(row);
       this.counts.push(count);
-      this.up(this.ids.length - 1);
+      this.sizes.push(size);
+      if (this.n > 0) this.up(this.ids.length - 1);
     } else if (this.admits(count, row)) {
       this.ids[0] = row;
       this.counts[0] = count;
+      this.sizes[0] = size;
       this.down(0);
     }
+  }
+
+  /** The rows kept, as counts for topNResult (which orders them). */
+  result(srcCount: number): TopNCounts {
+    const out: TopNCounts = { counts: new Map(), sizes: new Map(), srcCount };
+    for (let i = 0; i < this.ids.length; i++) {
+      out.counts.set(this.ids[i], this.counts[i]);
+      out.sizes.set(this.ids[i], this.sizes[i]);
+    }
+    return out;
   }
 
   /** a ranks below b (a is nearer the root). */
@@ -228,6 +314,7 @@ class Best {
   private swap(a: number, b: number): void {
     [this.ids[a], this.ids[b]] = [this.ids[b], this.ids[a]];
     [this.counts[a], this.counts[b]] = [this.counts[b], this.counts[a]];
+    [this.sizes[a], this.sizes[b]] = [this.sizes[b], this.sizes[a]];
   }
 
   private up(i: number): void {
