@@ -290,8 +290,8 @@ function applyWrites(sink: MemorySink, model: Oracle, batch: Write[]): void {
 }
 
 describe('query model (differential)', () => {
-  // 1,000 random cases are CPU work alone: ~10 s on a quiet 2-core machine, 65 s beside other
-  // test runs, so the bound is generous (a loaded machine makes it slower, never wrong).
+  // 1,000 random cases are CPU work alone: 65–104 s beside other engineers' test runs on 2 cores
+  // (load 30), so the bound is generous: a loaded machine makes it slower, never wrong.
   it('executor and naive model agree on random schemas, writes and queries', { timeout: 400_000 }, () => {
     fc.assert(
       fc.property(
