@@ -120,7 +120,7 @@ export class Engine {
     );
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(log);
-    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
+    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger, this.clock);
     const stats = this.snapshotStats;
     this.snapshots = {
       take: () => this.snapshot(),
