@@ -17,6 +17,7 @@ import { clusterSettings } from './cluster/settings.js';
 import { type Config, ConfigError, parseBind } from './config/config.js';
 import type { Engine } from './engine/engine.js';
 import { deferredFragments, warmUp } from './engine/warm-up.js';
+import { requestTimeouts } from './http/app.js';
 import type { NodeInfo } from './http/context.js';
 import { startupHandler } from './http/startup-handler.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
@@ -149,10 +150,12 @@ export async function launchServer(
   // Bad TLS or token files stop the start before the port is taken.
   const { https } = httpSecurity(cfg, bind.host);
   let handler: (req: IncomingMessage, res: ServerResponse) => void = startupHandler(metrics);
+  const t = requestTimeouts(cfg.requestBodyTimeout);
+  const timeouts = { ...t.http, requestTimeout: t.requestTimeout };
   const http =
     https === undefined
-      ? createHttpServer((req, res) => handler(req, res))
-      : createHttpsServer(https, (req, res) => handler(req, res));
+      ? createHttpServer(timeouts, (req, res) => handler(req, res))
+      : createHttpsServer({ ...https, ...timeouts }, (req, res) => handler(req, res));
   // Keep-alive clients must not be cut off between bench iterations (as fastify's own server).
   http.keepAliveTimeout = 65_000;
   const port = await listenOn(http, bind.host, bind.port);

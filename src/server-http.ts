@@ -48,7 +48,12 @@ export function buildServerApp(
       ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }),
     };
   };
-  const bounds = { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows };
+  const bounds = {
+    queryTimeoutMs: cfg.queryTimeout,
+    maxResultRows: cfg.maxResultRows,
+    maxResultBytes: cfg.maxResultBytes,
+    maxQueryMemory: cfg.maxQueryMemory,
+  };
   const context = {
     engine: eng,
     schema: new SchemaService(eng),
@@ -61,7 +66,7 @@ export function buildServerApp(
     legacyRelease: cfg.legacyRelease,
     ...(cluster !== undefined ? cluster.httpContext() : {}),
   };
-  const app = buildHttpApp(context, logger, onFatal, cfg.maxBodyBytes, p.security);
+  const app = buildHttpApp(context, logger, onFatal, cfg.maxBodyBytes, p.security, cfg.requestBodyTimeout);
   // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
   // kafka/ do not import each other.
   kafkaRoutes(app, kafka);
