@@ -44,15 +44,7 @@ interface Batch {
 const emptyBatch = (): Batch => ({ rows: [], cols: [], times: [], rowKeys: [], colKeys: [], values: [] });
 
 export async function importCsv(opts: ImportCsvOptions): Promise<ImportCsvResult> {
-  if (opts.files.length === 0) throw new ConfigError('import: no CSV file given');
-  let totalBytes = 0;
-  for (const f of opts.files) {
-    try {
-      totalBytes += statSync(f).size;
-    } catch {
-      throw new ConfigError(`import: cannot read ${f}: no such file`);
-    }
-  }
+  const totalBytes = sizeOfFiles(opts.files);
   const target = new HttpTarget(opts.url);
   const info = await fieldInfo(target, opts);
   const query = opts.clear ? '?clear=true' : '';
@@ -113,6 +105,20 @@ export async function importCsv(opts: ImportCsvOptions): Promise<ImportCsvResult
     progress.stop();
   }
   return { bits, ms: performance.now() - started };
+}
+
+/** The files' total size (for the progress bar); refuses none, and a file that is missing. */
+function sizeOfFiles(files: readonly string[]): number {
+  if (files.length === 0) throw new ConfigError('import: no CSV file given');
+  let totalBytes = 0;
+  for (const f of files) {
+    try {
+      totalBytes += statSync(f).size;
+    } catch {
+      throw new ConfigError(`import: cannot read ${f}: no such file`);
+    }
+  }
+  return totalBytes;
 }
 
 async function fieldInfo(target: HttpTarget, opts: ImportCsvOptions): Promise<FieldInfo> {

@@ -78,6 +78,48 @@ async function copyTopic(
   const consumer = kafka.consumer({ groupId: `bitledger-restore-${randomUUID()}`, allowAutoTopicCreation: false });
   const assembler = new MirrorAssembler();
   const bar = progress('restore', end, 'messages', out);
+  const copy = recordCopier(topic, log, target);
+  let failure: unknown;
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            try {
+              for (const msg of batch.messages) {
+                if (Number(msg.offset) >= end) break;
+                const rec = assembler.push(msg);
+                if (rec !== undefined) await copy.take(rec);
+                bar.update(Number(msg.offset) + 1);
+                if (Number(msg.offset) >= end - 1) {
+                  await copy.flush();
+                  resolve();
+                }
+              }
+            } catch (err) {
+              failure = err;
+              resolve();
+            }
+          },
+        })
+        .catch(reject);
+    });
+  } finally {
+    bar.stop();
+    await consumer.disconnect().catch(() => undefined);
+  }
+  if (failure !== undefined) throw failure;
+  return copy.copied();
+}
+
+/**
+ * Takes the topic's records in order into `log`, in pieces of one commit time, up to `target`;
+ * refuses a gap (records deleted by the topic's retention).
+ */
+function recordCopier(topic: string, log: EventLog, target: Target | undefined) {
   let piece: LogRecord[] = [];
   let pieceTime: number | null = null;
   let stopped = false;
@@ -112,38 +154,10 @@ async function copyTopic(
     if (piece.length === 0) pieceTime = rec.timeMs;
     piece.push({ seq: rec.seq, type: rec.type, payload: rec.payload });
   };
-  let failure: unknown;
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      consumer
-        .run({
-          autoCommit: false,
-          eachBatch: async ({ batch }) => {
-            try {
-              for (const msg of batch.messages) {
-                if (Number(msg.offset) >= end) break;
-                const rec = assembler.push(msg);
-                if (rec !== undefined) await take(rec);
-                bar.update(Number(msg.offset) + 1);
-                if (Number(msg.offset) >= end - 1) {
-                  await flush();
-                  resolve();
-                }
-              }
-            } catch (err) {
-              failure = err;
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    bar.stop();
-    await consumer.disconnect().catch(() => undefined);
-  }
-  if (failure !== undefined) throw failure;
-  return { last, firstTime, lastTime };
+  const copied = (): { last: number; firstTime: number | null; lastTime: number | null } => ({
+    last,
+    firstTime,
+    lastTime,
+  });
+  return { take, flush, copied };
 }

@@ -38,21 +38,7 @@ export function encodeBitsPayload(m: BitsFields, exists: boolean): Uint8Array {
   const indexLen = Buffer.byteLength(m.index);
   const fieldLen = Buffer.byteLength(m.field);
   const viewLen = Buffer.byteLength(m.view);
-  let size = strSize(indexLen) + strSize(fieldLen) + strSize(viewLen);
-  if (m.shard !== 0) size += 1 + varintSize(m.shard);
-  if (m.rows.length > 0) size += 1 + varintSize(8 * m.rows.length) + 8 * m.rows.length;
-  if (exists) size += 2;
-  let countsLen = 0;
-  let offsetsLen = 0;
-  if (offsets !== undefined) {
-    for (const o of offsets) {
-      countsLen += varintSize(o.length);
-      for (let i = 0; i < o.length; i++) offsetsLen += varintSize(o[i]);
-    }
-    if (countsLen > 0) size += 1 + varintSize(countsLen) + countsLen;
-    if (offsetsLen > 0) size += 1 + varintSize(offsetsLen) + offsetsLen;
-  } else for (const b of roaring ?? []) size += 1 + varintSize(b.length) + b.length;
-
+  const { size, countsLen, offsetsLen } = sizeOf(m, exists, [indexLen, fieldLen, viewLen], offsets, roaring);
   const out = Buffer.allocUnsafe(size);
   let p = 0;
   const varint = (v: number): void => {
@@ -105,6 +91,32 @@ export function encodeBitsPayload(m: BitsFields, exists: boolean): Uint8Array {
     }
   }
   return out;
+}
+
+/** The payload's byte size, and the lengths of its packed counts and offsets (sparse rows). */
+function sizeOf(
+  m: BitsFields,
+  exists: boolean,
+  nameLens: readonly number[],
+  offsets: readonly Uint32Array[] | undefined,
+  roaring: readonly Uint8Array[] | undefined,
+): { size: number; countsLen: number; offsetsLen: number } {
+  let size = 0;
+  for (const len of nameLens) size += strSize(len);
+  if (m.shard !== 0) size += 1 + varintSize(m.shard);
+  if (m.rows.length > 0) size += 1 + varintSize(8 * m.rows.length) + 8 * m.rows.length;
+  if (exists) size += 2;
+  let countsLen = 0;
+  let offsetsLen = 0;
+  if (offsets !== undefined) {
+    for (const o of offsets) {
+      countsLen += varintSize(o.length);
+      for (let i = 0; i < o.length; i++) offsetsLen += varintSize(o[i]);
+    }
+    if (countsLen > 0) size += 1 + varintSize(countsLen) + countsLen;
+    if (offsetsLen > 0) size += 1 + varintSize(offsetsLen) + offsetsLen;
+  } else for (const b of roaring ?? []) size += 1 + varintSize(b.length) + b.length;
+  return { size, countsLen, offsetsLen };
 }
 
 function asBitmap(c: ColumnOffsets): Bitmap {

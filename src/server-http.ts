@@ -1,0 +1,90 @@
+// Composition, step 4: the HTTP app — the services over the engine (cluster mode: the cluster's,
+// which write through Kafka), the routes' context, the plugins Kafka and the cluster contribute,
+// and the operational hooks and routes (metrics, access log, health, readiness).
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { type Config, ConfigError } from './config/config.js';
+import type { Engine } from './engine/engine.js';
+import { recalculateCaches } from './executor/index.js';
+import { type HttpSecurity, buildHttpApp } from './http/app.js';
+import type { NodeInfo } from './http/context.js';
+import { installOpsHooks } from './http/ops-hooks.js';
+import { readiness } from './http/readiness.js';
+import { opsRoutes } from './http/routes/ops-routes.js';
+import { readTokenFile } from './http/security.js';
+import { kafkaRoutes } from './kafka/http-routes.js';
+import type { ServerMetrics } from './metrics/server-metrics.js';
+import type { Integrations } from './server-integrations.js';
+import type { Boot } from './stop-list.js';
+import { ImportService } from './service/import/import-service.js';
+import { QueryService } from './service/query-service.js';
+import { SchemaService } from './service/schema-service.js';
+import { VERSION } from './version.js';
+
+export interface HttpParts {
+  engine: Engine;
+  integrations: Integrations;
+  metrics: ServerMetrics;
+  security: HttpSecurity;
+  node: () => NodeInfo;
+}
+
+export function buildServerApp(
+  { cfg, logger, onFatal }: Boot,
+  p: HttpParts,
+): { app: FastifyInstance; recalculate: () => void } {
+  const { engine: eng, integrations, metrics } = p;
+  const { kafka, cluster } = integrations;
+  const recalculate = (): void => eng.peekApplied(recalculateCaches);
+  const ready = () => readiness(eng, kafka);
+  // /status keeps Pilosa's shape; a node that is not ready says so (DEGRADED with the reason).
+  const statusExtras = (): Record<string, unknown> => {
+    const r = ready();
+    return {
+      ...kafka.statusExtras(),
+      // Cluster mode: every member, and the cluster's state (DEGRADED while a partition has no
+      // caught-up holder), in Pilosa's shape.
+      ...(cluster !== undefined && eng.state === 'NORMAL' ? cluster.statusExtras() : {}),
+      ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }),
+    };
+  };
+  const bounds = {
+    queryTimeoutMs: cfg.queryTimeout,
+    maxResultRows: cfg.maxResultRows,
+    maxResultBytes: cfg.maxResultBytes,
+    maxQueryMemory: cfg.maxQueryMemory,
+  };
+  const context = {
+    engine: eng,
+    schema: new SchemaService(eng),
+    query: new QueryService(eng, bounds, cfg.legacyRelease),
+    imports: new ImportService(eng),
+    node: p.node,
+    version: VERSION,
+    recalculateCaches: recalculate,
+    statusExtras,
+    legacyRelease: cfg.legacyRelease,
+    ...(cluster !== undefined ? cluster.httpContext() : {}),
+  };
+  const app = buildHttpApp(context, logger, onFatal, cfg.maxBodyBytes, p.security, cfg.requestBodyTimeout);
+  // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
+  // kafka/ do not import each other.
+  kafkaRoutes(app, kafka);
+  cluster?.routes(app);
+  installOpsHooks(app, { metrics, logger, accessLogPerSecond: cfg.accessLogPerSecond, slowQueryMs: cfg.slowQueryMs });
+  opsRoutes(app, metrics, ready, () => eng.state);
+  return { app, recalculate };
+}
+
+/** TLS files and the request checks from the settings (README "Securing bitledger"). */
+export function httpSecurity(cfg: Config, bindHost: string): HttpSecurity {
+  if ((cfg.tlsCertificate === '') !== (cfg.tlsKey === ''))
+    throw new ConfigError('tls-certificate and tls-key go together: set both or neither');
+  const https =
+    cfg.tlsCertificate === '' ? undefined : { cert: readFileSync(cfg.tlsCertificate), key: readFileSync(cfg.tlsKey) };
+  const tokens = cfg.authTokenFile === '' ? undefined : readTokenFile(cfg.authTokenFile);
+  return {
+    https,
+    checks: { bindHost, scheme: https === undefined ? 'http' : 'https', allowedOrigins: cfg.allowedOrigins, tokens },
+  };
+}
