@@ -47,7 +47,11 @@ export interface LogFigures {
   commits: Readonly<CommitStats>;
 }
 
-export type Lifecycle = 'STARTING' | 'NORMAL' | 'STOPPING' | 'FAILED';
+/**
+ * An engine exists only once its state is loaded (bootstrap), so it starts NORMAL; the startup
+ * before it is the HTTP startup handler's STARTING (http/startup-handler.ts).
+ */
+export type Lifecycle = 'NORMAL' | 'STOPPING' | 'FAILED';
 
 export interface EngineOptions {
   snapshotEveryEvents: number;
