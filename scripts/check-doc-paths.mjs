@@ -19,7 +19,7 @@ function walk(dir, out = []) {
 }
 
 // A path as the docs write it: starts at a top-level directory of the repository.
-const PATH = /(?<![\w./-])((?:src|test|bench|docs|migrations|ops|proto|scripts|\.ci)\/[\w./-]*[\w/])/g;
+const PATH = /(?<![\w./-])((?:src|test|bench|docs|migrations|ops|proto|scripts|sim|\.ci)\/[\w./-]*[\w/])/g;
 
 const docs = [
   join(root, 'README.md'),

@@ -41,7 +41,7 @@ export class Clients {
   private pickWrite(model: ClientModel, rng: Rng): Write {
     const c = model.client;
     const state = model.expected();
-    const setCols = [...state].filter(([k, v]) => k.startsWith('b') && v === 1).map(([k]) => Number(k.slice(1)));
+    const setCols = [...model.setColumns()];
     const r = rng.next();
     if (r < 0.3 || setCols.length === 0) {
       const cols = this.fresh(rng, rng.between(1, 3));
@@ -153,7 +153,7 @@ export class Clients {
       [other, theirs.columns],
     ] as const) {
       const seen = new Map<Cell, number>(row.map((col) => [`b${col}`, 1]));
-      const k = m.matchPrefix(seen, m.mustHold(since), `read by client ${model.client}`, isBit);
+      const k = m.matchPrefix(seen, m.mustHold(since), `read by client ${model.client}`, true);
       m.observed(k, at);
       shown.push(`${m.client}:${row.length}`);
     }
@@ -176,8 +176,6 @@ export class Clients {
 }
 
 const OPTS = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: true };
-
-const isBit = (c: Cell): boolean => c.startsWith('b');
 
 function cellsOf(cols: readonly number[], value: number): Map<Cell, number> {
   return new Map(cols.map((col) => [`b${col}`, value]));

@@ -24,7 +24,26 @@ export interface Req {
   ackedAt: number;
 }
 
-const everyCell = (): boolean => true;
+export const isBitCell = (c: Cell): boolean => c.charCodeAt(0) === 98; // 'b'
+
+interface Derived {
+  cells: Set<Cell>;
+  bitCells: Set<Cell>;
+  expected: Map<Cell, number>;
+  setCols: Set<number>;
+}
+
+function addTo(d: Derived, req: Req): void {
+  for (const [c, v] of req.cells) {
+    d.cells.add(c);
+    d.expected.set(c, v);
+    if (!isBitCell(c)) continue;
+    d.bitCells.add(c);
+    const col = Number(c.slice(1));
+    if (v === 1) d.setCols.add(col);
+    else d.setCols.delete(col);
+  }
+}
 
 export class Violation extends Error {
   override name = 'Violation';
@@ -33,8 +52,8 @@ export class Violation extends Error {
 export class ClientModel {
   /** Requests that may be applied, in the order sent (refused and lost ones are dropped). */
   private list: Req[] = [];
-  private cellCache: Set<Cell> | undefined;
-  private expectedCache: Map<Cell, number> | undefined;
+  /** Derived from the list, kept up to date as requests are added (rebuilt when one is dropped). */
+  private derived: Derived | undefined;
 
   constructor(readonly client: number) {}
 
@@ -45,33 +64,36 @@ export class ClientModel {
   /** A request sent (it may be applied from now on). */
   add(req: Req): void {
     this.list.push(req);
-    this.cellCache = undefined;
-    this.expectedCache = undefined;
+    if (this.derived !== undefined) addTo(this.derived, req);
   }
 
   /** A request refused: it is not applied. */
   drop(req: Req): void {
     this.list = this.list.filter((r) => r !== req);
-    this.cellCache = undefined;
-    this.expectedCache = undefined;
+    this.derived = undefined;
   }
 
-  /** Every cell the client's requests touch (read back to compare). */
-  cells(): Set<Cell> {
-    if (this.cellCache === undefined) {
-      this.cellCache = new Set<Cell>();
-      for (const r of this.list) for (const c of r.cells.keys()) this.cellCache.add(c);
+  private get d(): Derived {
+    if (this.derived === undefined) {
+      this.derived = { cells: new Set(), bitCells: new Set(), expected: new Map(), setCols: new Set() };
+      for (const r of this.list) addTo(this.derived, r);
     }
-    return this.cellCache;
+    return this.derived;
+  }
+
+  /** Every cell the client's requests touch (read back to compare); `bitsOnly`: its bits. */
+  cells(bitsOnly = false): ReadonlySet<Cell> {
+    return bitsOnly ? this.d.bitCells : this.d.cells;
   }
 
   /** The state after every request of the list (what the client believes it wrote). */
   expected(): ReadonlyMap<Cell, number> {
-    if (this.expectedCache === undefined) {
-      this.expectedCache = new Map<Cell, number>();
-      for (const r of this.list) for (const [c, v] of r.cells) this.expectedCache.set(c, v);
-    }
-    return this.expectedCache;
+    return this.d.expected;
+  }
+
+  /** Columns whose bit the client believes set. */
+  setColumns(): ReadonlySet<number> {
+    return this.d.setCols;
   }
 
   /** The least count of leading requests that a view starting at event `since` must hold. */
@@ -87,15 +109,10 @@ export class ClientModel {
    * The prefix length k (k >= must) whose state equals `seen` (cells not in `seen` are 0); throws
    * a Violation when none does. `seen` must only name cells of this client.
    */
-  matchPrefix(
-    seen: ReadonlyMap<Cell, number>,
-    must: number,
-    what: string,
-    only: (c: Cell) => boolean = everyCell,
-  ): number {
+  matchPrefix(seen: ReadonlyMap<Cell, number>, must: number, what: string, bitsOnly = false): number {
     const running = new Map<Cell, number>();
-    let all = this.cells();
-    if (only !== everyCell) all = new Set([...all].filter(only));
+    const all = this.cells(bitsOnly);
+    const only = (c: Cell): boolean => !bitsOnly || isBitCell(c);
     for (const c of seen.keys())
       if (!all.has(c)) throw new Violation(`${what}: client ${this.client} shows ${c}, which no request wrote`);
     let mismatches = 0;
@@ -145,8 +162,7 @@ export class ClientModel {
           `${what}: request #${r.id} (${r.label}) of client ${this.client} was acknowledged or seen, and is lost`,
         );
     this.list = this.list.slice(0, k);
-    this.cellCache = undefined;
-    this.expectedCache = undefined;
+    this.derived = undefined;
     for (const r of this.list) {
       if (!r.durable) r.ackedAt = at;
       r.durable = true;

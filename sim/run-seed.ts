@@ -92,14 +92,35 @@ export class Sim {
     const node = await this.openNode(settings);
     if (node === undefined) throw new Violation('the first node did not open');
     this.up(node);
-    await node.schema.createIndex(INDEX, { keys: false, trackExistence: true });
-    await node.schema.createField(INDEX, FIELD, parseFieldBody(undefined));
+    await this.setup();
     const nClients = this.rng.between(2, 5);
     for (let c = 0; c < nClients; c++) this.models.push(new ClientModel(c));
     const clients = new Clients(this);
     await Promise.all([...this.models.map((m) => clients.run(m.client, this.rng.fork())), this.controller(settings)]);
     // The end: a clean stop, the replayed state against the live one, every write checked.
     await this.restart('end', 'clean', settings);
+  }
+
+  /** Creates the index and field the clients write to, through storage failures and restarts. */
+  private async setup(): Promise<void> {
+    for (;;) {
+      const node = await this.nodeUp();
+      const out = await node.race(
+        (async () => {
+          const has = await node.engine.read((h) => [
+            h.index(INDEX) !== undefined,
+            h.index(INDEX)?.field(FIELD) !== undefined,
+          ]);
+          if (!has[0]) await node.schema.createIndex(INDEX, { keys: false, trackExistence: true });
+          if (!has[1]) await node.schema.createField(INDEX, FIELD, parseFieldBody(undefined));
+        })(),
+      );
+      if (out !== 'gone' && 'ok' in out) return;
+      const err = out === 'gone' ? 'crash' : out.err;
+      if (err instanceof AssertionError || (err instanceof DomainError && err.code !== 'unavailable')) throw err;
+      this.note(`setup cut short (${String(err).slice(0, 60)}): retried on the next node`);
+      await node.gone;
+    }
   }
 
   private async controller(settings: { snapshotEveryEvents: number; maxBatchRecords: number }): Promise<void> {

@@ -42,7 +42,8 @@ beforeAll(() => {
     cpSync(join(repo, p), join(dir, p), { recursive: true });
   }
   // Paths the docs name outside the copied folders.
-  for (const p of ['test', 'bench', 'ops', 'proto', '.ci']) cpSync(join(repo, p), join(dir, p), { recursive: true });
+  for (const p of ['test', 'bench', 'ops', 'proto', 'sim', '.ci'])
+    cpSync(join(repo, p), join(dir, p), { recursive: true });
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
 });
 afterAll(() => removeDir(dir));
