@@ -174,7 +174,7 @@ export async function createServer(
       // Cluster mode: every member, and the cluster's state (DEGRADED while a partition has no
       // caught-up holder), in Pilosa's shape.
       ...(cluster !== undefined && eng.state === 'NORMAL' ? cluster.statusExtras() : {}),
-      ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }),
+      ...(eng.state !== 'NORMAL' ? {} : r.ready ? degradedExtras(r.degraded) : { state: 'DEGRADED', reason: r.reason }),
     };
   };
   const app = buildHttpApp(
@@ -338,4 +338,9 @@ function closeHttp(http: HttpServer | HttpsServer): Promise<void> {
 
 function toError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/** /status of a node that serves but has something to say (a mirror retrying behind local acks). */
+function degradedExtras(reason: string | undefined): Record<string, unknown> {
+  return reason === undefined ? {} : { state: 'DEGRADED', reason };
 }
