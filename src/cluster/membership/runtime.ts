@@ -18,6 +18,8 @@ import { type ClusterTopics, ensureClusterTopics } from './topics.js';
 import type { ClusterView, CommandSink, Member } from '../types.js';
 import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
+import { BrokerWatch } from './broker-watch.js';
+import { systemClock } from '../../util/clock.js';
 
 export { clusterSettings } from '../settings.js';
 export type { ClusterView, CommandSink } from '../types.js';
@@ -27,6 +29,8 @@ export type SinkFactory = (view: ClusterView, engine: Engine) => CommandSink;
 
 /** How long SIGTERM waits for the new holders of this node's partitions to catch up. */
 const HAND_OVER_MS = 15_000;
+/** The broker watch's probe: one try, answered or failed within a second. */
+const PROBE_TIMEOUTS = { connectionTimeout: 1_000, requestTimeout: 1_000 };
 
 export class ClusterRuntime {
   private self: Member;
@@ -48,6 +52,8 @@ export class ClusterRuntime {
     private readonly sinkFactory: SinkFactory,
     private readonly engine: Engine,
     private readonly logger: Logger,
+    /** Whether the broker answers now: requests pass their Kafka steps through it. */
+    readonly broker: BrokerWatch,
   ) {
     this.self = { id: nodeId, url: settings.advertise };
     // Built on first delivery: the applier may need the view, which needs the membership.
@@ -107,6 +113,12 @@ export class ClusterRuntime {
     const kafka = await createKafka(cfg.kafkaBrokers, `bitledger-${settings.name}-${nodeId}`, log);
     const topics = await ensureClusterTopics(kafka, settings.name, settings.partitions);
     const positions = await Positions.load(engine, settings.partitions);
+    const probe = await createKafka(
+      cfg.kafkaBrokers,
+      `bitledger-${settings.name}-${nodeId}-watch`,
+      log,
+      PROBE_TIMEOUTS,
+    );
     return new ClusterRuntime(
       settings,
       topics,
@@ -117,6 +129,7 @@ export class ClusterRuntime {
       sinkFactory,
       engine,
       log,
+      new BrokerWatch(probe, cfg.kafkaBrokers, systemClock, log),
     );
   }
 
@@ -130,6 +143,7 @@ export class ClusterRuntime {
       { node: this.self, partitions: this.settings.partitions, replicas: this.settings.replicas },
       'cluster: joining',
     );
+    this.broker.start();
     this.meta.start();
     this.membership.start();
   }
@@ -160,6 +174,7 @@ export class ClusterRuntime {
     await this.membership.stop();
     await this.meta.stop();
     await this.ends.close();
+    await this.broker.stop();
     this.positions.failEverything(new DomainError('unavailable', 'this node is leaving the cluster'));
     return handedOver;
   }
