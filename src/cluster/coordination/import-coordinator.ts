@@ -74,9 +74,7 @@ export class ClusterImportService {
     req: (BitsImport | ValuesImport) & { encoded: Uint8Array; shard: number },
     format: 'bits' | 'values',
   ): Promise<void> {
-    const [at] = await this.writes.log([
-      this.command(req.index, req.field, req.shard, format, req.clear, req.encoded),
-    ]);
+    const [at] = await this.writes.log([this.command(req.index, req.field, req.shard, format, req.clear, req.encoded)]);
     await this.writes.logResult(at);
   }
 
