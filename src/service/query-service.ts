@@ -59,7 +59,7 @@ export class QueryService {
           decide: (h, sink) => runQuery(h, sink, index, query, opts, limits, this.engine.clock),
         })
       : await this.engine.readAsync((h) =>
-          runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }),
+          runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, { budget }),
         );
     return { response, legacy, calls };
   }
@@ -92,7 +92,6 @@ export class QueryService {
       index,
       query,
       { ...opts, maxResultRows: this.bounds.maxResultRows },
-      { maxWritesPerRequest: LIMITS.maxWritesPerRequest },
       { budget },
     );
     return { response, legacy, calls };

@@ -32,7 +32,7 @@ describe('cluster failures: a stopped holder, a restarted node (R=2)', () => {
     await callOk(n.url, 'POST', '/index/f/field/g', '{}');
   });
 
-  it('a SIGSTOPped holder does not delay writes at the other nodes', { timeout: 180_000 }, async () => {
+  it('a SIGSTOPped holder does not delay writes at the other nodes', { timeout: 400_000 }, async () => {
     const c = cluster();
     const map = await c.waitCovered({ settled: true });
     // Partition 0's first holder is stopped; the coordinator is the node that does not hold it,
@@ -61,7 +61,7 @@ describe('cluster failures: a stopped holder, a restarted node (R=2)', () => {
     expect(countOf(a)).toBe(3 * P);
   });
 
-  it('a restarted node answers its writes and reads at once, never 503', { timeout: 180_000 }, async () => {
+  it('a restarted node answers its writes and reads at once, never 503', { timeout: 400_000 }, async () => {
     const c = cluster();
     await c.waitCovered({ settled: true });
     for (let p = 0; p < P; p++) expect((await set(c.nodes[0], column(p, 100), 2)).status).toBe(200);
@@ -81,7 +81,7 @@ describe('cluster failures: a stopped holder, a restarted node (R=2)', () => {
   });
 
   it("a client's per-shard import goes as it is; the holder's refusal is the client's answer", {
-    timeout: 180_000,
+    timeout: 400_000,
   }, async () => {
     const c = cluster();
     const [n0, n1, n2] = c.nodes;

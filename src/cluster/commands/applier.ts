@@ -30,7 +30,7 @@ import { decideDefine, decideDelete, decideOffsets, decideRunning } from '../../
 import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
 import { markImportExistence, markSetExistence, namesAny, newerThan } from './incarnations.js';
-import { decodeStoredPosition, encodePosition } from './position.js';
+import { decodeStoredPosition, encodePosition, positionText } from './position.js';
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
 import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from '../types.js';
@@ -122,7 +122,8 @@ export class CommandApplier implements CommandSink {
   /** Reads the durable positions of these partitions (call once at start, before any deliver). */
   async load(topic: ClusterTopic, partitions: readonly number[]): Promise<void> {
     for (const p of partitions) {
-      const stored = decodeStoredPosition(await this.parts.engine.cursors.get(positionKey(topic, p)));
+      const key = positionKey(topic, p);
+      const stored = decodeStoredPosition(await this.parts.engine.cursors.get(key), key);
       this.appliedAfter.set(`${topic}/${p}`, new Set(stored.appliedAfter));
       this.setPosition(topic, p, stored.next);
     }
@@ -219,7 +220,7 @@ export class CommandApplier implements CommandSink {
       topic,
       partition,
       offset: a.lastOffset,
-      position: Buffer.from(cursors[0].value).toString('utf8'),
+      position: positionText({ next: after, appliedAfter: kept }),
       timeMs: time,
     } as const;
     let result: CommandResult;
