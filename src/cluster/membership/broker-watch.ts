@@ -1,8 +1,9 @@
 // Whether this node reaches the cluster's Kafka broker now. Every read and write of a cluster
 // node goes through Kafka (commands, end offsets); with the broker down they would wait out
 // kafkajs's retries and fail with its texts. A cheap metadata request every 250 ms (a client of
-// its own: one try, 1 s timeouts) marks the broker unreachable at its first failure and
-// reachable again at its first success. Requests pass their Kafka steps through the watch
+// its own: one try, 1 s timeouts) marks the broker unreachable when a connection is refused or
+// two probes in a row fail (one slow answer on a busy node is not an outage), and reachable
+// again at its first success. Requests pass their Kafka steps through the watch
 // (KafkaGate): refused at once while the mark is set, answered the moment it is set while they
 // wait, and a Kafka failure of theirs becomes one sentence of ours — never the library's text,
 // which goes to the log.
@@ -16,6 +17,11 @@ import type { KafkaGate } from '../types.js';
 /** How often the broker is asked: an outage shows within this plus one probe's timeout. */
 export const PROBE_EVERY_MS = 250;
 
+/** Errors that say the broker is not there (not merely slow): one is enough. */
+const REFUSED = /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|EPIPE|Closed connection/i;
+/** Probes in a row that must fail otherwise (timeouts) before the broker counts as unreachable. */
+const FAILURES_TO_MARK = 2;
+
 /** What a Kafka step that failed while the watch still saw the broker answers. */
 const KAFKA_FAILED = 'cluster: Kafka did not answer this request (its broker is restarting or unreachable); try again';
 
@@ -24,6 +30,7 @@ export class BrokerWatch implements KafkaGate {
   private since: number | undefined;
   private timer: ClockTimer | undefined;
   private probing = false;
+  private failures = 0;
   private readonly onDown = new Set<() => void>();
 
   constructor(
@@ -100,11 +107,14 @@ export class BrokerWatch implements KafkaGate {
       await this.admin.describeCluster();
       if (this.since !== undefined) this.logger.info('cluster: the Kafka broker answers again');
       this.since = undefined;
+      this.failures = 0;
     } catch (err) {
       const a = this.admin;
       this.admin = undefined;
       await a?.disconnect().catch(() => undefined);
-      if (this.since === undefined) this.markDown(errorText(err));
+      const cause = causeText(err);
+      this.failures++;
+      if (this.since === undefined && (REFUSED.test(cause) || this.failures >= FAILURES_TO_MARK)) this.markDown(cause);
     } finally {
       this.probing = false;
     }
@@ -129,3 +139,13 @@ export const OPEN_GATE: KafkaGate = {
   through: (step) => step(),
   untilDown: (step) => step(),
 };
+
+/** The error and its causes (kafkajs wraps the socket's error), for the log and REFUSED. */
+function causeText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, i = 0; e !== undefined && e !== null && i < 4; i++) {
+    parts.push(errorText(e));
+    e = e instanceof Error ? (e.cause ?? (e as { originalError?: unknown }).originalError) : undefined;
+  }
+  return parts.join(': ');
+}
