@@ -3,6 +3,7 @@
 // with one sentence of ours (never 500, never kafkajs's text), /status says DEGRADED with the
 // reason, a node started with --cluster-stale-reads answers reads from what its holders applied
 // (marked by a response header), and once the broker is back writes are acknowledged again.
+import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Answer, call, callOk, TestCluster } from '../helpers/cluster.js';
 import { until } from '../helpers/until.js';
@@ -15,8 +16,27 @@ const OUR_SENTENCE = /^cluster: the Kafka broker is unreachable since \S+, so th
 let broker: PrivateBroker;
 let c: TestCluster | undefined;
 
+/** A broker just started may still refuse topic creation ("does not host this topic-partition"). */
+async function brokerServes(brokers: string[]): Promise<void> {
+  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await until(
+      () =>
+        admin.createTopics({ topics: [{ topic: 'outage-warmup', numPartitions: 2 }], waitForLeaders: true }).then(
+          () => admin.fetchTopicOffsets('outage-warmup').then(() => true),
+          () => false,
+        ),
+      { timeoutMs: 120_000, stepMs: 500, what: 'the private broker to create topics' },
+    );
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 beforeAll(async () => {
   broker = await PrivateBroker.start();
+  await brokerServes(broker.brokers);
   c = await TestCluster.start({ brokers: broker.brokers, nodes: 2, replicas: 2, partitions: 8 });
   await c.add({ extraArgs: ['--cluster-stale-reads'] });
 }, 240_000);
