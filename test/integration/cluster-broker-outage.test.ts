@@ -23,10 +23,13 @@ async function brokerServes(brokers: string[]): Promise<void> {
   try {
     await until(
       () =>
-        admin.createTopics({ topics: [{ topic: 'outage-warmup', numPartitions: 2 }], waitForLeaders: true }).then(
-          () => admin.fetchTopicOffsets('outage-warmup').then(() => true),
-          () => false,
-        ),
+        admin
+          .createTopics({ topics: [{ topic: 'outage-warmup', numPartitions: 2 }], waitForLeaders: true })
+          .then(() => admin.fetchTopicOffsets('outage-warmup'))
+          .then(
+            () => true,
+            () => false,
+          ),
       { timeoutMs: 120_000, stepMs: 500, what: 'the private broker to create topics' },
     );
   } finally {
