@@ -42,7 +42,7 @@ beforeAll(async () => {
   await brokerServes(broker.brokers);
   c = await TestCluster.start({ brokers: broker.brokers, nodes: 2, replicas: 2, partitions: 8 });
   await c.add({ extraArgs: ['--cluster-stale-reads'] });
-}, 240_000);
+}, 600_000);
 
 afterAll(async () => {
   await c?.stop().catch(() => undefined);
@@ -53,7 +53,7 @@ const errorOf = (a: Answer): string => (JSON.parse(a.body) as { error: string })
 
 describe('cluster: the Kafka broker goes down (R=2, private broker)', () => {
   it('answers 503 with one sentence within 2 s, says DEGRADED, serves stale reads on opt-in', {
-    timeout: 300_000,
+    timeout: 600_000,
   }, async () => {
     const cl = c as TestCluster;
     const [a, b, stale] = cl.nodes;
