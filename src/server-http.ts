@@ -45,7 +45,7 @@ export function buildServerApp(
       // Cluster mode: every member, and the cluster's state (DEGRADED while a partition has no
       // caught-up holder), in Pilosa's shape.
       ...(cluster !== undefined && eng.state === 'NORMAL' ? cluster.statusExtras() : {}),
-      ...(r.ready || eng.state !== 'NORMAL' ? {} : { state: 'DEGRADED', reason: r.reason }),
+      ...(eng.state !== 'NORMAL' ? {} : r.ready ? degradedExtras(r.degraded) : { state: 'DEGRADED', reason: r.reason }),
     };
   };
   const bounds = {
@@ -87,4 +87,9 @@ export function httpSecurity(cfg: Config, bindHost: string): HttpSecurity {
     https,
     checks: { bindHost, scheme: https === undefined ? 'http' : 'https', allowedOrigins: cfg.allowedOrigins, tokens },
   };
+}
+
+/** /status of a node that serves but has something to say (a mirror retrying behind local acks). */
+function degradedExtras(reason: string | undefined): Record<string, unknown> {
+  return reason === undefined ? {} : { state: 'DEGRADED', reason };
 }

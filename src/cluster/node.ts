@@ -60,7 +60,12 @@ export class ClusterNode {
           fanout ??= new QueryFanout(
             rt.view,
             { engine: o.engine, runner: node?.partialRunner() ?? missingRunner() },
-            { queryTimeoutMs: o.cfg.queryTimeout, maxResultRows: o.cfg.maxResultRows },
+            {
+              queryTimeoutMs: o.cfg.queryTimeout,
+              maxResultRows: o.cfg.maxResultRows,
+              gate: rt.broker,
+              staleReads: o.cfg.clusterStaleReads,
+            },
           );
           return fanout.run(index, query, opts, req, at);
         },
@@ -68,6 +73,7 @@ export class ClusterNode {
         legacyRelease: o.legacyRelease,
         // Headroom for the record batch and headers around one message.
         chunkBytes: Math.max(64 * 1024, rt.topics.maxMessageBytes - 64 * 1024),
+        gate: rt.broker,
       });
     const sink: SinkFactory = o.sink ?? (() => writes?.applier ?? missingApplier());
     const rt = await ClusterRuntime.open(o.cfg, o.engine, sink, o.logger, o.nodeId);
@@ -127,12 +133,16 @@ export class ClusterNode {
       shardsMax: this.shardsMax(),
       bitDepths: () => clusterBitDepths(this.runtime.view, this.engine),
       recalculateEverywhere: () => recalculateAtMembers(this.runtime.view),
-      exportShard: (req, own) =>
-        clusterExport(
-          this.runtime.view,
-          { ...req, ...(req.waitFor === undefined ? {} : { waitFor: req.waitFor }) },
-          own,
-        ),
+      exportShard: (req, own) => {
+        const run = (): Promise<string> =>
+          clusterExport(
+            this.runtime.view,
+            { ...req, ...(req.waitFor === undefined ? {} : { waitFor: req.waitFor }) },
+            own,
+          );
+        // A member asking for this node's own CSV needs no Kafka; a client's export reads an end offset.
+        return req.local === true ? run() : this.runtime.broker.through(run);
+      },
     };
   }
 

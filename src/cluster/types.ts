@@ -85,3 +85,18 @@ export interface ClusterView {
   /** An HTTP request to another member (with the members' token when --auth-token-file is set). */
   memberFetch(url: string, init?: RequestInit): Promise<Response>;
 }
+
+/** Kafka's reachability as requests see it (membership/broker-watch.ts). */
+export interface KafkaGate {
+  /** ms since the epoch when the broker became unreachable; undefined while it answers. */
+  downSince(): number | undefined;
+  /**
+   * Runs a step that needs Kafka: refused (503) at once while the broker is unreachable, answered
+   * 503 the moment it becomes so, and a failure that is not a DomainError becomes one sentence
+   * instead of the client library's text: `failed` when given (what the step's caller can say, such
+   * as "acknowledged but not applied yet"), else the watch's own.
+   */
+  through<T>(step: () => Promise<T>, failed?: string): Promise<T>;
+  /** As through(), leaving the step's own failures as they are (a step that is more than Kafka calls). */
+  untilDown<T>(step: () => Promise<T>, failed?: string): Promise<T>;
+}

@@ -83,6 +83,11 @@ export const SETTINGS = [
   }),
   row('replicas', 1, 'cluster mode: how many nodes hold each shard'),
   row('cluster-partitions', 64, 'cluster mode: partitions of NAME.log, fixed when the cluster is created'),
+  row(
+    'cluster-stale-reads',
+    false,
+    'cluster mode: with the Kafka broker unreachable, answer reads from what the holders have applied (header X-Bitledger-Stale-Read) instead of 503',
+  ),
   oneOf(
     'legacy-release',
     ['', '0.5', '0.6', '0.7', '0.8', '0.9', '0.10'],

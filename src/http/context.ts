@@ -21,7 +21,12 @@ export type SchemaApi = Pick<
   SchemaService,
   'createIndex' | 'deleteIndex' | 'createField' | 'deleteField' | 'applySchema'
 >;
-export type QueryApi = Pick<QueryService, 'execute' | 'executeAt'>;
+/** A query's answer; `stale` (cluster --cluster-stale-reads): answered without the broker, and why. */
+export type QueryAnswer = Awaited<ReturnType<QueryService['execute']>> & { stale?: string };
+export interface QueryApi {
+  execute(...args: Parameters<QueryService['execute']>): Promise<QueryAnswer>;
+  executeAt(...args: Parameters<QueryService['executeAt']>): Promise<QueryAnswer>;
+}
 export type ImportApi = Pick<
   ImportService,
   'importBits' | 'importValues' | 'importRoaring' | 'decideBits' | 'decideValues'

@@ -1,6 +1,8 @@
 // Whether this node serves correctly (GET /ready, /status): a load balancer must stop sending
 // traffic to a node that is still replaying, stopping, failed after a storage error, whose
-// replica stopped following, or whose Kafka mirror cannot publish.
+// replica stopped following, or whose Kafka mirror cannot publish while writes wait for it
+// (--kafka-mirror-ack kafka). With local acknowledgements (the default) a retrying mirror delays
+// no write, so the node stays ready and /status says DEGRADED with the reason instead.
 import type { Engine } from '../engine/engine.js';
 import type { ReplayProgress } from '../metrics/server-metrics.js';
 
@@ -8,9 +10,12 @@ import type { ReplayProgress } from '../metrics/server-metrics.js';
 export interface KafkaHealth {
   readonly replica?: { status(): { state: string; topic: string; lastError?: string | null } };
   readonly mirror?: { status(): { state: string; topic: string; lastError?: string | null } };
+  /** --kafka-mirror-ack: whether writes wait for the mirror. */
+  readonly mirrorAck?: 'local' | 'kafka';
 }
 
-export type Readiness = { ready: true } | { ready: false; reason: string };
+/** `degraded`: serving, but something /status should name (a mirror retrying behind local acks). */
+export type Readiness = { ready: true; degraded?: string } | { ready: false; reason: string };
 
 export function startingReason(p: ReplayProgress): string {
   return p.phase === 'snapshot'
@@ -28,10 +33,10 @@ export function readiness(engine: Engine, kafka: KafkaHealth | undefined): Readi
       reason: `replica of Kafka topic "${replica.topic}" failed: ${replica.lastError ?? 'unknown error'}`,
     };
   const mirror = kafka?.mirror?.status();
-  if (mirror?.state === 'retrying')
-    return {
-      ready: false,
-      reason: `Kafka mirror to topic "${mirror.topic}" is failing: ${mirror.lastError ?? 'unknown error'}`,
-    };
+  if (mirror?.state === 'retrying') {
+    const reason = `Kafka mirror to topic "${mirror.topic}" is failing: ${mirror.lastError ?? 'unknown error'}`;
+    if (kafka?.mirrorAck === 'kafka') return { ready: false, reason };
+    return { ready: true, degraded: `${reason} (writes are acknowledged locally and mirrored once Kafka answers)` };
+  }
   return { ready: true };
 }

@@ -16,7 +16,18 @@ function pinoLogCreator(logger: Logger, logLevel: KafkaJs['logLevel']): () => (e
   };
 }
 
-export async function createKafka(brokers: string[], clientId: string, logger: Logger): Promise<Kafka> {
+/** A client for probes: one try, short timeouts (a broker outage must show within a second). */
+export interface ProbeTimeouts {
+  connectionTimeout: number;
+  requestTimeout: number;
+}
+
+export async function createKafka(
+  brokers: string[],
+  clientId: string,
+  logger: Logger,
+  probe?: ProbeTimeouts,
+): Promise<Kafka> {
   const { Kafka, logLevel } = kafkajs();
   return new Kafka({
     clientId,
@@ -24,10 +35,10 @@ export async function createKafka(brokers: string[], clientId: string, logger: L
     // kafkajs filters by its own level before calling the creator; pino filters again.
     logLevel: logger.isLevelEnabled('debug') ? logLevel.INFO : logLevel.WARN,
     logCreator: pinoLogCreator(logger, logLevel),
-    connectionTimeout: 3_000,
-    requestTimeout: 30_000,
+    connectionTimeout: probe?.connectionTimeout ?? 3_000,
+    requestTimeout: probe?.requestTimeout ?? 30_000,
     // Our loops retry forever with their own backoff; kafkajs gives up early and reports.
-    retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 },
+    retry: probe === undefined ? { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 } : { retries: 0 },
   });
 }
 

@@ -29,6 +29,8 @@ export interface ClusterNode {
   /** Still running and not asked to stop. */
   alive: boolean;
   output(): string;
+  /** Flags of this node alone (TestCluster.add). */
+  readonly extraArgs: string[];
 }
 
 interface Running {
@@ -148,26 +150,35 @@ export class TestCluster {
     return this.nodes.filter((n) => n.alive);
   }
 
-  /** Starts one more member (a join); with `wait`, returns once the map covers it too. */
-  async add({ wait = true }: { wait?: boolean } = {}): Promise<ClusterNode> {
+  /** A member's server flags: the cluster's, then the node's own `extra`. */
+  private args(url: string, extra: string[]): string[] {
+    return [
+      '--cluster-name',
+      this.name,
+      '--kafka-brokers',
+      this.opts.brokers.join(','),
+      '--advertise',
+      url,
+      '--replicas',
+      String(this.opts.replicas),
+      '--cluster-partitions',
+      String(this.opts.partitions),
+      ...this.opts.extraArgs,
+      ...extra,
+    ];
+  }
+
+  /**
+   * Starts one more member (a join); with `wait`, returns once the map covers it too. `extraArgs`:
+   * flags of this node alone.
+   */
+  async add({ wait = true, extraArgs = [] }: { wait?: boolean; extraArgs?: string[] } = {}): Promise<ClusterNode> {
     const port = await freePort();
     const dataDir = tempDir('bitledger-cluster-');
     const url = `http://127.0.0.1:${port}`;
     let child: ChildServer;
     try {
-      child = await spawnServer(dataDir, port, [
-        '--cluster-name',
-        this.name,
-        '--kafka-brokers',
-        this.opts.brokers.join(','),
-        '--advertise',
-        url,
-        '--replicas',
-        String(this.opts.replicas),
-        '--cluster-partitions',
-        String(this.opts.partitions),
-        ...this.opts.extraArgs,
-      ]);
+      child = await spawnServer(dataDir, port, this.args(url, extraArgs));
     } catch (err) {
       removeDir(dataDir);
       throw new Error(`cluster node ${this.running.length} did not start: ${(err as Error).message}`);
@@ -185,10 +196,25 @@ export class TestCluster {
       id: String(status.localID),
       alive: true,
       output: child.output,
+      extraArgs,
     };
     this.running.push({ node, child });
     if (wait) await this.waitCovered();
     return node;
+  }
+
+  /**
+   * Starts a stopped (killed) member again on its data directory and port; returns once it
+   * answers /status (its replay is over), without waiting for the map: the restart window.
+   */
+  async relaunch(node: ClusterNode): Promise<ClusterNode> {
+    const i = this.running.findIndex((x) => x.node === node);
+    if (i < 0 || node.alive) throw new Error(`node ${node.n} is not a stopped member of this cluster`);
+    const child = await spawnServer(node.dataDir, node.port, this.args(node.url, node.extraArgs));
+    track(child);
+    const again: ClusterNode = { ...node, pid: child.proc.pid ?? -1, alive: true, output: child.output };
+    this.running[i] = { node: again, child };
+    return again;
   }
 
   /** Sends `signal` to the node's PID and waits until it exited; returns its exit code. */

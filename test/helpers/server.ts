@@ -72,7 +72,8 @@ export async function spawnServer(
   proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
+  // Generous: on a loaded machine tsx's first transform of src/ alone can take tens of seconds.
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${out}`);
     try {

@@ -5,7 +5,7 @@
 // resumes from the last acknowledged record so the replica ends with the primary's exact state.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startServer, type TestServer } from '../helpers/server.js';
-import { PrivateBroker, ok, uniqueTopic, waitFor } from './kafka-support.js';
+import { PrivateBroker, http, ok, uniqueTopic, waitFor } from './kafka-support.js';
 import { bigImport, caughtUp, createSchema, sameAnswers, schemaChanges, writeRound } from './kafka-workload.js';
 
 let broker: PrivateBroker;
@@ -60,6 +60,12 @@ describe('Kafka mirror across a broker outage (private broker)', () => {
     );
     const down = (await ok(primary, 'GET', '/kafka/mirror')).json<MirrorGauge>();
     expect(down.lagRecords).toBeGreaterThan(0);
+    // Local acknowledgements (the default): writes do not wait for Kafka, so a load balancer
+    // keeps the node (/ready 200) while /status names the retrying mirror.
+    expect((await http(primary, 'GET', '/ready')).status).toBe(200);
+    const st = (await ok(primary, 'GET', '/status')).json<{ state: string; reason: string }>();
+    expect(st.state).toBe('DEGRADED');
+    expect(st.reason).toMatch(new RegExp(`Kafka mirror to topic "${topic}" is failing`));
 
     // Restart the primary mid-outage, then write enough for several snapshots: the records the
     // mirror still owes must stay in the log.

@@ -26,6 +26,9 @@ export interface Produced {
 
 type Sender = Pick<Producer, 'sendBatch'>;
 
+/** How long a write that comes before the producer has connected waits for it. */
+const START_WAIT_MS = 10_000;
+
 export interface ProducerOptions {
   /** Transactional producers (writes that span partitions at once). */
   transactionSlots?: number;
@@ -39,6 +42,9 @@ export class ClusterProducer {
   private readonly free: number[] = [];
   private readonly waiting: ((slot: number) => void)[] = [];
   private readonly chunkBytes: number | undefined;
+  /** Resolves once start() has connected: a write that comes just before waits for it. */
+  private readonly started: Promise<Producer>;
+  private markStarted: (p: Producer) => void = () => undefined;
 
   constructor(
     private readonly kafka: Kafka,
@@ -50,12 +56,16 @@ export class ClusterProducer {
     this.slots = new Array<Producer | undefined>(n).fill(undefined);
     for (let i = 0; i < n; i++) this.free.push(i);
     this.chunkBytes = opts.chunkBytes;
+    this.started = new Promise((resolve) => {
+      this.markStarted = resolve;
+    });
   }
 
   async start(): Promise<void> {
     const p = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
     await unavailable('connecting the producer', () => p.connect());
     this.idempotent = p;
+    this.markStarted(p);
   }
 
   async stop(): Promise<void> {
@@ -69,8 +79,8 @@ export class ClusterProducer {
   async send(items: readonly Outgoing[]): Promise<Produced[]> {
     const messages = items.map((it) => commandMessages(it.command, this.chunkBytes));
     if (items.length === 1 && messages[0].length === 1) {
-      const p = this.idempotent;
-      if (p === undefined) throw new DomainError('unavailable', 'cluster: the producer is not running');
+      // A node answers requests from the end of its replay, a moment before its producer connects.
+      const p = this.idempotent ?? (await this.startedWithin(START_WAIT_MS));
       const { topic, partition } = items[0];
       return unavailable('writing to Kafka', async () => {
         const res = await p.sendBatch({
@@ -81,6 +91,21 @@ export class ClusterProducer {
       });
     }
     return this.transaction((tx) => produceRounds(tx, items, messages));
+  }
+
+  private async startedWithin(ms: number): Promise<Producer> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ms);
+    });
+    try {
+      const p = await Promise.race([this.started, late]);
+      if (p === undefined || this.idempotent === undefined)
+        throw new DomainError('unavailable', 'cluster: this node is not connected to Kafka yet; try again');
+      return p;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -194,9 +219,9 @@ function baseOffset(res: RecordMetadata[], topic: string, partition: number): st
   return off;
 }
 
-function toUnavailable(what: string, err: unknown): DomainError {
-  const text = err instanceof Error ? err.message : String(err);
-  return new DomainError('unavailable', `cluster: ${what} failed, the write was not acknowledged: ${text}`);
+/** One sentence of ours: the client library's text goes to its own log (kafka/client.ts), not to clients. */
+function toUnavailable(what: string, _err: unknown): DomainError {
+  return new DomainError('unavailable', `cluster: ${what} failed, so the write was not acknowledged; try again`);
 }
 
 async function unavailable<T>(what: string, fn: () => Promise<T>): Promise<T> {

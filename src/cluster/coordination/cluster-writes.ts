@@ -7,7 +7,13 @@ import type { LogCommand, MetaCommand } from '../commands/command.js';
 import type { CommandApplier } from '../commands/applier.js';
 import type { ClusterProducer, Produced } from '../commands/producer.js';
 import { fetchResult } from './result-route.js';
-import type { ClusterTopic, ClusterView } from '../types.js';
+import { OPEN_GATE } from '../membership/broker-watch.js';
+import type { ClusterTopic, ClusterView, KafkaGate } from '../types.js';
+
+/** How soon a write asks again when no holder of its partition could answer its result. */
+const ASK_AGAIN_MS = 50;
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: DomainError };
 
 export interface ClusterWritesParts {
   view: ClusterView;
@@ -18,6 +24,8 @@ export interface ClusterWritesParts {
   resultWaitMs?: number;
   /** The coordinator's clock, stamped on every command (default: the system's). */
   clock?: Clock;
+  /** The broker watch: Kafka steps answer 503 with one sentence while the broker is unreachable. */
+  gate?: KafkaGate;
   /** How long a request waits for this node to apply earlier meta changes (default 10 s). */
   metaSyncMs?: number;
 }
@@ -35,6 +43,14 @@ export class ClusterWrites {
     return this.parts.view;
   }
 
+  private get gate(): KafkaGate {
+    return this.parts.gate ?? OPEN_GATE;
+  }
+
+  private get clock(): Clock {
+    return this.parts.clock ?? systemClock;
+  }
+
   /** This node's meta position: log commands carry it, so holders see the schema their writer saw. */
   metaOffset(): string {
     return this.parts.view.position('meta', 0).toString();
@@ -45,7 +61,7 @@ export class ClusterWrites {
    * command it has applied, so no command is older than the schema and keys it was written with.
    */
   stamp(): number {
-    return Math.max((this.parts.clock ?? systemClock).now(), this.parts.applier.metaTime());
+    return Math.max(this.clock.now(), this.parts.applier.metaTime());
   }
 
   /**
@@ -55,7 +71,7 @@ export class ClusterWrites {
    */
   async caughtUpMeta(): Promise<void> {
     const ms = this.parts.metaSyncMs ?? 10_000;
-    const end = await this.parts.view.metaEndOffset();
+    const end = await this.gate.through(() => this.parts.view.metaEndOffset());
     if (this.parts.view.position('meta', 0) >= BigInt(end)) return;
     await this.parts.view.waitApplied('meta', 0, end, AbortSignal.timeout(ms)).catch(() => {
       throw new DomainError(
@@ -68,50 +84,80 @@ export class ClusterWrites {
   /** Runs a meta command: produced, applied here, answered with this node's result. */
   async meta(command: MetaCommand): Promise<unknown> {
     const stamped = { ...command, time: this.stamp() };
-    const [at] = await this.parts.producer.send([{ topic: this.metaTopic, partition: 0, command: stamped }]);
-    return this.localResult('meta', 0, at.offset);
+    const [at] = await this.gate.through(() =>
+      this.parts.producer.send([{ topic: this.metaTopic, partition: 0, command: stamped }]),
+    );
+    return this.gate.through(() => this.localResult('meta', 0, at.offset), unapplied(at));
   }
 
   /** Sends log commands (one transaction when they span partitions; one time for all); answers where they landed. */
   log(commands: readonly LogCommand[]): Promise<Produced[]> {
     const time = this.stamp();
-    return this.parts.producer.send(
-      commands.map((command) => ({
-        topic: this.logTopic,
-        partition: command.partition,
-        command: { ...command, time },
-      })),
+    return this.gate.through(() =>
+      this.parts.producer.send(
+        commands.map((command) => ({
+          topic: this.logTopic,
+          partition: command.partition,
+          command: { ...command, time },
+        })),
+      ),
     );
   }
 
-  /** The result of a log command from a holder of its partition (this node first). */
-  async logResult(at: Produced): Promise<unknown> {
+  /**
+   * The result of a log command from the first holder of its partition to answer: this node's
+   * own apply when it holds the partition caught up, else every holder asked at once, so a
+   * stopped holder delays nothing. The command is in Kafka, so some holder will apply it: while
+   * none can answer yet (a node just restarted has no map; holders still catching up) it asks
+   * again, until the wait ends.
+   */
+  logResult(at: Produced): Promise<unknown> {
     const signal = AbortSignal.timeout(this.parts.resultWaitMs ?? 30_000);
-    for (const m of this.parts.view.holders(at.partition)) {
-      if (m.id === this.parts.view.self.id) {
-        try {
-          return await this.localResult('log', at.partition, at.offset, signal);
-        } catch (err) {
-          if (err instanceof DomainError && err.code === 'unavailable') continue;
-          throw err;
+    return this.gate.through(async () => {
+      for (;;) {
+        const r = await this.firstAnswer(at, signal);
+        if (r !== undefined) {
+          if (r.ok) return r.value;
+          throw r.error;
         }
+        if (signal.aborted) throw new DomainError('unavailable', noHolderAnswered(at));
+        await this.clock.sleep(ASK_AGAIN_MS);
       }
-      const r = await fetchResult(
-        (u, i) => this.parts.view.memberFetch(u, i),
-        m.url,
-        'log',
-        at.partition,
-        at.offset,
-        signal,
-      );
-      if (r === undefined) continue;
-      if (r.ok) return r.value;
-      throw r.error;
+    }, unapplied(at));
+  }
+
+  /** One round: this node alone when it is a caught-up holder, else every holder together. */
+  private async firstAnswer(at: Produced, signal: AbortSignal): Promise<Outcome | undefined> {
+    const view = this.parts.view;
+    const holders = view.holders(at.partition);
+    const selfId = view.self.id;
+    if (holders[0]?.id === selfId) {
+      const mine = await this.localOutcome(at, signal);
+      if (mine !== undefined) return mine;
     }
-    throw new DomainError(
-      'unavailable',
-      `cluster: the write was acknowledged by Kafka (partition ${at.partition}, offset ${at.offset}) but no holder answered its result`,
-    );
+    const round = new AbortController();
+    const both = AbortSignal.any([signal, round.signal]);
+    try {
+      return await firstDefined(
+        holders.map((m) =>
+          m.id === selfId
+            ? this.localOutcome(at, both)
+            : fetchResult((u, i) => view.memberFetch(u, i), m.url, 'log', at.partition, at.offset, both),
+        ),
+      );
+    } finally {
+      round.abort();
+    }
+  }
+
+  /** This node's own result of a log command; undefined when it cannot give one (not held, not kept, gave up). */
+  private async localOutcome(at: Produced, signal: AbortSignal): Promise<Outcome | undefined> {
+    try {
+      return { ok: true, value: await this.localResult('log', at.partition, at.offset, signal) };
+    } catch (err) {
+      if (err instanceof DomainError && err.code !== 'unavailable') return { ok: false, error: err };
+      return undefined;
+    }
   }
 
   private async localResult(
@@ -128,4 +174,25 @@ export class ClusterWrites {
     if (r.ok) return r.value;
     throw new DomainError(r.code as DomainError['code'], r.message);
   }
+}
+
+/** The first answer that is not undefined; undefined once every one is (or failed). */
+function firstDefined<T>(asks: readonly Promise<T | undefined>[]): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    let left = asks.length;
+    if (left === 0) resolve(undefined);
+    const none = (): void => {
+      if (--left === 0) resolve(undefined);
+    };
+    for (const a of asks) a.then((v) => (v === undefined ? none() : resolve(v)), none);
+  });
+}
+
+function noHolderAnswered(at: Produced): string {
+  return `cluster: the write was acknowledged by Kafka (partition ${at.partition}, offset ${at.offset}) but no holder answered its result in time; it is applied as holders reach it`;
+}
+
+/** A write in Kafka whose result could not be had because Kafka stopped answering. */
+function unapplied(at: Produced): string {
+  return `cluster: the write was acknowledged by Kafka (${at.topic} partition ${at.partition}, offset ${at.offset}) but Kafka stopped answering before this node had its result; it is applied once the broker is back`;
 }

@@ -43,11 +43,39 @@ export class ClusterImportService {
   }
 
   async importBits(req: BitsImport): Promise<void> {
+    if (this.forwardable(req, (f) => f.options.keys !== true)) return this.forward(req, 'bits');
     await this.send(await this.commandsForBits(req));
   }
 
   async importValues(req: ValuesImport): Promise<void> {
+    if (this.forwardable(req, () => true)) return this.forward(req, 'values');
     await this.send(await this.commandsForValues(req));
+  }
+
+  /**
+   * A client's per-shard protobuf import of IDs (no key to translate) goes as it is: its body is
+   * the command, sent to its shard's partition, and the holders validate it as they apply it —
+   * a single node's rules and errors, where a column outside the named shard is refused too.
+   */
+  private forwardable(
+    req: BitsImport | ValuesImport,
+    fieldOk: (f: NonNullable<ReturnType<ReadonlyIndex['field']>>) => boolean,
+  ): req is (BitsImport | ValuesImport) & { encoded: Uint8Array; shard: number } {
+    if (req.encoded === undefined || req.shard === undefined) return false;
+    return this.engine.peekApplied((h) => {
+      const idx = h.index(req.index);
+      const f = idx?.field(req.field);
+      return idx !== undefined && !idx.options.keys && f !== undefined && fieldOk(f);
+    });
+  }
+
+  /** Sends the client's body and answers with the first holder's outcome (its 4xx is the client's). */
+  private async forward(
+    req: (BitsImport | ValuesImport) & { encoded: Uint8Array; shard: number },
+    format: 'bits' | 'values',
+  ): Promise<void> {
+    const [at] = await this.writes.log([this.command(req.index, req.field, req.shard, format, req.clear, req.encoded)]);
+    await this.writes.logResult(at);
   }
 
   /**

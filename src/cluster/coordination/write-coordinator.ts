@@ -25,6 +25,7 @@ import { type Step, type WritePlan, compileQuery, isWriteCall, writeKeys } from 
 import type { Target } from '../../engine/history.js';
 import type { LogCommand } from '../commands/command.js';
 import type { ClusterWrites } from './cluster-writes.js';
+import type { ReadAnswer } from '../reads/query-fanout.js';
 import { mergeColumnAttrs, missingKeys } from './write-keys.js';
 
 /** The read fan-out (c-query's QueryFanout.run): read calls only, answered cluster-wide. */
@@ -35,9 +36,15 @@ export type ClusterReads = (
   req: QueryRequestBounds,
   /** atTime (ms): the cluster's state as of then. */
   at?: number,
-) => Promise<QueryResponse>;
+) => Promise<ReadAnswer>;
 
-type Answer = { response: QueryResponse; legacy: boolean; calls: string[] };
+/** `stale`: the read was answered without the broker (--cluster-stale-reads), and why. */
+type Answer = { response: QueryResponse; legacy: boolean; calls: string[]; stale?: string };
+
+function readAnswer(r: ReadAnswer, legacy: boolean, calls: string[]): Answer {
+  const { stale, ...response } = r;
+  return stale === undefined ? { response, legacy, calls } : { response, legacy, calls, stale };
+}
 
 export class ClusterQueryService {
   constructor(
@@ -56,7 +63,7 @@ export class ClusterQueryService {
     const { legacy, calls, query } = this.accept(index, parsed);
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     const steps = await this.engine.read((h) => compileQuery(lookupIndex(h, index), query, opts, limits));
-    if (steps === undefined) return { response: await this.reads(index, query, opts, req), legacy, calls };
+    if (steps === undefined) return readAnswer(await this.reads(index, query, opts, req), legacy, calls);
     if (req.readOnly === true)
       throw new DomainError('forbidden', 'forbidden: a read-only token cannot run write calls');
     const results: QueryResult[] = [];
@@ -92,7 +99,7 @@ export class ClusterQueryService {
     const { legacy, calls, query } = this.accept(index, parseBounded(text));
     if (query.calls.some(isWriteCall))
       throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
-    return { response: await this.reads(index, query, opts, req, target.timeMs), legacy, calls };
+    return readAnswer(await this.reads(index, query, opts, req, target.timeMs), legacy, calls);
   }
 
   /** What every parsed query goes through: 0.x spellings and names. */

@@ -18,7 +18,7 @@ import { readYourWritesHook } from './read-your-writes.js';
 import { ClusterProducer } from '../commands/producer.js';
 import { clusterResultRoute } from './result-route.js';
 import { ClusterSchemaService } from './schema-coordinator.js';
-import type { ClusterView } from '../types.js';
+import type { ClusterView, KafkaGate } from '../types.js';
 import { type ClusterReads, ClusterQueryService } from './write-coordinator.js';
 
 export interface WritePathParts {
@@ -31,6 +31,8 @@ export interface WritePathParts {
   legacyRelease?: LegacyRelease;
   /** Commands above this are cut into chunks (the topics' max.message.bytes less headroom). */
   chunkBytes?: number;
+  /** The broker watch (ClusterRuntime.broker). */
+  gate?: KafkaGate;
 }
 
 export interface ClusterWritePath {
@@ -66,7 +68,12 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
   const producer = new ClusterProducer(parts.kafka, `${view.name}-${view.self.id}`, {
     ...(parts.chunkBytes !== undefined ? { chunkBytes: parts.chunkBytes } : {}),
   });
-  const writes = new ClusterWrites({ view, producer, applier });
+  const writes = new ClusterWrites({
+    view,
+    producer,
+    applier,
+    ...(parts.gate !== undefined ? { gate: parts.gate } : {}),
+  });
   return {
     applier,
     producer,

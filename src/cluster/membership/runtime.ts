@@ -18,6 +18,7 @@ import { type ClusterTopics, ensureClusterTopics } from './topics.js';
 import type { ClusterView, CommandSink, Member } from '../types.js';
 import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
+import { BrokerWatch } from './broker-watch.js';
 import { MemberHealth } from './health.js';
 import { systemClock } from '../../util/clock.js';
 
@@ -29,6 +30,8 @@ export type SinkFactory = (view: ClusterView, engine: Engine) => CommandSink;
 
 /** How long SIGTERM waits for the new holders of this node's partitions to catch up. */
 const HAND_OVER_MS = 15_000;
+/** The broker watch's probe: one try, answered or failed within a second. */
+const PROBE_TIMEOUTS = { connectionTimeout: 1_000, requestTimeout: 1_000 };
 
 export class ClusterRuntime {
   private self: Member;
@@ -57,8 +60,11 @@ export class ClusterRuntime {
     private readonly sinkFactory: SinkFactory,
     private readonly engine: Engine,
     private readonly logger: Logger,
+    /** Whether the broker answers now: requests pass their Kafka steps through it. */
+    readonly broker: BrokerWatch,
   ) {
     this.self = { id: nodeId, url: settings.advertise };
+    this.degradedReasons.push(() => broker.reason());
     // Built on first delivery: the applier may need the view, which needs the membership.
     const sink: CommandSink = { deliver: (...a) => this.sink().deliver(...a) };
     const self = (): Member => this.self;
@@ -124,6 +130,12 @@ export class ClusterRuntime {
     const kafka = await createKafka(cfg.kafkaBrokers, `bitledger-${settings.name}-${nodeId}`, log);
     const topics = await ensureClusterTopics(kafka, settings.name, settings.partitions);
     const positions = await Positions.load(engine, settings.partitions);
+    const probe = await createKafka(
+      cfg.kafkaBrokers,
+      `bitledger-${settings.name}-${nodeId}-watch`,
+      log,
+      PROBE_TIMEOUTS,
+    );
     return new ClusterRuntime(
       settings,
       topics,
@@ -134,6 +146,7 @@ export class ClusterRuntime {
       sinkFactory,
       engine,
       log,
+      new BrokerWatch(probe, cfg.kafkaBrokers, systemClock, log),
     );
   }
 
@@ -147,6 +160,7 @@ export class ClusterRuntime {
       { node: this.self, partitions: this.settings.partitions, replicas: this.settings.replicas },
       'cluster: joining',
     );
+    this.broker.start();
     this.meta.start();
     this.membership.start();
     this.health.start();
@@ -179,6 +193,7 @@ export class ClusterRuntime {
     await this.membership.stop();
     await this.meta.stop();
     await this.ends.close();
+    await this.broker.stop();
     this.positions.failEverything(new DomainError('unavailable', 'this node is leaving the cluster'));
     return handedOver;
   }

@@ -26,7 +26,8 @@ import { PARTIAL_PATH } from './partial-routes.js';
 import { type PartialRequest, type PartialResponse, type PartialRunner, pastState } from './partial-runner.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import { encodeQuery } from './query-wire.js';
-import type { ClusterView, Member } from '../types.js';
+import type { ClusterView, KafkaGate, Member } from '../types.js';
+import { OPEN_GATE } from '../membership/broker-watch.js';
 import { systemClock } from '../../util/clock.js';
 
 export interface FanoutSettings {
@@ -36,7 +37,17 @@ export interface FanoutSettings {
   maxResultRows: number;
   /** Longest wait for one holder's answer before asking the next holder (default 30 s). */
   holderTimeoutMs?: number;
+  /** The broker watch: with the broker unreachable a read answers 503 at once (default: none). */
+  gate?: KafkaGate;
+  /**
+   * --cluster-stale-reads: with the broker unreachable, answer from what the holders have applied
+   * (no end offsets to wait for), marked by `stale` on the answer, instead of 503.
+   */
+  staleReads?: boolean;
 }
+
+/** A read's answer; `stale`: why it may miss acknowledged writes (--cluster-stale-reads). */
+export type ReadAnswer = QueryResponse & { stale?: string };
 
 export interface FanoutLocal {
   engine: Engine;
@@ -46,6 +57,10 @@ export interface FanoutLocal {
 
 type Phase = PartialRequest['phase'];
 
+/** How long a read waits for the first partition map of a node that has just started. */
+const MAP_WAIT_MS = 10_000;
+const MAP_POLL_MS = 25;
+
 export class QueryFanout {
   constructor(
     private readonly view: ClusterView,
@@ -53,14 +68,31 @@ export class QueryFanout {
     private readonly settings: FanoutSettings,
   ) {}
 
-  /** `at` (atTime, ms): answered from the cluster's state as of then, on every holder and here. */
-  async run(
+  /**
+   * `at` (atTime, ms): answered from the cluster's state as of then, on every holder and here.
+   * Every step waits on Kafka (end offsets, holders reaching them): with the broker unreachable
+   * the read answers 503 at once, or, with staleReads, from what the holders have applied.
+   */
+  run(index: string, query: Query, opts: QueryOptions, req: QueryRequestBounds = {}, at?: number): Promise<ReadAnswer> {
+    const gate = this.settings.gate ?? OPEN_GATE;
+    const down = gate.downSince();
+    if (down !== undefined && this.settings.staleReads === true) {
+      const stale = `the Kafka broker has been unreachable since ${new Date(down).toISOString()}: this answer is what the holders had applied, and may miss acknowledged writes`;
+      return this.answer(index, query, opts, req, at, false).then((r) => ({ ...r, stale }));
+    }
+    return gate.untilDown(() => this.answer(index, query, opts, req, at, true));
+  }
+
+  /** `fresh`: wait for the topics' ends (the consistent read); else answer from what is applied. */
+  private async answer(
     index: string,
     query: Query,
     opts: QueryOptions,
-    req: QueryRequestBounds = {},
-    at?: number,
+    req: QueryRequestBounds,
+    at: number | undefined,
+    fresh: boolean,
   ): Promise<QueryResponse> {
+    const gate = this.settings.gate ?? OPEN_GATE;
     const timeoutMs = effectiveTimeout(this.settings.queryTimeoutMs, req.timeoutMs);
     // Waits for offsets end with the deadline too (a lagging node must not hold the query).
     const signal = timeoutMs > 0 ? anySignal(req.signal, AbortSignal.timeout(timeoutMs)) : req.signal;
@@ -69,10 +101,12 @@ export class QueryFanout {
     const queryOpts: QueryOptions = { ...opts, maxResultRows: this.settings.maxResultRows };
     // Both topics' ends are read at once, after the query arrived (every partition's: one
     // ListOffsets answers them all); the log's are waited for below, once the plan is known.
-    const allEnds = this.view.logEndOffsets(this.allPartitions());
+    const allEnds = fresh
+      ? gate.through(() => this.view.logEndOffsets(this.allPartitions()))
+      : Promise.resolve(new Map<number, string>());
     allEnds.catch(() => undefined); // awaited below; a failure of the meta read comes first
     // The schema and keys as of now: a field created just before the query is known here.
-    const metaOffset = await this.view.metaEndOffset();
+    const metaOffset = fresh ? await gate.through(() => this.view.metaEndOffset()) : '0';
     await this.view.waitApplied('meta', 0, metaOffset, signal).catch((err: unknown) => {
       checkBudget(budget);
       throw err;
@@ -134,6 +168,20 @@ export class QueryFanout {
   }
 
   /**
+   * A node that has just (re)started answers before its first partition map arrives: its reads
+   * wait for the map (bounded) and go to the holders it names, instead of answering 503.
+   */
+  private async mapped(partitions: readonly number[], budget: QueryBudget): Promise<void> {
+    const until = systemClock.monotonic() + MAP_WAIT_MS;
+    const unmapped = (): boolean =>
+      this.view.map() === undefined && partitions.some((p) => this.view.holders(p).length === 0);
+    while (unmapped() && systemClock.monotonic() < until) {
+      checkBudget(budget);
+      await systemClock.sleep(MAP_POLL_MS);
+    }
+  }
+
+  /**
    * One answer per holder asked, covering every partition once. A holder that fails (down,
    * 5xx, too slow) is dropped for the rest of the query and its partitions go to their next
    * holder; a 4xx is the query's own error and ends it.
@@ -151,6 +199,7 @@ export class QueryFanout {
     const out: PartialResponse[] = [];
     let pending = [...partitions];
     const reasons: string[] = [];
+    await this.mapped(partitions, budget);
     while (pending.length > 0) {
       checkBudget(budget);
       const groups = new Map<string, { member: Member; partitions: number[] }>();

@@ -40,12 +40,12 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
         const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
         checkTarget(v.index, v.field, index, field);
         if (v.shard !== undefined) checkShard(v.shard);
-        await ctx.imports.importValues({ ...v, index, field, clear });
+        await ctx.imports.importValues({ ...v, index, field, clear, ...(proto ? { encoded: body } : {}) });
       } else {
         const b = proto ? await decodeImportRequestAsync(body) : bitsFromJson(jsonBody(req.body));
         checkTarget(b.index, b.field, index, field);
         if (b.shard !== undefined) checkShard(b.shard);
-        await ctx.imports.importBits({ ...b, index, field, clear });
+        await ctx.imports.importBits({ ...b, index, field, clear, ...(proto ? { encoded: body } : {}) });
       }
       return done(reply, proto);
     },

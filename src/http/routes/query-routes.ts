@@ -17,6 +17,9 @@ import type { HttpContext } from '../context.js';
 import { sendError, statusOf } from '../errors.js';
 import { sendJson } from '../reply.js';
 
+/** Marks a cluster read answered without the broker (--cluster-stale-reads), with why. */
+export const STALE_READ_HEADER = 'x-bitledger-stale-read';
+
 /** Pilosa 1.x names, the spec's names, and the 0.x `slices`. */
 const ARGS = new Set([
   'timeout',
@@ -65,7 +68,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         const signal = clientGone(reply);
         const at = pastTarget(req.query);
         const run = { timeoutMs, signal, readOnly: req.readOnlyToken };
-        const { response, legacy, calls } = await (at === undefined
+        const { response, legacy, calls, stale } = await (at === undefined
           ? ctx.query.execute(req.params.index, text, opts, run)
           : ctx.query.executeAt(req.params.index, text, opts, at, run)
         ).catch((err: unknown) => {
@@ -74,6 +77,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
           throw err;
         });
+        if (stale !== undefined) reply.header(STALE_READ_HEADER, stale);
         const legacyNames = legacy || req.query.slices !== undefined;
         if (roughAnswerBytes(response) >= SLICED_FROM_BYTES) {
           await (protoOut

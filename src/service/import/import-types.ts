@@ -15,6 +15,8 @@ export interface BitsImport {
   rowKeys: string[];
   columnKeys: string[];
   clear: boolean;
+  /** The client's protobuf body this was decoded from: cluster mode forwards it as it is. */
+  encoded?: Uint8Array;
 }
 
 export interface ValuesImport {
@@ -26,6 +28,8 @@ export interface ValuesImport {
   values: BigInt64Array;
   columnKeys: string[];
   clear: boolean;
+  /** The client's protobuf body this was decoded from: cluster mode forwards it as it is. */
+  encoded?: Uint8Array;
 }
 
 export interface RoaringImport {
