@@ -16,6 +16,7 @@ import { HttpClient } from './lib/http-client.js';
 import { createField, createIndex, importRoaring, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { REPO_ROOT, freePort, removeDir, startChildServer, tempDir } from './lib/server-child.js';
+import { requestFeatureCosts } from './lib/request-features.js';
 import { bestOfRounds } from './lib/stats.js';
 import { type WrkResult, wrkPost } from './lib/wrk.js';
 
@@ -102,19 +103,26 @@ export async function runHttpWrk(r: Reporter): Promise<void> {
       count: { url: `${server.url}/index/i/query`, body: COUNT },
       topN: { url: `${server.url}/index/i/query`, body: TOPN },
     };
+    let countUs = 0;
+    let topNUs = 0;
     for (const c of [1, 16]) {
       const runs: Record<keyof typeof targets, WrkResult[]> = { floor: [], count: [], topN: [] };
       for (let round = 0; round < ROUNDS; round++)
         for (const k of Object.keys(targets) as (keyof typeof targets)[])
           runs[k].push(await wrkPost(targets[k].url, targets[k].body, c, SECONDS));
       reportConnections(r, c, runs);
+      if (c === 1) {
+        countUs = 1e6 / Math.max(...runs.count.map((x) => x.perSecond));
+        topNUs = 1e6 / Math.max(...runs.topN.map((x) => x.perSecond));
+      }
     }
     r.note(
       `load average after the runs: ${loadavg()
         .map((x) => x.toFixed(2))
         .join(' ')}`,
     );
-    await rawCountWork(r, shapes);
+    await rawCountWork(r, shapes, topNUs, countUs);
+    await requestFeatureCosts(r, COUNT, TOPN, countUs);
   } finally {
     if (floor?.pid !== undefined && floor.exitCode === null) floor.kill('SIGTERM');
     removeDir(floorDir);
@@ -140,7 +148,7 @@ function reportConnections(r: Reporter, c: number, runs: Record<'floor' | 'count
     source: 'issue 24',
   });
   r.figure(`  Count / Pilosa 1.4 (${PILOSA.count[i]} req/s)`, median(rate('count')) / PILOSA.count[i], '×');
-  r.figure(`  Count p50 / p99, ${c} conn`, median(runs.count.map((x) => x.p50Ms)), 'ms');
+  r.figure(`  Count p50, ${c} conn`, median(runs.count.map((x) => x.p50Ms)), 'ms');
   r.figure(`  Count p99, ${c} conn`, median(runs.count.map((x) => x.p99Ms)), 'ms');
   r.figure(`TopN(g, n=10) req/s, ${c} conn`, median(rate('topN')), 'req/s', {
     op: '>=',
@@ -153,7 +161,7 @@ function reportConnections(r: Reporter, c: number, runs: Record<'floor' | 'count
 }
 
 /** The raw count work of TopN's shards (every row's size) and of Count (16 intersections). */
-async function rawCountWork(r: Reporter, d: HttpShapes): Promise<void> {
+async function rawCountWork(r: Reporter, d: HttpShapes, topNUs: number, countUs: number): Promise<void> {
   const t = await bestOfRounds({
     sizes: () => {
       let n = 0;
@@ -166,8 +174,12 @@ async function rawCountWork(r: Reporter, d: HttpShapes): Promise<void> {
       return n;
     },
   });
-  r.figure('raw: every g row size in every shard (16 × 1,000)', t.sizes * 1000, 'µs');
-  r.figure('raw: Count(Intersect) intersections of 16 shards', t.intersections * 1000, 'µs');
+  r.figure('TopN(g, n=10) time a query at 1 conn (best round)', topNUs, 'µs');
+  r.figure('  raw count work of its shards: every g row size in every shard (16 × 1,000)', t.sizes * 1000, 'µs');
+  r.figure('  TopN a query / raw count work', topNUs / (t.sizes * 1000), '×');
+  r.figure('Count(Intersect) time a query at 1 conn (best round)', countUs, 'µs');
+  r.figure('  raw count work: the intersections of 16 shards', t.intersections * 1000, 'µs');
+  r.figure('  Count a query / raw count work', countUs / (t.intersections * 1000), '×');
 }
 
 async function startFloor(dir: string, d: HttpShapes, keep: (p: ChildProcess) => void): Promise<string> {

@@ -7,27 +7,46 @@ export type Jsonish = JsonOut | bigint | undefined | Jsonish[] | { [k: string]: 
 export function stringify(v: Jsonish): string {
   if (v === null) return 'null';
   if (v === undefined) return 'null';
-  if (v instanceof RawNumber) return v.text;
   switch (typeof v) {
     case 'bigint':
       return v.toString();
     case 'number':
-      return Number.isFinite(v) ? JSON.stringify(v) : 'null';
+      // String() is JSON's number form for finite numbers (-0 included), without its call.
+      return Number.isFinite(v) ? String(v) : 'null';
     case 'string':
     case 'boolean':
       return JSON.stringify(v);
     default:
       break;
   }
-  if (Array.isArray(v)) return '[' + v.map(stringify).join(',') + ']';
+  if (v instanceof RawNumber) return v.text;
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i === 0 ? '' : ',') + stringify(v[i]);
+    return out + ']';
+  }
   let out = '{';
   let first = true;
-  for (const [k, val] of Object.entries(v as { [k: string]: Jsonish })) {
+  const o = v as { [k: string]: Jsonish };
+  for (const k in o) {
+    const val = o[k];
     if (val === undefined) continue;
-    out += (first ? '' : ',') + JSON.stringify(k) + ':' + stringify(val);
+    out += (first ? '' : ',') + quotedKey(k) + ':' + stringify(val);
     first = false;
   }
   return out + '}';
+}
+
+/** Object keys repeat in every answer (results, id, count…): quoted once, a bounded memo. */
+const keys = new Map<string, string>();
+
+function quotedKey(k: string): string {
+  let q = keys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (keys.size < 1024) keys.set(k, q);
+  }
+  return q;
 }
 
 /**

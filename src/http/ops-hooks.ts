@@ -1,7 +1,7 @@
 // Operational hooks on every request: request ids (X-Request-Id in, or generated; echoed back),
 // the capped access log, the slow-query log and the request metrics. Registered from src/app.ts
 // so the route files stay as they are.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import { AccessLog } from './access-log.js';
@@ -35,10 +35,21 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
       ? new AccessLog(opts.logger.child({ mod: 'access' }), opts.accessLogPerSecond)
       : undefined;
   const textChars = opts.slowQueryTextChars ?? 500;
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback hooks, not async ones: an async hook costs a promise and a microtask hop a request.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
+    try {
+      observe(req, reply);
+    } catch (err) {
+      done(err as Error); // logged by fastify, as a rejected async hook was
+      return;
+    }
+    done();
+  });
+  const observe = (req: FastifyRequest, reply: FastifyReply): void => {
     const ms = reply.elapsedTime;
     const route = req.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
@@ -56,7 +67,7 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
         ms,
         bytes: Number(reply.getHeader('content-length') ?? 0),
       });
-  });
+  };
 }
 
 function logSlowQuery(logger: Logger, req: FastifyRequest, ms: number, textChars: number): void {

@@ -27,6 +27,8 @@ export interface QueryBounds {
 export interface QueryRequestBounds {
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Whether the client went away, read without making `signal` (see http ClientGone). */
+  client?: { readonly aborted: boolean };
   /** The request came with a read-only token: write calls are refused. */
   readOnly?: boolean;
 }
@@ -113,7 +115,7 @@ export class QueryService {
   ): { budget: QueryBudget; parsed: Query; legacy: boolean; calls: string[] } {
     const budget = queryBudget(
       effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs),
-      req.signal,
+      req.client ?? req.signal,
       this.engine.clock,
     );
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)

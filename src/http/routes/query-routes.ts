@@ -65,15 +65,23 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
           };
         }
         const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
-        const signal = clientGone(reply);
+        const gone = new ClientGone(reply);
         const at = pastTarget(req.query);
-        const run = { timeoutMs, signal, readOnly: req.readOnlyToken };
+        // `client` is what one node reads; `signal` (the cluster's fan-out) is made on first read.
+        const run = {
+          timeoutMs,
+          client: gone,
+          get signal(): AbortSignal {
+            return gone.signal();
+          },
+          readOnly: req.readOnlyToken,
+        };
         const { response, legacy, calls, stale } = await (at === undefined
           ? ctx.query.execute(req.params.index, text, opts, run)
           : ctx.query.executeAt(req.params.index, text, opts, at, run)
         ).catch((err: unknown) => {
           // Nobody reads the error; the log shows the work was stopped, not finished.
-          if (signal.aborted)
+          if (gone.aborted)
             req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
           throw err;
         });
@@ -136,11 +144,37 @@ function parseTimeout(v: string): number {
 
 /** Fires when the connection closes before the answer is sent: the query's work is then wasted. */
 export function clientGone(reply: FastifyReply): AbortSignal {
-  const ac = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) ac.abort();
-  });
-  return ac.signal;
+  return new ClientGone(reply).signal();
+}
+
+/**
+ * Whether the client closed the connection before its answer; an AbortSignal for it only when
+ * asked for: an AbortController costs several µs (its EventTarget), more than a small query's
+ * evaluation, and one node's query only ever reads `aborted`.
+ */
+export class ClientGone {
+  private gone = false;
+  private controller: AbortController | undefined;
+
+  constructor(reply: FastifyReply) {
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return;
+      this.gone = true;
+      this.controller?.abort();
+    });
+  }
+
+  get aborted(): boolean {
+    return this.gone;
+  }
+
+  signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.gone) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
 }
 
 /** atSeq=N or atTime=RFC3339|Unix seconds: a time-travel read; neither: the live state. */
