@@ -36,6 +36,8 @@ import type { ClusterNode } from './cluster/node.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
+import { QueryWorkers } from './service/query-workers/pool.js';
+import { availableParallelism } from 'node:os';
 import { SchemaService } from './service/schema-service.js';
 import { EventLog, SnapshotStore, ensureDataDir, nodeId } from './storage/index.js';
 import { DiskSpace, keepReserve, releaseReserveIfShort } from './storage/disk-space.js';
@@ -90,6 +92,7 @@ export async function createServer(
   let engine: Engine | undefined;
   let kafka: KafkaRuntime;
   let cluster: ClusterNode | undefined;
+  let workers: QueryWorkers | undefined;
   let id: string;
   try {
     id = await nodeId(cfg.dataDir);
@@ -133,6 +136,7 @@ export async function createServer(
       logger,
       onFatal,
     );
+    workers = await startQueryWorkers(cfg, clusterCfg !== undefined, engine, logger);
     const kafkaCfg = {
       brokers: cfg.kafkaBrokers,
       mirrorTopic: cfg.kafkaMirrorTopic,
@@ -155,6 +159,7 @@ export async function createServer(
       });
     if (cluster !== undefined) kafka.useIngests(cluster.ingests);
   } catch (err) {
+    await workers?.close();
     await log.close();
     throw err;
   }
@@ -185,6 +190,7 @@ export async function createServer(
         eng,
         { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows },
         cfg.legacyRelease,
+        workers,
       ),
       imports: new ImportService(eng),
       node,
@@ -245,11 +251,32 @@ export async function createServer(
       http?.closeAllConnections();
       await socketClosed;
       await eng.stop();
+      await workers?.close();
       await warming;
       await kafka.close(); // the mirror gets a moment to publish the tail
       await log.close();
     },
   };
+}
+
+/**
+ * The query worker threads (--query-workers; 0: one per core), started on the replayed state,
+ * which is durable: no write has been taken yet. None with one thread, and none in cluster mode,
+ * whose reads are the cluster's fan-out.
+ */
+async function startQueryWorkers(
+  cfg: Config,
+  clustered: boolean,
+  engine: Engine,
+  logger: Logger,
+): Promise<QueryWorkers | undefined> {
+  const n = cfg.queryWorkers > 0 ? cfg.queryWorkers : availableParallelism();
+  if (n <= 1 || clustered) return undefined;
+  const workers = await QueryWorkers.start(n, engine.publisher, logger);
+  // Publications are handed over as groups become durable, not only before queries: a worker
+  // that lagged would keep every superseded row's bytes alive.
+  engine.committedLog.onDurable(() => workers.publish());
+  return workers;
 }
 
 /** TLS files and the request checks from the settings (README "Securing bitledger"). */

@@ -19,26 +19,35 @@ export function apply(holder: Holder, event: Event): void {
       if (event.options.trackExistence) {
         index.fields.set(
           EXISTS_FIELD,
-          new Field(EXISTS_FIELD, { ...defaultFieldOptions('set'), cacheType: 'none', cacheSize: 0 }),
+          new Field(
+            EXISTS_FIELD,
+            { ...defaultFieldOptions('set'), cacheType: 'none', cacheSize: 0 },
+            undefined,
+            holder.changes,
+          ),
         );
       }
       holder.indexes.set(event.index, index);
+      holder.changes.noteLayout();
       return;
     }
     case 'IndexDeleted':
       assert(holder.indexes.delete(event.index), `apply: index ${event.index} missing`);
       fragmentLayout.version++;
+      holder.changes.noteLayout();
       return;
     case 'FieldCreated': {
       const index = indexOf(holder, event.index);
       assert(!index.fields.has(event.field), `apply: field ${event.field} exists`);
-      index.fields.set(event.field, new Field(event.field, { ...event.options }, event.meta));
+      index.fields.set(event.field, new Field(event.field, { ...event.options }, event.meta, holder.changes));
+      holder.changes.noteLayout();
       return;
     }
     case 'FieldDeleted': {
       const index = indexOf(holder, event.index);
       assert(index.fields.delete(event.field), `apply: field ${event.field} missing`);
       fragmentLayout.version++;
+      holder.changes.noteLayout();
       index.rowKeys.delete(event.field);
       // Deleting _exists turns existence tracking off for good (Pilosa 1.4 behaviour).
       if (event.field === EXISTS_FIELD) index.options.trackExistence = false;
@@ -78,7 +87,9 @@ export function apply(holder: Holder, event: Event): void {
     case 'ValuesSet': {
       const field = fieldOf(holder, event.index, event.field);
       const base = field.base;
-      field.bitDepth = Math.max(field.bitDepth, bitDepthFor(event.values, base));
+      const depth = Math.max(field.bitDepth, bitDepthFor(event.values, base));
+      if (depth !== field.bitDepth) holder.changes.noteLayout();
+      field.bitDepth = depth;
       const frag = field.viewForWrite(bsiViewName(event.field)).fragmentForWrite(event.shard);
       setValues(frag, event.columns, event.values, base, field.bitDepth);
       return;
@@ -114,6 +125,7 @@ export function apply(holder: Holder, event: Event): void {
     }
     case 'BitDepthRaised': {
       const field = fieldOf(holder, event.index, event.field);
+      if (event.bitDepth > field.bitDepth) holder.changes.noteLayout();
       field.bitDepth = Math.max(field.bitDepth, event.bitDepth);
       return;
     }

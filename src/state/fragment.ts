@@ -1,5 +1,6 @@
 import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
 import { type FrozenRow, packFrozen } from '../roaring/frozen.js';
+import type { FragmentChanges } from './changes.js';
 import { RowMap } from './row-map.js';
 
 /**
@@ -49,8 +50,48 @@ export class Fragment {
    */
   private frozen: Set<number> | undefined;
   private readonly map = new RowMap(this);
+  /** Rows changed since the last takeDirty() ('all': every row), while `changes` is on. */
+  private dirty: Set<number> | 'all' | undefined;
 
-  constructor(readonly shard: number) {}
+  constructor(
+    readonly shard: number,
+    private readonly changes?: FragmentChanges,
+  ) {}
+
+  /** Notes a changed row for the query workers' publication (state/changes.ts). */
+  private touch(row: number | 'all'): void {
+    const c = this.changes;
+    if (c === undefined || !c.enabled) return;
+    if (row === 'all') this.dirty = 'all';
+    else if (this.dirty === undefined) this.dirty = new Set([row]);
+    else if (this.dirty !== 'all') this.dirty.add(row);
+    c.fragments.add(this);
+  }
+
+  /** Rows changed since the last call ('all': any may have), and forgets them. */
+  takeDirty(): number[] | 'all' {
+    const d = this.dirty;
+    this.dirty = undefined;
+    if (d === undefined) return [];
+    return d === 'all' ? 'all' : [...d];
+  }
+
+  /** A packed row's frozen bytes (no view made), if the row is held packed. */
+  packedRow(id: number): FrozenRow | undefined {
+    this.load();
+    return this.packed?.get(id);
+  }
+
+  /**
+   * Holds a row as the given frozen bytes of the same bits instead of its bitmap (the query
+   * workers' publication froze it into shared memory: one copy serves every thread).
+   */
+  repack(row: number, frozen: FrozenRow): void {
+    this.load();
+    this.held.delete(row);
+    this.frozen?.delete(row);
+    (this.packed ??= new Map()).set(row, frozen);
+  }
 
   /** The rows by ID, read-only; packed rows are viewed as they are read. */
   get rows(): RowMap {
@@ -64,6 +105,7 @@ export class Fragment {
 
   /** Snapshot rows adopted on first touch; on a fragment that already has rows, at once. */
   defer(load: () => FragmentRows): void {
+    this.touch('all');
     if (this.pending === undefined && this.rowCount === 0) this.pending = load;
     else this.adoptAll(load());
   }
@@ -184,6 +226,7 @@ export class Fragment {
 
   /** `offsets` is copied: callers (replay) may reuse it. */
   addBits(row: number, offsets: ColumnOffsets): void {
+    this.touch(row);
     const r = this.writable(row);
     if (offsets instanceof Uint32Array) {
       if (r === undefined) {
@@ -207,6 +250,7 @@ export class Fragment {
    * gives it up. Saves the copy, and the freed original that would leave a hole in the heap.
    */
   adoptBits(row: number, offsets: ColumnOffsets): void {
+    this.touch(row);
     if (offsets instanceof Uint32Array || this.hasRow(row) || offsets.isEmpty) this.addBits(row, offsets);
     else {
       if (offsets.isFrozen) (this.frozen ??= new Set()).add(row);
@@ -243,6 +287,7 @@ export class Fragment {
     const packed = packFrozen(bitmaps);
     this.packed ??= new Map();
     for (let i = 0; i < fresh.length; i++) {
+      this.touch(fresh[i]);
       this.packed.set(fresh[i], packed[i]);
       // The given bitmaps are this call's (adopted): their containers go back to the allocator
       // now, for the next import to reuse, rather than whenever a GC finalizes their wrappers.
@@ -271,6 +316,7 @@ export class Fragment {
   }
 
   removeBits(row: number, offsets: ColumnOffsets): void {
+    this.touch(row);
     const r = this.writable(row);
     if (r === undefined) return;
     if (offsets instanceof Uint32Array) {
@@ -282,6 +328,7 @@ export class Fragment {
 
   /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
   add(row: number, offset: number): boolean {
+    this.touch(row);
     let r = this.writable(row);
     if (r === undefined) {
       r = new RoaringBitmap32();
@@ -291,6 +338,7 @@ export class Fragment {
   }
 
   remove(row: number, offset: number): void {
+    this.touch(row);
     const r = this.writable(row);
     // isEmpty is a native call too: only worth asking when a bit actually went.
     if (r !== undefined && r.delete(offset) && r.isEmpty) this.held.delete(row);
@@ -299,6 +347,7 @@ export class Fragment {
   /** Replace a row wholesale (Store). An empty bitmap deletes the row. */
   setRow(row: number, offsets: Bitmap): void {
     this.load();
+    this.touch(row);
     this.frozen?.delete(row);
     this.packed?.delete(row);
     if (offsets.isEmpty) this.held.delete(row);
@@ -307,6 +356,7 @@ export class Fragment {
 
   clearRow(row: number): boolean {
     this.load();
+    this.touch(row);
     this.frozen?.delete(row);
     const packed = this.packed?.delete(row) === true;
     return this.held.delete(row) || packed;
