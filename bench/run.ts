@@ -15,6 +15,7 @@ const BENCHES: Bench[] = [
   { name: 'import', run: async () => (await import('./import.js')).runImport },
   { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
   { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
+  { name: 'query-workers', run: async () => (await import('./query-workers.js')).runQueryWorkers },
   { name: 'query-bounds', run: async () => (await import('./query-bounds.js')).runQueryBounds },
   // Also run at the end of query-http; listed alone so it can be run by itself.
   { name: 'access-log', run: async () => (await import('./access-log-cost.js')).runAccessLogCost },
