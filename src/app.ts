@@ -47,6 +47,8 @@ export interface Server {
   app: FastifyInstance;
   engine: Engine;
   metrics: ServerMetrics;
+  /** The query worker threads (--query-workers), if more than one. */
+  queryWorkers?: QueryWorkers;
   /** Starts listening on cfg.bind; resolves with the bound port. */
   listen(): Promise<number>;
   /** Graceful: stop accepting, finish in-flight requests, flush the log, close the database. */
@@ -224,6 +226,7 @@ export async function createServer(
     app,
     engine: eng,
     metrics,
+    ...(workers !== undefined ? { queryWorkers: workers } : {}),
     async listen() {
       if (http !== undefined) return port;
       await app.listen({ host: bind.host, port: bind.port });

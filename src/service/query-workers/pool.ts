@@ -65,8 +65,19 @@ class QueryWorker {
   }
 }
 
+/** What the pool did (tests, /metrics). */
+export interface QueryWorkerStats {
+  /** Jobs sent (one per worker share of a query phase). */
+  jobs: number;
+  /** Jobs that ended with an error, the cancelled and the timed out included. */
+  failed: number;
+  /** Jobs whose client went away while they ran. */
+  cancelled: number;
+}
+
 export class QueryWorkers {
   private nextId = 1;
+  readonly stats: QueryWorkerStats = { jobs: 0, failed: 0, cancelled: 0 };
   private broken: Error | undefined;
 
   private constructor(
@@ -104,6 +115,7 @@ export class QueryWorkers {
   async run(base: Omit<Job, 'id' | 'shards'>, shares: number[][], signal?: AbortSignal): Promise<JobAnswer[]> {
     if (this.broken !== undefined) throw this.broken;
     this.publish();
+    this.stats.jobs += shares.length;
     const ids: number[] = [];
     const answers = shares.map((shards, i) => {
       const id = this.nextId;
@@ -117,16 +129,25 @@ export class QueryWorkers {
     });
     const cancel = (): void =>
       ids.forEach((id, i) => Atomics.store(this.workers[i % this.workers.length].cancels, id % CANCEL_SLOTS, id));
-    signal?.addEventListener('abort', cancel, { once: true });
+    const gone = (): void => {
+      this.stats.cancelled += ids.length;
+      cancel();
+    };
+    signal?.addEventListener('abort', gone, { once: true });
     try {
-      return await Promise.all(answers);
+      return await Promise.all(answers.map((a) => a.catch((err: unknown) => this.failed(err))));
     } catch (err) {
       // One share failed (an error, a deadline): the others need not finish.
       cancel();
       throw err;
     } finally {
-      signal?.removeEventListener('abort', cancel);
+      signal?.removeEventListener('abort', gone);
     }
+  }
+
+  private failed(err: unknown): never {
+    this.stats.failed++;
+    throw err;
   }
 
   /** Hands the workers every publication durable by now. */
