@@ -45,7 +45,8 @@ export async function runQueryWorkersExec(r: Reporter): Promise<void> {
   r.figure(`request thread alone, q/s (load ${loadavg()[0].toFixed(2)})`, inThread.perSecond, 'q/s');
   const rates = new Map<string, number>();
   for (const n of [1, 2]) {
-    const pool = await QueryWorkers.start(n, publisherOf(feed), pino({ level: 'silent' }));
+    const pool = QueryWorkers.start(n, publisherOf(feed), pino({ level: 'silent' }));
+    await pool.whenReady();
     try {
       for (const inFlight of [1, 4]) {
         const res = await closedLoop(inFlight, MS, async () => {

@@ -20,7 +20,7 @@ import { Engine } from './engine/engine.js';
 import { type ReplayProgressListener, bootstrap } from './engine/bootstrap.js';
 import { deferredFragments, warmUp } from './engine/warm-up.js';
 import { recalculateCaches } from './executor/index.js';
-import { type HttpSecurity, buildHttpApp } from './http/app.js';
+import { type HttpSecurity, buildHttpApp, requestTimeouts } from './http/app.js';
 import { readTokenFile } from './http/security.js';
 import type { NodeInfo } from './http/context.js';
 import { kafkaRoutes } from './kafka/http-routes.js';
@@ -138,7 +138,7 @@ export async function createServer(
       logger,
       onFatal,
     );
-    workers = await startQueryWorkers(cfg, clusterCfg !== undefined, engine, logger);
+    workers = startQueryWorkers(cfg, clusterCfg !== undefined, engine, logger);
     const kafkaCfg = {
       brokers: cfg.kafkaBrokers,
       mirrorTopic: cfg.kafkaMirrorTopic,
@@ -190,7 +190,12 @@ export async function createServer(
       schema: new SchemaService(eng),
       query: new QueryService(
         eng,
-        { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows },
+        {
+          queryTimeoutMs: cfg.queryTimeout,
+          maxResultRows: cfg.maxResultRows,
+          maxResultBytes: cfg.maxResultBytes,
+          maxQueryMemory: cfg.maxQueryMemory,
+        },
         cfg.legacyRelease,
         workers,
       ),
@@ -206,6 +211,7 @@ export async function createServer(
     onFatal,
     cfg.maxBodyBytes,
     security,
+    cfg.requestBodyTimeout,
   );
   // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
   // kafka/ do not import each other.
@@ -264,18 +270,14 @@ export async function createServer(
 
 /**
  * The query worker threads (--query-workers; 0: one per core), started on the replayed state,
- * which is durable: no write has been taken yet. None with one thread, and none in cluster mode,
+ * which is durable: no write has been taken yet. They come up in the background; queries run on
+ * the request thread until they are. None with one thread, and none in cluster mode,
  * whose reads are the cluster's fan-out.
  */
-async function startQueryWorkers(
-  cfg: Config,
-  clustered: boolean,
-  engine: Engine,
-  logger: Logger,
-): Promise<QueryWorkers | undefined> {
+function startQueryWorkers(cfg: Config, clustered: boolean, engine: Engine, logger: Logger): QueryWorkers | undefined {
   const n = cfg.queryWorkers > 0 ? cfg.queryWorkers : availableParallelism();
   if (n <= 1 || clustered) return undefined;
-  const workers = await QueryWorkers.start(n, engine.publisher, logger);
+  const workers = QueryWorkers.start(n, engine.publisher, logger);
   // Publications are handed over as groups become durable, not only before queries: a worker
   // that lagged would keep every superseded row's bytes alive.
   engine.committedLog.onDurable(() => workers.publish());
@@ -313,10 +315,12 @@ export async function launchServer(
   // Bad TLS or token files stop the start before the port is taken.
   const { https } = httpSecurity(cfg, bind.host);
   let handler: (req: IncomingMessage, res: ServerResponse) => void = startupHandler(metrics);
+  const t = requestTimeouts(cfg.requestBodyTimeout);
+  const timeouts = { ...t.http, requestTimeout: t.requestTimeout };
   const http =
     https === undefined
-      ? createHttpServer((req, res) => handler(req, res))
-      : createHttpsServer(https, (req, res) => handler(req, res));
+      ? createHttpServer(timeouts, (req, res) => handler(req, res))
+      : createHttpsServer({ ...https, ...timeouts }, (req, res) => handler(req, res));
   // Keep-alive clients must not be cut off between bench iterations (as fastify's own server).
   http.keepAliveTimeout = 65_000;
   const port = await listenOn(http, bind.host, bind.port);

@@ -49,7 +49,11 @@ export interface LogFigures {
   commits: Readonly<CommitStats>;
 }
 
-export type Lifecycle = 'STARTING' | 'NORMAL' | 'STOPPING' | 'FAILED';
+/**
+ * An engine exists only once its state is loaded (bootstrap), so it starts NORMAL; the startup
+ * before it is the HTTP startup handler's STARTING (http/startup-handler.ts).
+ */
+export type Lifecycle = 'NORMAL' | 'STOPPING' | 'FAILED';
 
 export interface EngineOptions {
   snapshotEveryEvents: number;
@@ -121,7 +125,7 @@ export class Engine {
     );
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(log);
-    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
+    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger, this.clock);
     this.feed = new FrozenFeed(holder);
     const feed = this.feed;
     const queue = this.queue;

@@ -1,3 +1,4 @@
+import type { ReadonlyRoaringBitmap32 } from 'roaring';
 import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
 import { type FrozenRow, packFrozen } from '../roaring/frozen.js';
 import type { FragmentChanges } from './changes.js';
@@ -50,17 +51,19 @@ export class Fragment {
    */
   private frozen: Set<number> | undefined;
   private readonly map = new RowMap(this);
-  /** Rows changed since the last takeDirty() ('all': every row), while `changes` is on. */
+  /** Rows changed since the last takeDirty() ('all': every row), while the tracker is on. */
   private dirty: Set<number> | 'all' | undefined;
+  /** Bumped by every change of the rows (derived per-fragment data, such as TopN's ranking, keys on it). */
+  private changes = 0;
 
   constructor(
     readonly shard: number,
-    private readonly changes?: FragmentChanges,
+    private readonly tracker?: FragmentChanges,
   ) {}
 
   /** Notes a changed row for the query workers' publication (state/changes.ts). */
   private touch(row: number | 'all'): void {
-    const c = this.changes;
+    const c = this.tracker;
     if (c === undefined || !c.enabled) return;
     if (row === 'all') this.dirty = 'all';
     else if (this.dirty === undefined) this.dirty = new Set([row]);
@@ -93,6 +96,11 @@ export class Fragment {
     (this.packed ??= new Map()).set(row, frozen);
   }
 
+  /** Changes so far: equal versions mean equal rows. */
+  get version(): number {
+    return this.changes;
+  }
+
   /** The rows by ID, read-only; packed rows are viewed as they are read. */
   get rows(): RowMap {
     return this.map;
@@ -119,6 +127,7 @@ export class Fragment {
   }
 
   private adoptAll(given: FragmentRows): void {
+    this.changes++;
     const { rows } = given;
     if ('columns' in given) for (let i = 0; i < rows.length; i++) this.adoptBits(rows[i], given.columns[i]);
     else
@@ -162,6 +171,22 @@ export class Fragment {
   peekRow(id: number): Bitmap | undefined {
     this.load();
     return this.held.get(id) ?? this.packed?.get(id)?.view();
+  }
+
+  /** The row's bit count (0: no such row), with no view made to keep. */
+  rowSize(id: number): number {
+    this.load();
+    return this.held.get(id)?.size ?? this.packed?.get(id)?.size ?? 0;
+  }
+
+  /**
+   * |row ∩ other| with no view kept: a packed row is viewed for this count only (its view goes
+   * with the call), so counting candidates (TopN) leaves the fragment as it was.
+   */
+  countWith(id: number, other: ReadonlyRoaringBitmap32): number {
+    this.load();
+    const r = this.held.get(id) ?? this.packed?.get(id)?.view();
+    return r === undefined ? 0 : r.andCardinality(other);
   }
 
   /** [row, bit count] for every row, with no views made to keep. */
@@ -227,6 +252,7 @@ export class Fragment {
   /** `offsets` is copied: callers (replay) may reuse it. */
   addBits(row: number, offsets: ColumnOffsets): void {
     this.touch(row);
+    this.changes++;
     const r = this.writable(row);
     if (offsets instanceof Uint32Array) {
       if (r === undefined) {
@@ -251,6 +277,7 @@ export class Fragment {
    */
   adoptBits(row: number, offsets: ColumnOffsets): void {
     this.touch(row);
+    this.changes++;
     if (offsets instanceof Uint32Array || this.hasRow(row) || offsets.isEmpty) this.addBits(row, offsets);
     else {
       if (offsets.isFrozen) (this.frozen ??= new Set()).add(row);
@@ -268,6 +295,7 @@ export class Fragment {
    * they are kept packed frozen rather than as the (mutable) bitmaps given, which are emptied.
    */
   adoptRows(rows: readonly number[], columns: readonly ColumnOffsets[]): void {
+    this.changes++;
     const fresh: number[] = [];
     const bitmaps: Bitmap[] = [];
     let bits = 0;
@@ -317,6 +345,7 @@ export class Fragment {
 
   removeBits(row: number, offsets: ColumnOffsets): void {
     this.touch(row);
+    this.changes++;
     const r = this.writable(row);
     if (r === undefined) return;
     if (offsets instanceof Uint32Array) {
@@ -329,6 +358,7 @@ export class Fragment {
   /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
   add(row: number, offset: number): boolean {
     this.touch(row);
+    this.changes++;
     let r = this.writable(row);
     if (r === undefined) {
       r = new RoaringBitmap32();
@@ -339,6 +369,7 @@ export class Fragment {
 
   remove(row: number, offset: number): void {
     this.touch(row);
+    this.changes++;
     const r = this.writable(row);
     // isEmpty is a native call too: only worth asking when a bit actually went.
     if (r !== undefined && r.delete(offset) && r.isEmpty) this.held.delete(row);
@@ -346,6 +377,7 @@ export class Fragment {
 
   /** Replace a row wholesale (Store). An empty bitmap deletes the row. */
   setRow(row: number, offsets: Bitmap): void {
+    this.changes++;
     this.load();
     this.touch(row);
     this.frozen?.delete(row);
@@ -355,6 +387,7 @@ export class Fragment {
   }
 
   clearRow(row: number): boolean {
+    this.changes++;
     this.load();
     this.touch(row);
     this.frozen?.delete(row);

@@ -44,6 +44,7 @@ async function loadGroupBy(shards: number): Promise<void> {
 
 beforeAll(async () => {
   server = await startServer({ queryWorkers: 2, maxResultRows: 3 });
+  await server.queryWorkers?.whenReady();
   url = `http://127.0.0.1:${await server.listen()}`;
   expect((await post('/index/i', '')).status).toBe(200);
   expect((await post('/index/i/field/f', '')).status).toBe(200);
@@ -153,6 +154,7 @@ describe('query workers: restart', () => {
     await server.close();
     for (const queryWorkers of [2, 1]) {
       server = await startServer({ dataDir, queryWorkers, maxResultRows: 3 });
+      await server.queryWorkers?.whenReady();
       expect(server.queryWorkers?.size).toBe(queryWorkers === 1 ? undefined : 2);
       expect(await results(QUERIES.join(' '))).toEqual(after);
       if (queryWorkers === 2) await server.close();

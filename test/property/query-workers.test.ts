@@ -37,7 +37,8 @@ const clock = { ...systemClock, now: () => NOW };
 let spread = 0;
 
 beforeAll(async () => {
-  pool = await QueryWorkers.start(2, publisher, pino({ level: 'silent' }));
+  pool = QueryWorkers.start(2, publisher, pino({ level: 'silent' }));
+  await pool.whenReady();
 });
 afterAll(async () => {
   await pool?.close();

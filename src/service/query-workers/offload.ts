@@ -4,7 +4,9 @@
 // partials merged and finalized here (executor/merge.ts: order, limits, the result bound, keys
 // and attributes), exactly as the cluster merges its nodes' partials.
 import { type QueryBudget, QueryClock, checkBudget } from '../../executor/index.js';
+import { precountAnswer, resultBytes } from '../../executor/answer-size.js';
 import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
+import { drainSync } from '../../executor/run.js';
 import type { CallPartial } from '../../executor/partial.js';
 import { type CallPrep, innermostPlan, needsPrep, readMovesColumns } from '../../executor/partial.js';
 import { prepareReads } from '../../executor/query.js';
@@ -61,6 +63,9 @@ async function runPhases(
     timeoutMs: budget.timeoutMs,
     ...(Number.isFinite(left) ? { remainingMs: left } : {}),
   };
+  // The answer's byte budget as the request thread counts it (executor/answer-size.ts): bitmap
+  // answers before any work, the rest once built.
+  drainSync(precountAnswer(reads.ctx, reads.plans, reads.answer));
   let preps: CallPrep[] = [];
   if (reads.plans.some(needsPrep)) {
     const answers = await pool.run({ ...base, phase: 'prep' }, shares, budget.signal);
@@ -68,7 +73,9 @@ async function runPhases(
     preps = mergeAllPreps(reads.plans, answers.map(prepsOf));
   }
   const answers = await pool.run({ ...base, phase: 'partial', preps }, shares, budget.signal);
-  return finalizeQuery(reads.index, reads.plans, answers.map(partialsOf), opts);
+  const response = finalizeQuery(reads.index, reads.plans, answers.map(partialsOf), opts);
+  response.results.forEach((r, i) => reads.answer.add(resultBytes(r), reads.plans[i].kind));
+  return response;
 }
 
 const prepsOf = (a: Awaited<ReturnType<QueryWorkers['run']>>[number]): CallPrep[] => {

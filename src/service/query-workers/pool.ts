@@ -85,27 +85,46 @@ export class QueryWorkers {
     private readonly publisher: StatePublisher,
   ) {}
 
-  /** Starts `n` workers on the whole state; call while the applied state is durable (at startup). */
-  static async start(n: number, publisher: StatePublisher, logger: Logger): Promise<QueryWorkers> {
+  /**
+   * Starts `n` workers on the whole state; call while the applied state is durable (at startup).
+   * Returns at once: until the threads are up (seconds under load: each loads the executor),
+   * queries run on the request thread, and publications wait in the engine.
+   */
+  static start(n: number, publisher: StatePublisher, logger: Logger): QueryWorkers {
     const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
     const url = new URL(`./worker.${ext}`, import.meta.url);
     let pool: QueryWorkers | undefined;
     const onExit = (w: QueryWorker, err: Error): void => pool?.fail(w, err, logger);
     const workers = Array.from({ length: n }, () => new QueryWorker(url, onExit));
     pool = new QueryWorkers(workers, publisher);
-    await Promise.all(workers.map((w) => w.ready));
     const whole = publisher.enable();
-    for (const w of workers) w.send({ kind: 'publish', pubs: [whole] });
+    const started = pool;
+    started.ready = Promise.all(workers.map((w) => w.ready)).then(
+      () => {
+        for (const w of workers) w.send({ kind: 'publish', pubs: [whole] });
+        started.up = true;
+        started.publish();
+      },
+      (err: unknown) => started.fail(workers[0], err instanceof Error ? err : new Error(String(err)), logger),
+    );
     return pool;
   }
+
+  /** Resolves once every worker holds the state (or the pool failed: see usable). */
+  whenReady(): Promise<void> {
+    return this.ready;
+  }
+
+  private ready: Promise<void> = Promise.resolve();
+  private up = false;
 
   get size(): number {
     return this.workers.length;
   }
 
-  /** Whether jobs can run (a worker that died leaves the pool unusable: queries run in-thread). */
+  /** Whether jobs can run: the workers are up, and none died (then queries run in-thread). */
   get usable(): boolean {
-    return this.broken === undefined;
+    return this.up && this.broken === undefined;
   }
 
   /**
@@ -150,10 +169,12 @@ export class QueryWorkers {
     throw err;
   }
 
-  /** Hands the workers every publication durable by now. */
+  /** Hands the workers every publication durable by now (kept in the engine until they are up). */
   publish(): void {
+    if (!this.up && this.broken === undefined) return;
     const pubs = this.publisher.durable();
-    if (pubs.length > 0) for (const w of this.workers) w.send({ kind: 'publish', pubs });
+    // A failed pool drops them: nobody will read them, and kept they would pin old rows' bytes.
+    if (pubs.length > 0 && this.broken === undefined) for (const w of this.workers) w.send({ kind: 'publish', pubs });
   }
 
   private fail(w: QueryWorker, err: Error, logger: Logger): void {
