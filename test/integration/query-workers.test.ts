@@ -159,5 +159,5 @@ describe('query workers: restart', () => {
       expect(await results(QUERIES.join(' '))).toEqual(after);
       if (queryWorkers === 2) await server.close();
     }
-  });
+  }, 300_000);
 });

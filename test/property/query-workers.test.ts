@@ -87,9 +87,10 @@ describe('query workers (differential)', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
     // Most cases are spread (unkeyed indexes over more than one shard): the property is not vacuous.
-    expect(spread).toBeGreaterThan(300);
-  });
+    expect(spread).toBeGreaterThan(150);
+    // Generous: a few seconds on an idle machine, minutes on a loaded one.
+  }, 600_000);
 });
