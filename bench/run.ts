@@ -15,6 +15,11 @@ const BENCHES: Bench[] = [
   { name: 'import', run: async () => (await import('./import.js')).runImport },
   { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
   { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
+  { name: 'query-workers', run: async () => (await import('./query-workers.js')).runQueryWorkers },
+  {
+    name: 'query-workers-exec',
+    run: async () => (await import('./query-workers-exec.js')).runQueryWorkersExec,
+  },
   { name: 'http', run: async () => (await import('./http-wrk.js')).runHttpWrk },
   { name: 'query-bounds', run: async () => (await import('./query-bounds.js')).runQueryBounds },
   // Also run at the end of query-http; listed alone so it can be run by itself.

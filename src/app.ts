@@ -11,6 +11,7 @@ import {
 } from 'node:http';
 import { type Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type { SinkFactory } from './cluster/membership/runtime.js';
 import { clusterSettings } from './cluster/settings.js';
@@ -26,12 +27,15 @@ import { buildServerApp, httpSecurity } from './server-http.js';
 import { openIntegrations, startIntegrations } from './server-integrations.js';
 import { openStorage } from './server-storage.js';
 import { type Boot, StopList } from './stop-list.js';
+import { QueryWorkers } from './service/query-workers/pool.js';
 import { tuneAllocator } from './util/heap-trim.js';
 
 export interface Server {
   app: FastifyInstance;
   engine: Engine;
   metrics: ServerMetrics;
+  /** The query worker threads (--query-workers), if more than one. */
+  queryWorkers?: QueryWorkers;
   /** Starts listening on cfg.bind; resolves with the bound port. */
   listen(): Promise<number>;
   /** Graceful: stop accepting, finish in-flight requests, flush the log, close the database. */
@@ -66,6 +70,8 @@ export async function createServer(
     const boot: Boot = { cfg, logger, onFatal, stops };
     const storage = await openStorage(boot);
     const engine = await openEngine(boot, storage, metrics, { cluster: clusterCfg !== undefined }, opts);
+    const workers = startQueryWorkers(cfg, clusterCfg !== undefined, engine, logger);
+    if (workers !== undefined) stops.add('query workers', () => workers.close());
     const integrations = await openIntegrations(boot, clusterCfg, engine, storage.id, opts.clusterSink);
     // The snapshot's fragments are decoded on first touch; the rest in the background once the
     // server is assembled, until the engine stops.
@@ -78,7 +84,7 @@ export async function createServer(
     const at: Address = { scheme: security.https === undefined ? 'http' : 'https', host: bind.host, port: bind.port };
     if (opts.listening !== undefined) at.port = opts.listening.port;
     const node = (): NodeInfo => ({ id: storage.id, ...at, host: at.host === '0.0.0.0' ? 'localhost' : at.host });
-    const parts = { engine, integrations, metrics, security, node };
+    const parts = { engine, integrations, metrics, security, node, ...(workers !== undefined ? { workers } : {}) };
     const { app, recalculate } = buildServerApp(boot, parts);
     const http = opts.listening?.http;
     stops.add('http', () => closeApp(app, http));
@@ -94,11 +100,34 @@ export async function createServer(
       if (http === undefined) await listenApp(app, at, cfg, logger, join);
       return at.port;
     };
-    return { app, engine, metrics, listen, close: () => stops.stopAll() };
+    return {
+      app,
+      engine,
+      metrics,
+      ...(workers !== undefined ? { queryWorkers: workers } : {}),
+      listen,
+      close: () => stops.stopAll(),
+    };
   } catch (err) {
     await stops.stopAll().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * The query worker threads (--query-workers; 0: one per core), started on the replayed state,
+ * which is durable: no write has been taken yet. They come up in the background; queries run on
+ * the request thread until they are. None with one thread, and none in cluster mode,
+ * whose reads are the cluster's fan-out.
+ */
+function startQueryWorkers(cfg: Config, clustered: boolean, engine: Engine, logger: Logger): QueryWorkers | undefined {
+  const n = cfg.queryWorkers > 0 ? cfg.queryWorkers : availableParallelism();
+  if (n <= 1 || clustered) return undefined;
+  const workers = QueryWorkers.start(n, engine.publisher, logger);
+  // Publications are handed over as groups become durable, not only before queries: a worker
+  // that lagged would keep every superseded row's bytes alive.
+  engine.committedLog.onDurable(() => workers.publish());
+  return workers;
 }
 
 /** Where this node serves: the port is the bound one once listening (cfg.bind's may be 0). */

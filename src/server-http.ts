@@ -18,11 +18,14 @@ import type { Integrations } from './server-integrations.js';
 import type { Boot } from './stop-list.js';
 import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
+import type { QueryWorkers } from './service/query-workers/pool.js';
 import { SchemaService } from './service/schema-service.js';
 import { VERSION } from './version.js';
 
 export interface HttpParts {
   engine: Engine;
+  /** The query worker threads (--query-workers), if more than one. */
+  workers?: QueryWorkers;
   integrations: Integrations;
   metrics: ServerMetrics;
   security: HttpSecurity;
@@ -57,7 +60,7 @@ export function buildServerApp(
   const context = {
     engine: eng,
     schema: new SchemaService(eng),
-    query: new QueryService(eng, bounds, cfg.legacyRelease),
+    query: new QueryService(eng, bounds, cfg.legacyRelease, p.workers),
     imports: new ImportService(eng),
     node: p.node,
     version: VERSION,

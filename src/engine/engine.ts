@@ -16,6 +16,7 @@ import { AssertionError } from '../util/assert.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { CommitQueue, type CommitQueueOptions, type CommitStats } from './commit-queue.js';
 import { EngineCommittedLog, EngineCursorStore } from './committed-log.js';
+import { FrozenFeed } from './frozen-feed.js';
 import { EngineHistory } from './history-control.js';
 import type {
   CommitOrigin,
@@ -30,6 +31,7 @@ import type {
   PreparedCommit,
   PreparedDecider,
   SnapshotControl,
+  StatePublisher,
   SnapshotFiles,
   SnapshotStats,
 } from './ports.js';
@@ -97,6 +99,9 @@ export class Engine {
   readonly clock: Clock;
   /** Called with the last sequence of every commit that staged records, before it waits. */
   private readonly stagedListeners: ((lastSeq: number) => void)[] = [];
+  private readonly feed: FrozenFeed;
+  /** The state for query worker threads (off until enabled). */
+  readonly publisher: StatePublisher;
 
   constructor(
     private readonly holder: Holder,
@@ -121,6 +126,16 @@ export class Engine {
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(log);
     this.history = new EngineHistory(this.queue, log, snapshotFiles, logger, this.clock);
+    this.feed = new FrozenFeed(holder);
+    const feed = this.feed;
+    const queue = this.queue;
+    this.publisher = {
+      get enabled() {
+        return feed.enabled;
+      },
+      enable: () => feed.enable(),
+      durable: () => feed.takeDurable(queue.durableSeq),
+    };
     const stats = this.snapshotStats;
     this.snapshots = {
       take: () => this.snapshot(),
@@ -232,6 +247,7 @@ export class Engine {
     for (const c of cursors) this.queue.stageMeta(c.key, c.value);
     // The request's events are one group: never split across batches.
     const group = this.queue.endGroup();
+    this.feed.capture(this.queue.lastAssignedSeq);
     this.noteStaged(before);
     // Also when it emitted nothing: its answer may rest on state not yet durable (the group
     // then is the last one staged, and every group before it is waited for too).
@@ -247,6 +263,7 @@ export class Engine {
   private async afterFailedDecide(before: number, err: unknown): Promise<void> {
     if (this.queue.lastAssignedSeq === before) return; // nothing emitted, nothing committed
     this.queue.endGroup();
+    this.feed.capture(this.queue.lastAssignedSeq);
     this.noteStaged(before);
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
     if (err instanceof DomainError)
@@ -279,6 +296,7 @@ export class Engine {
       await this.queue.whenGroupDurable(group);
       for (const p of events) apply(this.holder, p.event);
       this.holder.appliedSeq = last;
+      this.feed.capture(last);
     } finally {
       this.deferred = undefined;
       settle();

@@ -1,5 +1,6 @@
 // What the engine needs from storage, as interfaces: the engine is tested against the real
 // LevelDB-backed implementations, but does not depend on their construction.
+import type { Publication } from '../state/published.js';
 import type { CommitBatch } from '../storage/commit-times.js';
 import type { SnapshotInfo } from '../storage/snapshot-store.js';
 import type { PreparedEvent } from '../events/prepared.js';
@@ -220,4 +221,16 @@ export type Target = { readonly seq: number } | { readonly timeMs: number };
 export interface TimedBatch {
   readonly timeMs: number | null;
   readonly records: LogRecord[];
+}
+
+/**
+ * The state for query worker threads (engine/frozen-feed.ts): `enable()` turns publication on
+ * and answers the whole state (call it while the applied state is durable: at startup);
+ * `durable()` answers the publications of every write group durable since the last call, in
+ * order. A worker that has applied them all holds exactly the durable state.
+ */
+export interface StatePublisher {
+  readonly enabled: boolean;
+  enable(): Publication;
+  durable(): Publication[];
 }

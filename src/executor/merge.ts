@@ -6,7 +6,7 @@ import type { ColumnId } from '../domain/shard.js';
 import { mergeBestRow, mergeValCount, minMaxRowResult, valCountResult } from './aggregate.js';
 import type { ResultOptions } from './context.js';
 import { groupByResult, mergeAllowed, mergeGroups } from './group-by.js';
-import type { CallPartial, CallPrep } from './partial.js';
+import { type CallPartial, type CallPrep, innermostPlan } from './partial.js';
 import type { ReadPlan } from './plan.js';
 import { respond } from './respond.js';
 import type { QueryOptions, QueryResponse } from './result.js';
@@ -15,17 +15,9 @@ import { type CallOutput, bitmapOutput } from './run.js';
 import { type TopNCounts, topNCandidateFilter, topNResult } from './topn.js';
 import type { ReadonlyIndex } from '../state/readonly.js';
 
-type Inner = Exclude<ReadPlan, { kind: 'options' }>;
-
-function inner(plan: ReadPlan): Inner {
-  let p = plan;
-  while (p.kind === 'options') p = p.child;
-  return p;
-}
-
 /** Phase one of all shards from every node's: TopN candidates (attr-filtered), GroupBy rows. */
 export function mergePreps(plan: ReadPlan, preps: readonly CallPrep[]): CallPrep {
-  const p = inner(plan);
+  const p = innermostPlan(plan);
   if (p.kind === 'topN' && p.ids === undefined) {
     const set = new Set<number>();
     for (const prep of preps) if (prep.kind === 'topN') for (const r of prep.candidates) set.add(r);
@@ -44,7 +36,7 @@ export function mergePreps(plan: ReadPlan, preps: readonly CallPrep[]): CallPrep
 
 /** The partials of one call from disjoint shard sets as one partial. */
 export function mergePartials(plan: ReadPlan, parts: readonly CallPartial[]): CallPartial {
-  const p = inner(plan);
+  const p = innermostPlan(plan);
   if (parts.length === 0) throw new Error('merging no partials');
   if (parts.length === 1) return parts[0];
   const kind = parts[0].kind;

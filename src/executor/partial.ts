@@ -49,6 +49,13 @@ export function innermost(
   return { ctx: c, plan: p };
 }
 
+/** The plan under any Options() wrappers. */
+export function innermostPlan(plan: ReadPlan): Exclude<ReadPlan, { kind: 'options' }> {
+  let p = plan;
+  while (p.kind === 'options') p = p.child;
+  return p;
+}
+
 /** Whether the call has a phase one (see CallPrep). */
 export function needsPrep(plan: ReadPlan): boolean {
   let p = plan;

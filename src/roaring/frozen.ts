@@ -41,7 +41,10 @@ export class FrozenRow {
   }
 }
 
-/** `bitmaps` (run-optimized first) packed into one new aligned buffer, one FrozenRow each. */
+/**
+ * `bitmaps` (run-optimized first) packed into one new aligned buffer, one FrozenRow each. The
+ * buffer is shared memory: query worker threads view the same bytes (no copy per thread).
+ */
 export function packFrozen(bitmaps: readonly Bitmap[]): FrozenRow[] {
   const sizes = new Array<number>(bitmaps.length);
   let total = 0;
@@ -50,7 +53,7 @@ export function packFrozen(bitmaps: readonly Bitmap[]): FrozenRow[] {
     sizes[i] = bitmaps[i].getSerializationSizeInBytes(FROZEN_FORMAT);
     total += frozenPad(total) + sizes[i];
   }
-  const buf = roaring.bufferAlignedAllocUnsafe(total, FROZEN_ALIGN);
+  const buf = roaring.bufferAlignedAllocSharedUnsafe(total, FROZEN_ALIGN);
   const out = new Array<FrozenRow>(bitmaps.length);
   let p = 0;
   for (let i = 0; i < bitmaps.length; i++) {

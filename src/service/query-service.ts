@@ -13,6 +13,8 @@ import { isWriteCall } from './query/write-plan.js';
 import { rewriteLegacyQuery } from './legacy/legacy-query.js';
 import { hasLegacyCall } from '../pql/legacy.js';
 import { type LegacyRelease, checkLegacyRelease } from './legacy/legacy-release.js';
+import type { QueryWorkers } from './query-workers/pool.js';
+import { workerRead } from './query-workers/offload.js';
 
 /** The bounds of read queries (--query-timeout, --max-result-rows); 0: none. */
 export interface QueryBounds {
@@ -38,6 +40,8 @@ export class QueryService {
     private readonly engine: Engine,
     private readonly bounds: QueryBounds = { queryTimeoutMs: 0, maxResultRows: 0 },
     private readonly release: LegacyRelease = '',
+    /** Worker threads for read queries over many shards; none: the request thread runs them. */
+    private readonly workers?: QueryWorkers,
   ) {}
 
   /**
@@ -63,7 +67,11 @@ export class QueryService {
       ? await this.engine.commit({
           decide: (h, sink) => runQuery(h, sink, index, query, opts, limits, this.engine.clock),
         })
-      : await this.engine.readAsync((h) => runQueryAsync(h, index, query, this.readOptions(opts), { budget }));
+      : await this.engine.readAsync((h) => {
+          const bounded = this.readOptions(opts);
+          const spread = this.workers && workerRead(this.workers, h, index, query, bounded, budget);
+          return spread ?? runQueryAsync(h, index, query, bounded, { budget });
+        });
     return { response, legacy, calls };
   }
 

@@ -26,24 +26,33 @@ const APPLY: Appliers = {
     if (event.options.trackExistence) {
       index.fields.set(
         EXISTS_FIELD,
-        new Field(EXISTS_FIELD, { ...defaultFieldOptions('set'), cacheType: 'none', cacheSize: 0 }),
+        new Field(
+          EXISTS_FIELD,
+          { ...defaultFieldOptions('set'), cacheType: 'none', cacheSize: 0 },
+          undefined,
+          holder.changes,
+        ),
       );
     }
     holder.indexes.set(event.index, index);
+    holder.changes.noteLayout();
   },
   IndexDeleted(holder, event) {
     assert(holder.indexes.delete(event.index), `apply: index ${event.index} missing`);
     fragmentLayout.version++;
+    holder.changes.noteLayout();
   },
   FieldCreated(holder, event) {
     const index = indexOf(holder, event.index);
     assert(!index.fields.has(event.field), `apply: field ${event.field} exists`);
-    index.fields.set(event.field, new Field(event.field, { ...event.options }, event.meta));
+    index.fields.set(event.field, new Field(event.field, { ...event.options }, event.meta, holder.changes));
+    holder.changes.noteLayout();
   },
   FieldDeleted(holder, event) {
     const index = indexOf(holder, event.index);
     assert(index.fields.delete(event.field), `apply: field ${event.field} missing`);
     fragmentLayout.version++;
+    holder.changes.noteLayout();
     index.rowKeys.delete(event.field);
     // Deleting _exists turns existence tracking off for good (Pilosa 1.4 behaviour).
     if (event.field === EXISTS_FIELD) index.options.trackExistence = false;
@@ -78,7 +87,9 @@ const APPLY: Appliers = {
   ValuesSet(holder, event) {
     const field = fieldOf(holder, event.index, event.field);
     const base = field.base;
-    field.bitDepth = Math.max(field.bitDepth, bitDepthFor(event.values, base));
+    const depth = Math.max(field.bitDepth, bitDepthFor(event.values, base));
+    if (depth !== field.bitDepth) holder.changes.noteLayout();
+    field.bitDepth = depth;
     const frag = field.viewForWrite(bsiViewName(event.field)).fragmentForWrite(event.shard);
     setValues(frag, event.columns, event.values, base, field.bitDepth);
   },
@@ -109,6 +120,7 @@ const APPLY: Appliers = {
   },
   BitDepthRaised(holder, event) {
     const field = fieldOf(holder, event.index, event.field);
+    if (event.bitDepth > field.bitDepth) holder.changes.noteLayout();
     field.bitDepth = Math.max(field.bitDepth, event.bitDepth);
   },
   KafkaOffsetsCommitted(holder, event) {

@@ -1,4 +1,5 @@
 import type { AttrMap, FieldOptions } from '../domain/types.js';
+import type { FragmentChanges } from './changes.js';
 import { View } from './view.js';
 
 /** A field: its options, views, row attributes and (int fields) the BSI bit depth. */
@@ -13,6 +14,8 @@ export class Field {
     readonly options: FieldOptions,
     /** Cluster mode: offset in NAME.meta of the command that created this field (events/types.ts). */
     readonly incarnation?: string,
+    /** The holder's change tracking, handed to the views and fragments it creates. */
+    private readonly changes?: FragmentChanges,
   ) {}
 
   view(name: string): View | undefined {
@@ -22,7 +25,8 @@ export class Field {
   viewForWrite(name: string): View {
     let v = this.views.get(name);
     if (v === undefined) {
-      v = new View(name);
+      v = new View(name, this.changes);
+      this.changes?.noteLayout();
       this.views.set(name, v);
     }
     return v;

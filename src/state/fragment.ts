@@ -1,6 +1,7 @@
 import type { ReadonlyRoaringBitmap32 } from 'roaring';
 import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
 import { type FrozenRow, packFrozen } from '../roaring/frozen.js';
+import type { FragmentChanges } from './changes.js';
 import { RowMap } from './row-map.js';
 
 /**
@@ -50,10 +51,50 @@ export class Fragment {
    */
   private frozen: Set<number> | undefined;
   private readonly map = new RowMap(this);
+  /** Rows changed since the last takeDirty() ('all': every row), while the tracker is on. */
+  private dirty: Set<number> | 'all' | undefined;
   /** Bumped by every change of the rows (derived per-fragment data, such as TopN's ranking, keys on it). */
   private changes = 0;
 
-  constructor(readonly shard: number) {}
+  constructor(
+    readonly shard: number,
+    private readonly tracker?: FragmentChanges,
+  ) {}
+
+  /** Notes a changed row for the query workers' publication (state/changes.ts). */
+  private touch(row: number | 'all'): void {
+    const c = this.tracker;
+    if (c === undefined || !c.enabled) return;
+    if (row === 'all') this.dirty = 'all';
+    else if (this.dirty === undefined) this.dirty = new Set([row]);
+    else if (this.dirty !== 'all') this.dirty.add(row);
+    c.fragments.add(this);
+  }
+
+  /** Rows changed since the last call ('all': any may have), and forgets them. */
+  takeDirty(): number[] | 'all' {
+    const d = this.dirty;
+    this.dirty = undefined;
+    if (d === undefined) return [];
+    return d === 'all' ? 'all' : [...d];
+  }
+
+  /** A packed row's frozen bytes (no view made), if the row is held packed. */
+  packedRow(id: number): FrozenRow | undefined {
+    this.load();
+    return this.packed?.get(id);
+  }
+
+  /**
+   * Holds a row as the given frozen bytes of the same bits instead of its bitmap (the query
+   * workers' publication froze it into shared memory: one copy serves every thread).
+   */
+  repack(row: number, frozen: FrozenRow): void {
+    this.load();
+    this.held.delete(row);
+    this.frozen?.delete(row);
+    (this.packed ??= new Map()).set(row, frozen);
+  }
 
   /** Changes so far: equal versions mean equal rows. */
   get version(): number {
@@ -72,6 +113,7 @@ export class Fragment {
 
   /** Snapshot rows adopted on first touch; on a fragment that already has rows, at once. */
   defer(load: () => FragmentRows): void {
+    this.touch('all');
     if (this.pending === undefined && this.rowCount === 0) this.pending = load;
     else this.adoptAll(load());
   }
@@ -209,6 +251,7 @@ export class Fragment {
 
   /** `offsets` is copied: callers (replay) may reuse it. */
   addBits(row: number, offsets: ColumnOffsets): void {
+    this.touch(row);
     this.changes++;
     const r = this.writable(row);
     if (offsets instanceof Uint32Array) {
@@ -233,6 +276,7 @@ export class Fragment {
    * gives it up. Saves the copy, and the freed original that would leave a hole in the heap.
    */
   adoptBits(row: number, offsets: ColumnOffsets): void {
+    this.touch(row);
     this.changes++;
     if (offsets instanceof Uint32Array || this.hasRow(row) || offsets.isEmpty) this.addBits(row, offsets);
     else {
@@ -271,6 +315,7 @@ export class Fragment {
     const packed = packFrozen(bitmaps);
     this.packed ??= new Map();
     for (let i = 0; i < fresh.length; i++) {
+      this.touch(fresh[i]);
       this.packed.set(fresh[i], packed[i]);
       // The given bitmaps are this call's (adopted): their containers go back to the allocator
       // now, for the next import to reuse, rather than whenever a GC finalizes their wrappers.
@@ -299,6 +344,7 @@ export class Fragment {
   }
 
   removeBits(row: number, offsets: ColumnOffsets): void {
+    this.touch(row);
     this.changes++;
     const r = this.writable(row);
     if (r === undefined) return;
@@ -311,6 +357,7 @@ export class Fragment {
 
   /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
   add(row: number, offset: number): boolean {
+    this.touch(row);
     this.changes++;
     let r = this.writable(row);
     if (r === undefined) {
@@ -321,6 +368,7 @@ export class Fragment {
   }
 
   remove(row: number, offset: number): void {
+    this.touch(row);
     this.changes++;
     const r = this.writable(row);
     // isEmpty is a native call too: only worth asking when a bit actually went.
@@ -331,6 +379,7 @@ export class Fragment {
   setRow(row: number, offsets: Bitmap): void {
     this.changes++;
     this.load();
+    this.touch(row);
     this.frozen?.delete(row);
     this.packed?.delete(row);
     if (offsets.isEmpty) this.held.delete(row);
@@ -340,6 +389,7 @@ export class Fragment {
   clearRow(row: number): boolean {
     this.changes++;
     this.load();
+    this.touch(row);
     this.frozen?.delete(row);
     const packed = this.packed?.delete(row) === true;
     return this.held.delete(row) || packed;

@@ -1,3 +1,4 @@
+import { FragmentChanges } from './changes.js';
 import type { Index } from './index-state.js';
 
 /**
@@ -37,6 +38,8 @@ export class Holder {
   readonly commandMarks = new Map<string, CommandMark>();
   /** Sequence number of the last event applied (0 = empty log). */
   appliedSeq = 0;
+  /** What changed since the query workers' last publication (off without them). */
+  readonly changes = new FragmentChanges();
 
   index(name: string): Index | undefined {
     return this.indexes.get(name);

@@ -1,3 +1,4 @@
+import type { FragmentChanges } from './changes.js';
 import { Fragment } from './fragment.js';
 
 /**
@@ -10,7 +11,10 @@ export const fragmentLayout = { version: 0 };
 export class View {
   readonly fragments = new Map<number, Fragment>();
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    private readonly changes?: FragmentChanges,
+  ) {}
 
   fragment(shard: number): Fragment | undefined {
     return this.fragments.get(shard);
@@ -20,9 +24,10 @@ export class View {
   fragmentForWrite(shard: number): Fragment {
     let f = this.fragments.get(shard);
     if (f === undefined) {
-      f = new Fragment(shard);
+      f = new Fragment(shard, this.changes);
       this.fragments.set(shard, f);
       fragmentLayout.version++;
+      this.changes?.noteLayout();
     }
     return f;
   }

@@ -168,7 +168,8 @@ async function readAligned(path: string): Promise<Buffer> {
   const fh = await open(path, 'r');
   try {
     const size = (await fh.stat()).size;
-    const buf = roaring.bufferAlignedAllocUnsafe(size, BODY_ALIGN);
+    // Shared memory: the fragments' frozen rows are viewed in place by query worker threads too.
+    const buf = roaring.bufferAlignedAllocSharedUnsafe(size, BODY_ALIGN);
     let done = 0;
     while (done < size) {
       const { bytesRead } = await fh.read(buf, done, Math.min(READ_CHUNK, size - done), done);

@@ -13,10 +13,19 @@ export interface TestServer extends Server {
   fatal: Error[];
 }
 
+/**
+ * The query workers of test servers: BITLEDGER_QUERY_WORKERS when set (the query tests run with
+ * 1 and with 2: README "Tests"), else the default (one per core). A test that names its own wins.
+ */
+export function testQueryWorkers(): Partial<Config> {
+  const n = Number(process.env.BITLEDGER_QUERY_WORKERS);
+  return Number.isSafeInteger(n) && n > 0 ? { queryWorkers: n } : {};
+}
+
 export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? tempDir();
   const fatal: Error[] = [];
-  const cfg: Config = { ...DEFAULTS, bind: '127.0.0.1:0', ...overrides, dataDir };
+  const cfg: Config = { ...DEFAULTS, bind: '127.0.0.1:0', ...testQueryWorkers(), ...overrides, dataDir };
   const server = await createServer(cfg, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), (err) =>
     fatal.push(err),
   );

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupByFieldBody } from '../../bench/lib/group-by-data.js';
 import { createServer, type Server } from '../../src/app.js';
 import { DEFAULTS } from '../../src/config/config.js';
-import { removeDir, tempDir } from '../helpers/server.js';
+import { removeDir, tempDir, testQueryWorkers } from '../helpers/server.js';
 
 const GROUP_BY = 'GroupBy(Rows(a), Rows(b), Rows(c))';
 const logLines: string[] = [];
@@ -28,7 +28,7 @@ beforeAll(async () => {
   dir = tempDir();
   const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (logLines.push(chunk.toString()), done()) });
   server = await createServer(
-    { ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir },
+    { ...DEFAULTS, bind: '127.0.0.1:0', dataDir: dir, ...testQueryWorkers() },
     pino({ level: 'info' }, sink),
     () => undefined,
   );

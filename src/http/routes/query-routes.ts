@@ -42,28 +42,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
       const protoOut = wantsProtobuf(req.headers.accept);
       try {
         for (const k of Object.keys(req.query)) if (!ARGS.has(k)) throw notValidArgument(k);
-        let text: string;
-        let opts: QueryOptions;
-        if (isProtobuf(req.headers['content-type'])) {
-          const r = decodeProtoQuery(bodyBuffer(req.body));
-          text = r.query;
-          for (const s of r.shards) checkShard(s);
-          opts = {
-            shards: r.shards.length > 0 ? r.shards : undefined,
-            columnAttrs: r.columnAttrs,
-            excludeColumns: r.excludeColumns,
-            excludeRowAttrs: r.excludeRowAttrs,
-          };
-        } else {
-          text = bodyBuffer(req.body).toString('utf8');
-          const q = req.query;
-          opts = {
-            shards: parseShards(q.shards ?? q.slices),
-            columnAttrs: boolArg(q.columnAttrs),
-            excludeColumns: boolArg(q.excludeColumns) || boolArg(q.excludeBits),
-            excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
-          };
-        }
+        const { text, opts } = queryRequest(req.headers['content-type'], req.body, req.query);
         const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
         const gone = new ClientGone(reply);
         const at = pastTarget(req.query);
@@ -108,6 +87,37 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.get('/index/:index/query', { config: { errorShape: 'query' } }, async (_req, reply) =>
     sendError(reply, 405, 'method not allowed', 'query'),
   );
+}
+
+/** The query text and its options, from a protobuf QueryRequest or a text body and URL arguments. */
+function queryRequest(
+  contentType: string | undefined,
+  body: unknown,
+  query: Record<string, string>,
+): { text: string; opts: QueryOptions } {
+  let text: string;
+  let opts: QueryOptions;
+  if (isProtobuf(contentType)) {
+    const r = decodeProtoQuery(bodyBuffer(body));
+    text = r.query;
+    for (const s of r.shards) checkShard(s);
+    opts = {
+      shards: r.shards.length > 0 ? r.shards : undefined,
+      columnAttrs: r.columnAttrs,
+      excludeColumns: r.excludeColumns,
+      excludeRowAttrs: r.excludeRowAttrs,
+    };
+  } else {
+    text = bodyBuffer(body).toString('utf8');
+    const q = query;
+    opts = {
+      shards: parseShards(q.shards ?? q.slices),
+      columnAttrs: boolArg(q.columnAttrs),
+      excludeColumns: boolArg(q.excludeColumns) || boolArg(q.excludeBits),
+      excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
+    };
+  }
+  return { text, opts };
 }
 
 function sendProtoError(reply: FastifyReply, err: DomainError): FastifyReply {

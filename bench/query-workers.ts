@@ -1,0 +1,113 @@
+// Issue 25: query work on worker threads. The same index (256 shards, rows 1 and 2 of f at
+// 10%) in two server children, one with the default number of query workers (one per core) and
+// one with --query-workers 1; Count(Intersect) req/s under wrk at 1 and 16 connections, each
+// server in turn, the two interleaved over rounds (best of each kept: the machine is shared).
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { promisify } from 'node:util';
+import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
+import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
+import { bitmapPool } from './lib/bitmaps.js';
+import { HttpClient } from './lib/http-client.js';
+import { createField, createIndex, importRoaring, query } from './lib/pilosa.js';
+import type { Reporter } from './lib/report.js';
+import { type ChildServer, startChildServer, tempDir } from './lib/server-child.js';
+
+const run = promisify(execFile);
+const PQL = 'Count(Intersect(Row(f=1), Row(f=2)))';
+const SECONDS = Number(process.env.BENCH_WORKERS_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_WORKERS_ROUNDS ?? 2);
+
+export async function runQueryWorkers(r: Reporter): Promise<void> {
+  r.begin('query-workers', 'query workers over HTTP (issue 25)');
+  const servers: [string, ChildServer][] = [];
+  try {
+    servers.push(['default', await startChildServer({ label: 'workers-default', fsync: 'always' })]);
+    servers.push([
+      '1 worker',
+      await startChildServer({ label: 'workers-1', fsync: 'always', extraArgs: ['--query-workers', '1'] }),
+    ]);
+    const bodies = importBodies();
+    let expected: number | undefined;
+    for (const [, s] of servers) {
+      const n = await load(s.url, bodies);
+      if (expected !== undefined && n !== expected) throw new Error(`the servers answer ${expected} and ${n}`);
+      expected = n;
+    }
+    const script = luaScript();
+    for (const conns of [1, 16]) {
+      const best = new Map<string, number>();
+      for (let round = 0; round < ROUNDS; round++)
+        for (const [name, s] of servers) best.set(name, Math.max(best.get(name) ?? 0, await wrk(s.url, conns, script)));
+      const def = best.get('default') ?? 0;
+      const one = best.get('1 worker') ?? 0;
+      const load1 = loadavg()[0].toFixed(2);
+      r.figure(`Count(Intersect) req/s, ${conns} conn, default workers (load ${load1})`, def, 'req/s');
+      r.figure(`Count(Intersect) req/s, ${conns} conn, --query-workers 1`, one, 'req/s');
+      r.figure(`  … default / 1 worker, ${conns} conn`, def / one, '×', {
+        op: '>=',
+        value: conns === 1 ? 1.6 : 1.3,
+        source: 'issue 25',
+      });
+    }
+  } finally {
+    for (const [, s] of servers) await s.dispose();
+  }
+}
+
+/** Rows 1 and 2 of a shard at 10%, from a pool of 4 bitmaps: one import body per pool entry. */
+function importBodies(): Uint8Array[] {
+  const pool = bitmapPool(0.1, 4);
+  return pool.map((b, k) =>
+    encodeImportRoaringRequest({
+      clear: false,
+      views: [
+        {
+          name: '',
+          data: encodePilosaRoaring(
+            new Map([
+              [1, b],
+              [2, pool[(k + 1) % 4]],
+            ]),
+          ),
+        },
+      ],
+    }),
+  );
+}
+
+/** Index w: 256 shards of `bodies`; answers the count. */
+async function load(url: string, bodies: Uint8Array[]): Promise<number> {
+  const c = new HttpClient(url);
+  try {
+    await createIndex(c, 'w');
+    await createField(c, 'w', 'f');
+    for (let s = 0; s < 256; s++) await importRoaring(c, 'w', 'f', s, bodies[s % 4]);
+    const res = await query(c, 'w', PQL);
+    const n = res.results[0];
+    if (typeof n !== 'number' || n <= 0) throw new Error(`${PQL} answered ${JSON.stringify(res)}`);
+    return n;
+  } finally {
+    c.close();
+  }
+}
+
+function luaScript(): string {
+  const path = join(tempDir('wrk'), 'count.lua');
+  writeFileSync(
+    path,
+    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(PQL)}\nwrk.headers["Content-Type"] = "text/plain"\n`,
+  );
+  return path;
+}
+
+/** wrk's requests/s over SECONDS; a run with any non-2xx answer or socket error fails the bench. */
+async function wrk(url: string, conns: number, script: string): Promise<number> {
+  const { stdout } = await run('wrk', ['-t1', `-c${conns}`, `-d${SECONDS}s`, '-s', script, `${url}/index/w/query`]);
+  if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`wrk saw errors:\n${stdout}`);
+  const m = /Requests\/sec:\s+([\d.]+)/.exec(stdout);
+  if (m === null) throw new Error(`no rate in wrk's output:\n${stdout}`);
+  return Number(m[1]);
+}

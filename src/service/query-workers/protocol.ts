@@ -1,0 +1,37 @@
+// Messages between the request thread (pool.ts) and a query worker (worker.ts). Both ends are
+// this build: the shapes are checked by the compiler, not on receipt. Queries travel as parsed
+// PQL (structured clone keeps Maps and bigints) and are compiled again by the worker against
+// its state, so plans never cross threads.
+import type { ErrorCode } from '../../domain/errors.js';
+import type { CallPartial, CallPrep } from '../../executor/partial.js';
+import type { QueryOptions } from '../../executor/result.js';
+import type { Call } from '../../pql/ast.js';
+import type { Publication } from '../../state/published.js';
+
+/** One phase of one query over some shards. */
+export interface Job {
+  id: number;
+  index: string;
+  calls: Call[];
+  opts: QueryOptions;
+  shards: number[];
+  phase: 'prep' | 'partial';
+  /** Phase one merged over all shards (phase 'partial' of a query that has one). */
+  preps?: CallPrep[];
+  /** The request's now (ms since epoch): a time range's default end derives from it. */
+  now: number;
+  /** ms left of the query's deadline when sent; absent: none. */
+  remainingMs?: number;
+  timeoutMs: number;
+}
+
+export type ToWorker = { kind: 'publish'; pubs: Publication[] } | { kind: 'job'; job: Job };
+
+export type FromWorker =
+  | { kind: 'ready' }
+  | { kind: 'done'; id: number; preps: CallPrep[] }
+  | { kind: 'done'; id: number; partials: CallPartial[] }
+  | { kind: 'failed'; id: number; code?: ErrorCode; message: string };
+
+/** Slots of a worker's cancel board: the request thread writes a job's id into id % CANCEL_SLOTS. */
+export const CANCEL_SLOTS = 1024;

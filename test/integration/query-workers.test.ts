@@ -1,0 +1,163 @@
+// Query workers (issue 25) in a real server with two of them, over a real LevelDB: a read never
+// sees a write that is not durable, and sees every acknowledged one; deadlines, a client that
+// goes away and the result bound hold across workers; a restart (snapshot and log replay) with
+// two workers or one answers as the live server did.
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { groupByFieldBody } from '../../bench/lib/group-by-data.js';
+import { SHARD_WIDTH } from '../../src/domain/shard.js';
+import { QueryService } from '../../src/service/query-service.js';
+import { type TestServer, startServer, stopServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
+
+const OPTS = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
+let server: TestServer;
+let url: string;
+
+async function post(path: string, body: string | Uint8Array, type = 'text/plain') {
+  const r = await server.app.inject({
+    method: 'POST',
+    url: path,
+    payload: Buffer.from(body),
+    headers: { 'content-type': type },
+  });
+  const json = (r.body === '' ? {} : r.json()) as { results?: unknown[]; error?: string };
+  return { status: r.statusCode, json };
+}
+
+async function results(pql: string): Promise<unknown[]> {
+  const r = await post('/index/i/query', pql);
+  expect(r.status, JSON.stringify(r.json)).toBe(200);
+  return r.json.results ?? [];
+}
+
+/** Index g: fields a, b, c of 1,000 rows each over `shards` shards of 50k columns (GroupBy's heavy case). */
+async function loadGroupBy(shards: number): Promise<void> {
+  expect((await post('/index/g', '')).status).toBe(200);
+  for (const [i, f] of ['a', 'b', 'c'].entries()) {
+    expect((await post(`/index/g/field/${f}`, '')).status).toBe(200);
+    const body = groupByFieldBody(i, 50_000, 1000);
+    for (let s = 0; s < shards; s++)
+      expect((await post(`/index/g/field/${f}/import-roaring/${s}`, body, 'application/x-protobuf')).status).toBe(200);
+  }
+}
+
+beforeAll(async () => {
+  server = await startServer({ queryWorkers: 2, maxResultRows: 3 });
+  await server.queryWorkers?.whenReady();
+  url = `http://127.0.0.1:${await server.listen()}`;
+  expect((await post('/index/i', '')).status).toBe(200);
+  expect((await post('/index/i/field/f', '')).status).toBe(200);
+  expect(
+    (await post('/index/i/field/n', JSON.stringify({ options: { type: 'int', min: -100, max: 100 } }))).status,
+  ).toBe(200);
+  const sets: string[] = [];
+  for (let s = 0; s < 4; s++) for (let r = 1; r <= 5; r++) sets.push(`Set(${s * SHARD_WIDTH + r * 7}, f=${r})`);
+  for (let s = 0; s < 4; s++) sets.push(`Set(${s * SHARD_WIDTH + 7}, n=${s * 10 - 15})`);
+  await results(sets.join(' '));
+  await loadGroupBy(4);
+}, 120_000);
+
+afterAll(async () => {
+  server?.app.server.closeAllConnections();
+  await stopServer(server);
+});
+
+describe('query workers: durability', () => {
+  it('a read taken while a write is staged answers without it; once acknowledged, every read sees it', async () => {
+    const pool = server.queryWorkers;
+    if (pool === undefined) throw new Error('the server started no query workers');
+    const q = new QueryService(server.engine, { queryTimeoutMs: 0, maxResultRows: 0 }, '', pool);
+    const before = (await q.execute('i', 'Count(Row(f=1))', OPTS)).response.results;
+    const jobs = pool.stats.jobs;
+    // Both calls run synchronously up to their first wait: the write is applied and staged, not
+    // durable, when the read is sent to the workers.
+    const write = q.execute('i', `Set(${3 * SHARD_WIDTH + 1000}, f=1) Set(1001, f=1)`, OPTS);
+    const read = q.execute('i', 'Count(Row(f=1))', OPTS);
+    expect((await read).response.results).toEqual(before);
+    expect(pool.stats.jobs).toBeGreaterThan(jobs);
+    await write;
+    expect((await q.execute('i', 'Count(Row(f=1))', OPTS)).response.results).toEqual(
+      [(before[0] as { n: number }).n + 2].map((n) => ({ type: 'count', n })),
+    );
+    // A write's bits are all there or none: both shards' bits arrive in one publication.
+    expect(await results('Row(f=1)')).toEqual([
+      {
+        attrs: {},
+        columns: [7, 1001, SHARD_WIDTH + 7, 2 * SHARD_WIDTH + 7, 3 * SHARD_WIDTH + 7, 3 * SHARD_WIDTH + 1000],
+      },
+    ]);
+  });
+});
+
+describe('query workers: bounds', () => {
+  it('refuses results past --max-result-rows after the merge (Rows over shards, GroupBy)', async () => {
+    const rows = await post('/index/i/query', 'Rows(f)');
+    expect(rows.status).toBe(400);
+    expect(rows.json.error).toMatch(/more than 3 rows \(max-result-rows\)/);
+    const groups = await post('/index/i/query', 'GroupBy(Rows(f))');
+    expect(groups.status).toBe(400);
+    expect(await results('Rows(f, limit=3)')).toEqual([{ rows: [1, 2, 3] }]);
+    expect(await results('Sum(field=n) Min(field=n) Max(field=n)')).toEqual([
+      { value: -15 + -5 + 5 + 15, count: 4 },
+      { value: -15, count: 1 },
+      { value: 15, count: 1 },
+    ]);
+  });
+
+  it('ends a query past its deadline in the workers with the deadline error', async () => {
+    const failed = server.queryWorkers?.stats.failed ?? 0;
+    const r = await post('/index/g/query?timeout=5ms', 'GroupBy(Rows(a), Rows(b), Rows(c))');
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatch(/query timeout: the query ran past its deadline of 5 ms/);
+    expect(server.queryWorkers?.stats.failed).toBeGreaterThan(failed);
+  });
+
+  it('cancels the workers’ jobs when the client goes away, and keeps serving', async () => {
+    const pool = server.queryWorkers;
+    if (pool === undefined) throw new Error('no query workers');
+    const jobs = pool.stats.jobs;
+    const failed = pool.stats.failed;
+    const req = request(`${url}/index/g/query`, { method: 'POST', headers: { 'content-type': 'text/plain' } });
+    req.on('error', () => undefined);
+    req.end('GroupBy(Rows(a), Rows(b), Rows(c))');
+    await until(() => pool.stats.jobs > jobs, { what: 'the GroupBy sent to the workers' });
+    req.destroy();
+    await until(() => pool.stats.cancelled > 0, { what: 'the jobs cancelled' });
+    // The workers stop at their next shard and answer with the cancellation, not a result.
+    await until(() => pool.stats.failed > failed, { what: 'the cancelled jobs ended by the workers' });
+    expect(await results('Count(Row(f=2))')).toEqual([4]);
+  });
+});
+
+describe('query workers: restart', () => {
+  const QUERIES = [
+    'Count(Union(Row(f=1), Row(f=2)))',
+    'Row(f=1)',
+    'Difference(Row(f=1), Row(f=2))',
+    'Not(Row(f=3))',
+    'Row(n > 0)',
+    'Sum(Row(f=1), field=n)',
+    'MaxRow(field=f)',
+    'GroupBy(Rows(f), limit=2)',
+    'Options(Count(Row(f=1)), shards=[0, 2])',
+  ];
+
+  it('answers as the live server after a snapshot, more writes, and a restart with two workers or one', async () => {
+    const live = await results(QUERIES.join(' '));
+    await server.engine.snapshots.take();
+    await results(`Clear(${SHARD_WIDTH + 14}, f=2) Set(${2 * SHARD_WIDTH + 99}, f=4) ClearRow(f=5)`);
+    const after = await results(QUERIES.join(' '));
+    expect(after).not.toEqual(live);
+    const dataDir = server.dataDir;
+    server.app.server.closeAllConnections();
+    await server.close();
+    for (const queryWorkers of [2, 1]) {
+      server = await startServer({ dataDir, queryWorkers, maxResultRows: 3 });
+      await server.queryWorkers?.whenReady();
+      expect(server.queryWorkers?.size).toBe(queryWorkers === 1 ? undefined : 2);
+      expect(await results(QUERIES.join(' '))).toEqual(after);
+      if (queryWorkers === 2) await server.close();
+    }
+  }, 300_000);
+});
