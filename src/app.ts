@@ -38,7 +38,7 @@ import { ImportService } from './service/import/import-service.js';
 import { QueryService } from './service/query-service.js';
 import { SchemaService } from './service/schema-service.js';
 import { EventLog, SnapshotStore, ensureDataDir, nodeId } from './storage/index.js';
-import { DiskSpace, keepReserve, releaseReserveIfShort } from './storage/disk-space.js';
+import { DiskSpace, keepReserve, releaseReserveIfShort, reserveBelowFloor } from './storage/disk-space.js';
 import { VERSION } from './version.js';
 
 export interface Server {
@@ -64,6 +64,8 @@ export interface BootOptions {
   clusterSink?: SinkFactory;
   /** The commit queue's test hooks (src/config/test-hooks.ts). */
   commitTestHooks?: CommitTestHooks;
+  /** A lower floor of --disk-reserve-bytes (test hook; default DISK_RESERVE_FLOOR). */
+  diskReserveFloor?: number;
 }
 
 export async function createServer(
@@ -78,6 +80,7 @@ export async function createServer(
   // Contradictory cluster flags stop the start before anything is opened.
   const clusterCfg = clusterSettings(cfg);
   const metrics = opts.metrics ?? new ServerMetrics();
+  refuseSmallReserve(cfg, opts.diskReserveFloor);
   await ensureDataDir(cfg.dataDir);
   await releaseReserveIfShort(cfg.dataDir, cfg.diskReserveBytes, logger);
   // The log's LevelDB handle is the data directory lock: take it before anything else writes.
@@ -282,12 +285,13 @@ export async function launchServer(
   cfg: Config,
   logger: Logger,
   onFatal: (err: Error) => void,
-  opts: Pick<BootOptions, 'onReplayProgress' | 'commitTestHooks'> = {},
+  opts: Pick<BootOptions, 'onReplayProgress' | 'commitTestHooks' | 'diskReserveFloor'> = {},
 ): Promise<Launch> {
   const metrics = new ServerMetrics();
   const bind = parseBind(cfg.bind);
-  // Bad TLS or token files stop the start before the port is taken.
+  // Bad TLS or token files, or a reserve below the floor, stop the start before the port is taken.
   const { https } = httpSecurity(cfg, bind.host);
+  refuseSmallReserve(cfg, opts.diskReserveFloor);
   let handler: (req: IncomingMessage, res: ServerResponse) => void = startupHandler(metrics);
   const t = requestTimeouts(cfg.requestBodyTimeout);
   const timeouts = { ...t.http, requestTimeout: t.requestTimeout };
@@ -316,6 +320,11 @@ export async function launchServer(
     },
   );
   return { port, booted };
+}
+
+function refuseSmallReserve(cfg: Config, floor: number | undefined): void {
+  const belowFloor = reserveBelowFloor(cfg.diskReserveBytes, floor);
+  if (belowFloor !== undefined) throw new ConfigError(belowFloor);
 }
 
 function listenOn(http: HttpServer | HttpsServer, host: string, port: number): Promise<number> {

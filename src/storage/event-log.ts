@@ -84,8 +84,11 @@ export class EventLog {
   /** Commit times never go backwards, even if the wall clock does: a time maps to one prefix. */
   #lastTimeMs = 0;
 
+  /** Opens the same LevelDB again (reopen()). */
+  #openAgain: (() => Promise<LevelDb>) | undefined;
+
   private constructor(
-    private readonly db: LevelDb,
+    private db: LevelDb,
     private readonly policy: FsyncPolicy,
     private readonly logger: Logger,
     private readonly clock: Clock,
@@ -117,6 +120,7 @@ export class EventLog {
       // A batch time above the last record belongs to a dropped tail; a later batch would inherit it.
       await clearTimesAfter(db, last);
       const log = new EventLog(db, opts.fsync, opts.logger, opts.clock ?? systemClock, first, last);
+      log.#openAgain = () => openLevelDb(dataDir, { logger: opts.logger, acceptDataLoss: opts.acceptDataLoss });
       log.#lastTimeMs = (await batchAt(db, last))?.timeMs ?? 0;
       if (opts.fsync === 'interval') {
         log.#intervalMs = interval;
@@ -348,6 +352,26 @@ export class EventLog {
       this.logger.warn({ afterSeq: seq, dropped }, `event log: truncated ${dropped} record(s) after sequence ${seq}`);
     }
     return dropped;
+  }
+
+  /**
+   * Closes LevelDB and opens it again: after a background error (a compaction that ran out of
+   * space) LevelDB refuses every write until it is reopened, however much space returns. The
+   * records it holds are those of the last good append (a refused batch never reached its
+   * write-ahead file; a torn one is dropped as at a start). Rejects when it cannot open (the
+   * write-ahead file becomes a table at open, which needs space): the caller tries again.
+   */
+  async reopen(): Promise<void> {
+    assert(this.#openAgain !== undefined && this.#flushing === null, 'reopen: not a writable log, or a flush runs');
+    await this.db.close().catch(() => undefined);
+    const db = await this.#openAgain();
+    const raw = await db.get(RELEASED_THROUGH_KEY);
+    const floor = raw === undefined ? 0 : decodeMetaUint(raw, RELEASED_THROUGH_META);
+    this.#last = await recoverTail(db, floor, this.logger, false);
+    await clearTimesAfter(db, this.#last);
+    this.db = db;
+    this.#failure = undefined;
+    this.#dirty = false;
   }
 
   async close(): Promise<void> {
