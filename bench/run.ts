@@ -16,6 +16,7 @@ const BENCHES: Bench[] = [
   { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
   { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
   { name: 'query-bounds', run: async () => (await import('./query-bounds.js')).runQueryBounds },
+  { name: 'big-answers', run: async () => (await import('./big-answers.js')).runBigAnswers },
   // Also run at the end of query-http; listed alone so it can be run by itself.
   { name: 'access-log', run: async () => (await import('./access-log-cost.js')).runAccessLogCost },
   { name: 'cli-import', run: async () => (await import('./cli-import.js')).runCliImport },
