@@ -5,13 +5,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
 import { freePort, spawnServer, type ChildServer } from '../helpers/server.js';
 import { isRoot, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
+import { ROW_BITS as BITS, countRows, importRow, post } from '../helpers/row-imports.js';
 
 const MIB = 1024 * 1024;
 const RESERVE = 32 * MIB; // the floor; writes answer 507 below this; the reserve file is half of it
-const BITS = 40_000; // per import, random columns of shard 0: ~80 kB of log each
 let disk: Tmpfs | undefined;
 let dataDir = '';
 let server: ChildServer | undefined;
@@ -31,28 +30,10 @@ afterAll(async () => {
 const fill = (leave: number): void => disk!.fill(leave);
 const unfill = (): void => disk!.unfill();
 
-function importBody(row: number): Buffer {
-  const cols = Array.from({ length: BITS }, () => Math.floor(Math.random() * 1_048_576));
-  return Buffer.from(
-    encodeImportRequest({
-      index: 'c',
-      field: 'f',
-      shard: 0,
-      rowIds: new Array<number>(BITS).fill(row),
-      columnIds: cols,
-    }),
-  );
-}
-
-const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> =>
-  fetch(url, { method: 'POST', body, headers });
-const importRow = (url: string, row: number): Promise<Response> =>
-  post(`${url}/index/c/field/f/import`, importBody(row), { 'content-type': 'application/x-protobuf' });
-
 async function rowCounts(url: string, rows: number[]): Promise<number[]> {
-  const r = await post(`${url}/index/c/query`, rows.map((row) => `Count(Row(f=${row}))`).join('') || 'Count(Row(f=0))');
+  const r = await countRows(url, rows);
   expect(r.status).toBe(200);
-  return ((await r.json()) as { results: number[] }).results;
+  return r.counts;
 }
 
 describe.skipIf(!isRoot)('disk full on a 128 MiB tmpfs', () => {

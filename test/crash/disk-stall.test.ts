@@ -10,14 +10,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
 import { freePort, spawnServer, type ChildServer } from '../helpers/server.js';
 import { isRoot, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 import { until } from '../helpers/until.js';
+import { ROW_BITS as BITS, countRows, importRow, post } from '../helpers/row-imports.js';
 
 const MIB = 1024 * 1024;
 const RESERVE = 1 * MIB;
-const BITS = 40_000;
 let disk: Tmpfs | undefined;
 let server: ChildServer | undefined;
 
@@ -30,29 +29,7 @@ afterAll(async () => {
   disk?.unmount();
 });
 
-function importBody(row: number): Buffer {
-  const cols = Array.from({ length: BITS }, () => Math.floor(Math.random() * 1_048_576));
-  return Buffer.from(
-    encodeImportRequest({
-      index: 'c',
-      field: 'f',
-      shard: 0,
-      rowIds: new Array<number>(BITS).fill(row),
-      columnIds: cols,
-    }),
-  );
-}
-
-const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> =>
-  fetch(url, { method: 'POST', body, headers });
-const importRow = (url: string, row: number): Promise<Response> =>
-  post(`${url}/index/c/field/f/import`, importBody(row), { 'content-type': 'application/x-protobuf' });
-
-async function rowCounts(url: string, rows: number[]): Promise<{ status: number; counts: number[] }> {
-  const r = await post(`${url}/index/c/query`, rows.map((row) => `Count(Row(f=${row}))`).join(''));
-  if (r.status !== 200) return { status: r.status, counts: [] };
-  return { status: 200, counts: ((await r.json()) as { results: number[] }).results };
-}
+const rowCounts = countRows;
 
 const args = ['--disk-reserve-bytes', String(RESERVE), '--snapshot-every-events', '1000000'];
 
