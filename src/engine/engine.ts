@@ -48,8 +48,12 @@ export interface LogFigures {
   commits: Readonly<CommitStats>;
 }
 
-/** STALLED: writes refused for lack of space, reads go on, until LevelDB reopens (write-stall.ts). */
-export type Lifecycle = 'STARTING' | 'NORMAL' | 'STALLED' | 'STOPPING' | 'FAILED';
+/**
+ * An engine exists only once its state is loaded (bootstrap), so it starts NORMAL; the startup
+ * before it is the HTTP startup handler's STARTING (http/startup-handler.ts). STALLED: writes
+ * refused for lack of space, reads go on, until LevelDB reopens (write-stall.ts).
+ */
+export type Lifecycle = 'NORMAL' | 'STALLED' | 'STOPPING' | 'FAILED';
 
 export interface EngineOptions {
   snapshotEveryEvents: number;
@@ -120,7 +124,7 @@ export class Engine {
     if (log.reopen !== undefined) this.queue.onStall = (err) => this.stall(err);
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(log);
-    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
+    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger, this.clock);
     const stats = this.snapshotStats;
     this.snapshots = {
       take: () => this.snapshot(),

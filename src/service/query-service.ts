@@ -61,7 +61,7 @@ export class QueryService {
       ? await this.engine.commit({
           decide: (h, sink) => runQuery(h, sink, index, query, opts, limits, this.engine.clock),
         })
-      : await this.engine.readAsync((h) => runQueryAsync(h, index, query, this.readOptions(opts), limits, { budget }));
+      : await this.engine.readAsync((h) => runQueryAsync(h, index, query, this.readOptions(opts), { budget }));
     return { response, legacy, calls };
   }
 
@@ -88,14 +88,7 @@ export class QueryService {
     const query = rewriteLegacyQuery(holder, index, parsed);
     if (query.calls.some(isWriteCall))
       throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
-    const response = await runQueryAsync(
-      holder,
-      index,
-      query,
-      this.readOptions(opts),
-      { maxWritesPerRequest: LIMITS.maxWritesPerRequest },
-      { budget },
-    );
+    const response = await runQueryAsync(holder, index, query, this.readOptions(opts), { budget });
     return { response, legacy, calls };
   }
 

@@ -6,7 +6,8 @@
 import type { Logger } from 'pino';
 import { assert, AssertionError } from '../util/assert.js';
 import { type Clock, type ClockTimer, every, systemClock } from '../util/clock.js';
-import { openLevelDb, type LevelDb } from './data-dir.js';
+import { openLevelDb } from './data-dir.js';
+import type { KvBatch, KvStore } from './kv.js';
 import {
   batchAt,
   batchesFrom,
@@ -84,11 +85,16 @@ export class EventLog {
   /** Commit times never go backwards, even if the wall clock does: a time maps to one prefix. */
   #lastTimeMs = 0;
 
-  /** Opens the same LevelDB again (reopen()). */
-  #openAgain: (() => Promise<LevelDb>) | undefined;
+  /**
+   * Closes LevelDB and opens it again (set by open(): the data directory's LevelDB only). After a
+   * background error (a compaction that ran out of space) LevelDB refuses every write until it is
+   * reopened, however much space returns. Rejects when it cannot open (the write-ahead file
+   * becomes a table at open, which needs space): the caller tries again.
+   */
+  reopen?: () => Promise<void>;
 
   private constructor(
-    private db: LevelDb,
+    private db: KvStore,
     private readonly policy: FsyncPolicy,
     private readonly logger: Logger,
     private readonly clock: Clock,
@@ -101,14 +107,25 @@ export class EventLog {
 
   /** Opens (creating if needed) the log in `dataDir`, migrates its format and recovers its tail. */
   static async open(dataDir: string, opts: EventLogOptions): Promise<EventLog> {
-    const interval = opts.fsyncIntervalMs ?? DEFAULT_FSYNC_INTERVAL_MS;
-    assert(Number.isFinite(interval) && interval > 0, `fsyncIntervalMs must be > 0, got ${interval}`);
-    const readOnly = opts.readOnly === true;
+    checkInterval(opts);
     const db = await openLevelDb(dataDir, {
       logger: opts.logger,
       acceptDataLoss: opts.acceptDataLoss,
-      mustExist: readOnly,
+      mustExist: opts.readOnly === true,
     });
+    const log = await EventLog.openOn(db, opts);
+    log.reopen = () =>
+      log.#reopenWith(() => openLevelDb(dataDir, { logger: opts.logger, acceptDataLoss: opts.acceptDataLoss }));
+    return log;
+  }
+
+  /**
+   * The log over an opened store (the data directory's LevelDB, or the simulator's in-memory
+   * store): migrates its format and recovers its tail; closes `db` when that fails.
+   */
+  static async openOn(db: KvStore, opts: EventLogOptions): Promise<EventLog> {
+    const interval = checkInterval(opts);
+    const readOnly = opts.readOnly === true;
     try {
       if (readOnly) await checkFormat(db);
       else await runMigrations(db, opts.logger);
@@ -120,7 +137,6 @@ export class EventLog {
       // A batch time above the last record belongs to a dropped tail; a later batch would inherit it.
       await clearTimesAfter(db, last);
       const log = new EventLog(db, opts.fsync, opts.logger, opts.clock ?? systemClock, first, last);
-      log.#openAgain = () => openLevelDb(dataDir, { logger: opts.logger, acceptDataLoss: opts.acceptDataLoss });
       log.#lastTimeMs = (await batchAt(db, last))?.timeMs ?? 0;
       if (opts.fsync === 'interval') {
         log.#intervalMs = interval;
@@ -355,16 +371,13 @@ export class EventLog {
   }
 
   /**
-   * Closes LevelDB and opens it again: after a background error (a compaction that ran out of
-   * space) LevelDB refuses every write until it is reopened, however much space returns. The
-   * records it holds are those of the last good append (a refused batch never reached its
-   * write-ahead file; a torn one is dropped as at a start). Rejects when it cannot open (the
-   * write-ahead file becomes a table at open, which needs space): the caller tries again.
+   * The records LevelDB holds after reopen() are those of the last good append (a refused batch
+   * never reached its write-ahead file; a torn one is dropped as at a start).
    */
-  async reopen(): Promise<void> {
-    assert(this.#openAgain !== undefined && this.#flushing === null, 'reopen: not a writable log, or a flush runs');
+  async #reopenWith(open: () => Promise<KvStore>): Promise<void> {
+    assert(this.#flushing === null, 'reopen: a flush runs');
     await this.db.close().catch(() => undefined);
-    const db = await this.#openAgain();
+    const db = await open();
     const raw = await db.get(RELEASED_THROUGH_KEY);
     const floor = raw === undefined ? 0 : decodeMetaUint(raw, RELEASED_THROUGH_META);
     this.#last = await recoverTail(db, floor, this.logger, false);
@@ -408,7 +421,13 @@ export class EventLog {
   }
 }
 
-function addMeta(batch: ReturnType<LevelDb['batch']>, m: MetaWrite): number {
+function checkInterval(opts: EventLogOptions): number {
+  const interval = opts.fsyncIntervalMs ?? DEFAULT_FSYNC_INTERVAL_MS;
+  assert(Number.isFinite(interval) && interval > 0, `fsyncIntervalMs must be > 0, got ${interval}`);
+  return interval;
+}
+
+function addMeta(batch: KvBatch, m: MetaWrite): number {
   assert(!RESERVED_META.has(m.key), `meta key ${m.key} is reserved for the storage layer`);
   const key = metaKey(m.key);
   if (m.value === null) {

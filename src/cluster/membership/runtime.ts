@@ -18,6 +18,8 @@ import { type ClusterTopics, ensureClusterTopics } from './topics.js';
 import type { ClusterView, CommandSink, Member } from '../types.js';
 import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
+import { MemberHealth } from './health.js';
+import { systemClock } from '../../util/clock.js';
 
 export { clusterSettings } from '../settings.js';
 export type { ClusterView, CommandSink } from '../types.js';
@@ -34,6 +36,13 @@ export class ClusterRuntime {
   readonly view: NodeView;
   private readonly membership: Membership;
   private readonly meta: MetaFollower;
+  /** Which other members answer now (membership/health.ts). */
+  readonly health: MemberHealth;
+  /**
+   * More reasons for a DEGRADED cluster state than partitions short of live holders (membership/
+   * status.ts collects them): each returns its reason, or undefined while all is well.
+   */
+  readonly degradedReasons: (() => string | undefined)[] = [];
 
   private made: CommandSink | undefined;
 
@@ -74,6 +83,13 @@ export class ClusterRuntime {
         ),
       logger,
     });
+    this.health = new MemberHealth({
+      others: () => (this.membership.map()?.members ?? []).filter((m) => m.id !== this.self.id),
+      fetch: (url, init) => this.view.rawFetch(url, init),
+      clock: systemClock,
+      onChange: (id, down) =>
+        logger.warn({ member: id }, down ? 'cluster: member stopped answering' : 'cluster: member answers again'),
+    });
     this.view = new NodeView(
       settings.name,
       self,
@@ -83,6 +99,7 @@ export class ClusterRuntime {
       this.membership,
       positions,
       ends,
+      this.health,
       settings.memberToken,
     );
     this.meta = new MetaFollower(kafka, settings.name, topics.meta, sink, positions, logger);
@@ -132,6 +149,7 @@ export class ClusterRuntime {
     );
     this.meta.start();
     this.membership.start();
+    this.health.start();
   }
 
   get member(): Member {
@@ -153,6 +171,7 @@ export class ClusterRuntime {
    */
   async stop(handOverMs = HAND_OVER_MS): Promise<boolean> {
     let handedOver = false;
+    this.health.stop();
     if (this.started && handOverMs > 0) {
       handedOver = await this.membership.handOver(handOverMs).catch(() => false);
       this.logger.info({ handedOver }, 'cluster: leaving');
