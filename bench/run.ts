@@ -22,6 +22,7 @@ const BENCHES: Bench[] = [
   },
   { name: 'http', run: async () => (await import('./http-wrk.js')).runHttpWrk },
   { name: 'query-bounds', run: async () => (await import('./query-bounds.js')).runQueryBounds },
+  { name: 'big-answers', run: async () => (await import('./big-answers.js')).runBigAnswers },
   // Also run at the end of query-http; listed alone so it can be run by itself.
   { name: 'access-log', run: async () => (await import('./access-log-cost.js')).runAccessLogCost },
   { name: 'cli-import', run: async () => (await import('./cli-import.js')).runCliImport },

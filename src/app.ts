@@ -26,6 +26,7 @@ import { type EngineOptions, openEngine } from './server-engine.js';
 import { buildServerApp, httpSecurity } from './server-http.js';
 import { openIntegrations, startIntegrations } from './server-integrations.js';
 import { openStorage } from './server-storage.js';
+import { reserveBelowFloor } from './storage/disk-space.js';
 import { type Boot, StopList } from './stop-list.js';
 import { QueryWorkers } from './service/query-workers/pool.js';
 import { tuneAllocator } from './util/heap-trim.js';
@@ -51,6 +52,8 @@ export interface BootOptions extends EngineOptions {
    * node's command applier otherwise.
    */
   clusterSink?: SinkFactory;
+  /** A lower floor of --disk-reserve-bytes (test hook; default DISK_RESERVE_FLOOR). */
+  diskReserveFloor?: number;
 }
 
 export async function createServer(
@@ -65,6 +68,7 @@ export async function createServer(
   const security = httpSecurity(cfg, bind.host);
   const clusterCfg = clusterSettings(cfg);
   const metrics = opts.metrics ?? new ServerMetrics();
+  refuseSmallReserve(cfg, opts.diskReserveFloor);
   const stops = new StopList();
   try {
     const boot: Boot = { cfg, logger, onFatal, stops };
@@ -130,6 +134,11 @@ function startQueryWorkers(cfg: Config, clustered: boolean, engine: Engine, logg
   return workers;
 }
 
+function refuseSmallReserve(cfg: Config, floor: number | undefined): void {
+  const belowFloor = reserveBelowFloor(cfg.diskReserveBytes, floor);
+  if (belowFloor !== undefined) throw new ConfigError(belowFloor);
+}
+
 /** Where this node serves: the port is the bound one once listening (cfg.bind's may be 0). */
 interface Address {
   scheme: string;
@@ -172,12 +181,13 @@ export async function launchServer(
   cfg: Config,
   logger: Logger,
   onFatal: (err: Error) => void,
-  opts: Pick<BootOptions, 'onReplayProgress' | 'commitTestHooks'> = {},
+  opts: Pick<BootOptions, 'onReplayProgress' | 'commitTestHooks' | 'diskReserveFloor'> = {},
 ): Promise<Launch> {
   const metrics = new ServerMetrics();
   const bind = parseBind(cfg.bind);
-  // Bad TLS or token files stop the start before the port is taken.
+  // Bad TLS or token files, or a reserve below the floor, stop the start before the port is taken.
   const { https } = httpSecurity(cfg, bind.host);
+  refuseSmallReserve(cfg, opts.diskReserveFloor);
   let handler: (req: IncomingMessage, res: ServerResponse) => void = startupHandler(metrics);
   const t = requestTimeouts(cfg.requestBodyTimeout);
   const timeouts = { ...t.http, requestTimeout: t.requestTimeout };

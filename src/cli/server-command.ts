@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { launchServer, type Server } from '../app.js';
 import type { Config } from '../config/config.js';
-import { commitTestHooks } from '../config/test-hooks.js';
+import { commitTestHooks, diskReserveFloorHook } from '../config/test-hooks.js';
 
 export async function runServer(cfg: Config, logger: Logger): Promise<void> {
   const fatal = (err: Error): void => {
@@ -10,7 +10,10 @@ export async function runServer(cfg: Config, logger: Logger): Promise<void> {
     logger.flush();
     process.exit(70);
   };
-  const launch = await launchServer(cfg, logger, fatal, { commitTestHooks: commitTestHooks(process.env) });
+  const launch = await launchServer(cfg, logger, fatal, {
+    commitTestHooks: commitTestHooks(process.env),
+    diskReserveFloor: diskReserveFloorHook(process.env),
+  });
   let server: Server | undefined;
   let stopping = false;
   const stop = (signal: string): void => {

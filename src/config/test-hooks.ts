@@ -22,3 +22,12 @@ export function commitTestHooks(env: NodeJS.ProcessEnv): CommitTestHooks {
   if (Number.isSafeInteger(before) && before > 0) hooks.pauseBeforeBatchMs = before;
   return hooks;
 }
+
+/**
+ * BITLEDGER_TEST_DISK_RESERVE_FLOOR lowers the floor of --disk-reserve-bytes, so a test can run
+ * with the small reserve that lets a LevelDB compaction fill the disk (the stall it then causes).
+ */
+export function diskReserveFloorHook(env: NodeJS.ProcessEnv): number | undefined {
+  const floor = Number(env.BITLEDGER_TEST_DISK_RESERVE_FLOOR);
+  return Number.isSafeInteger(floor) && floor >= 0 ? floor : undefined;
+}

@@ -6,6 +6,7 @@
 // released only once the batch holding its last record is durable per the fsync policy.
 import type { EncodedEvent } from '../events/codec.js';
 import { LIMITS } from '../config/limits.js';
+import { DomainError } from '../domain/errors.js';
 import { assert } from '../util/assert.js';
 import { type Clock, systemClock } from '../util/clock.js';
 
@@ -170,8 +171,9 @@ export class CommitQueue {
   }
 
   private wait(seq: number, group: number, eager: boolean): Promise<void> {
-    if (this.failed) return Promise.reject(this.failed);
+    // Durable stays durable: reads of a state rebuilt from the log go on while writes stall.
     if (seq <= this.durableSeq && group <= this.writtenGroup) return Promise.resolve();
+    if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
       (eager ? this.waiters : this.riders).push({ seq, group, resolve, reject });
       if (eager) this.kick();
@@ -183,6 +185,22 @@ export class CommitQueue {
     // Positions staged in a group of their own are written too.
     await this.whenGroupDurable(this.lastGroup);
     await this.flushing;
+  }
+
+  /**
+   * Set by the engine: a disk-full append stalls the queue (its waiters get the 507) instead of
+   * ending the process; the engine rebuilds its state from the log and calls resume().
+   */
+  onStall: ((err: Error) => void) | undefined;
+
+  /** After a stall: the log holds records up to `lastSeq`, and staging starts again from there. */
+  resume(lastSeq: number): void {
+    assert(this.failed !== undefined && !this.inFlight, 'resume: the queue is not stalled');
+    this.groups = [];
+    this.assignedSeq = lastSeq;
+    this.durableSeq = lastSeq;
+    this.writtenGroup = this.lastGroup;
+    this.failed = undefined;
   }
 
   private checkHealthy(): void {
@@ -235,12 +253,17 @@ export class CommitQueue {
     } catch (err) {
       // A failed or unknown-outcome append leaves memory ahead of the log: nothing may be
       // acknowledged any more, and only a restart (replay) gives a trustworthy state again.
-      const e = diskFull(err) ?? (err instanceof Error ? err : new Error(String(err)));
+      const full = diskFull(err);
+      const stall = full !== undefined && this.onStall !== undefined;
+      const e = stall
+        ? new DomainError('insufficient_storage', `${full.message}`)
+        : (full ?? (err instanceof Error ? err : new Error(String(err))));
       this.failed = e;
       for (const w of [...this.waiters, ...this.riders]) w.reject(e);
       this.waiters = [];
       this.riders = [];
-      this.onFatal(e);
+      if (stall) this.onStall?.(e);
+      else this.onFatal(e);
     } finally {
       this.inFlight = false;
     }

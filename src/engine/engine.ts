@@ -37,6 +37,7 @@ import type {
 } from './ports.js';
 import { RetentionPolicy, type HistoryWindow } from './retention.js';
 import { captureSnapshot } from './snapshot-codec.js';
+import { recoverFromStall } from './write-stall.js';
 
 export interface LogFigures {
   /** Highest sequence staged (applied in memory, or a prepared group waiting to be durable). */
@@ -51,9 +52,10 @@ export interface LogFigures {
 
 /**
  * An engine exists only once its state is loaded (bootstrap), so it starts NORMAL; the startup
- * before it is the HTTP startup handler's STARTING (http/startup-handler.ts).
+ * before it is the HTTP startup handler's STARTING (http/startup-handler.ts). STALLED: writes
+ * refused for lack of space, reads go on, until LevelDB reopens (write-stall.ts).
  */
-export type Lifecycle = 'NORMAL' | 'STOPPING' | 'FAILED';
+export type Lifecycle = 'NORMAL' | 'STALLED' | 'STOPPING' | 'FAILED';
 
 export interface EngineOptions {
   snapshotEveryEvents: number;
@@ -104,7 +106,7 @@ export class Engine {
   readonly publisher: StatePublisher;
 
   constructor(
-    private readonly holder: Holder,
+    private holder: Holder,
     private readonly log: LogStore,
     private readonly snapshotFiles: SnapshotFiles,
     private readonly options: EngineOptions,
@@ -123,6 +125,8 @@ export class Engine {
       },
       { ...options.commitQueue, clock: this.clock },
     );
+    // A store that can reopen (LevelDB) stalls writes on a full disk instead of failing.
+    if (log.reopen !== undefined) this.queue.onStall = (err) => this.stall(err);
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(log);
     this.history = new EngineHistory(this.queue, log, snapshotFiles, logger, this.clock);
@@ -353,6 +357,8 @@ export class Engine {
   }
 
   private checkWritable(origin: CommitOrigin = 'client'): void {
+    if (this.state === 'STALLED' && this.stallReason !== undefined)
+      throw new DomainError('insufficient_storage', this.stallReason);
     if (this.state === 'FAILED')
       throw new DomainError('unavailable', 'server is failing after a storage error; restart it');
     if (this.state === 'STOPPING') throw new DomainError('unavailable', 'server is shutting down');
@@ -419,12 +425,42 @@ export class Engine {
     return bytes;
   }
 
+  private stallReason: string | undefined;
+
+  /** A disk-full append: writes stop with its reason until recoverFromStall resumes them. */
+  private stall(err: Error): void {
+    this.lifecycle = 'STALLED';
+    this.stallReason = `${err.message}; writes stay refused until free space is back above the reserve (probed every second), reads go on`;
+    void recoverFromStall(
+      {
+        log: this.log,
+        snapshots: this.snapshotFiles,
+        logger: this.logger,
+        clock: this.clock,
+        shortfall: () => this.options.diskSpace?.shortfall(this.snapshotStats.lastBytes),
+        install: (holder) => {
+          this.holder = holder;
+        },
+        resume: (lastSeq) => {
+          this.queue.resume(lastSeq);
+          this.lifecycle = 'NORMAL';
+          this.stallReason = undefined;
+        },
+        stalled: () => this.lifecycle === 'STALLED',
+      },
+      err,
+    ).catch((e: unknown) => {
+      this.logger.error({ err: String(e) }, 'writes stay stopped: the state could not be rebuilt; restart the server');
+    });
+  }
+
   /** Graceful stop: refuse new writes, let staged ones become durable, finish a running snapshot. */
   async stop(): Promise<void> {
     if (this.lifecycle === 'FAILED') return;
+    const stalled = this.lifecycle === 'STALLED';
     this.lifecycle = 'STOPPING';
     this.trimmer.stop();
-    await this.queue.drain();
+    if (!stalled) await this.queue.drain();
     if (this.snapshotting) await this.snapshotting.catch(() => undefined);
   }
 }

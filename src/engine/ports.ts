@@ -34,6 +34,8 @@ export interface LogStore extends LogAppender {
   seqAtTime(timeMs: number): Promise<number>;
   /** Group commits covering fromSeq..toSeq, ascending. */
   commitBatches(fromSeq: number, toSeq?: number): AsyncIterable<CommitBatch>;
+  /** Optional: closes and opens the store again (writes after a background error). */
+  reopen?(): Promise<void>;
 }
 
 export interface SnapshotFiles {

@@ -150,7 +150,9 @@ function lastStep(ctx: ReadContext, children: BitmapPlan[], shard: number, op: O
   return children.length === 1 ? acc.size : card(acc, bitmapAt(ctx, children[children.length - 1], shard));
 }
 
-/** The columns (IDs) of a plan across its shards, ascending. Yields between shards. */
+const COPY_SLICE = 65_536;
+
+/** The columns (IDs) of a plan across its shards, ascending. Yields between shards and inside large ones. */
 export function* planColumns(ctx: ReadContext, p: BitmapPlan): Generator<void, ColumnId[], undefined> {
   const cols: ColumnId[] = [];
   for (const s of outShards(ctx, p)) {
@@ -159,7 +161,14 @@ export function* planColumns(ctx: ReadContext, p: BitmapPlan): Generator<void, C
       // nothing in this shard
     } else if (s <= MAX_SAFE_SHARD) {
       const base = s * SHARD_WIDTH;
-      for (const o of bm.toUint32Array()) cols.push(base + o);
+      const offsets = bm.toUint32Array();
+      // A full shard is a million pushes: yield every COPY_SLICE so one shard is not one slice
+      // (the offsets are a copy: a write meanwhile cannot change them).
+      for (let at = 0; at < offsets.length; at += COPY_SLICE) {
+        if (at > 0) yield;
+        const end = Math.min(offsets.length, at + COPY_SLICE);
+        for (let i = at; i < end; i++) cols.push(base + offsets[i]);
+      }
     } else {
       // Columns above 2^53−1: exact as bigints (the only bigints of a row result).
       for (const o of bm.toUint32Array()) cols.push(columnIdOf(s, o));

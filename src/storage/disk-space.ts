@@ -20,6 +20,27 @@ const REFRESH_MS = 1000;
 const CLOSE_FACTOR = 8;
 const FILL_CHUNK = 1024 * 1024;
 
+/**
+ * The least --disk-reserve-bytes a server starts with (0 turns the reserve off). LevelDB writes a
+ * compaction's output before it deletes the inputs, so the reserve must hold the largest
+ * compaction its 4 MiB memtable leads to: the most space compactions took and gave back while
+ * 3,000 imports wrote 226 MiB of log was 22.5 MiB (FLOOR_MEASURED_MIB; bench/README.md, "disk
+ * reserve floor"); the floor keeps 9 MiB beyond it for larger levels and what sampling missed. Below it, a background compaction can use the last space;
+ * LevelDB then fails every later write (write-stall.ts).
+ */
+export const DISK_RESERVE_FLOOR = 32 * 1024 * 1024;
+const FLOOR_MEASURED_MIB = 23;
+
+/** Refuses a reserve below the floor (a ConfigError-worthy message), or undefined when it is fine. */
+export function reserveBelowFloor(reserveBytes: number, floor = DISK_RESERVE_FLOOR): string | undefined {
+  if (reserveBytes === 0 || reserveBytes >= floor) return undefined;
+  return (
+    `--disk-reserve-bytes ${reserveBytes} is below ${floor} (${mib(floor)}): LevelDB's compactions need up to about ` +
+    `${FLOOR_MEASURED_MIB} MiB of free space while they run, and one that runs out stops every later write; ` +
+    'give at least the floor, or 0 to turn the reserve off'
+  );
+}
+
 export function freeBytes(dir: string): number {
   const s = statfsSync(dir);
   return s.bavail * s.bsize;

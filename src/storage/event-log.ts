@@ -85,8 +85,16 @@ export class EventLog {
   /** Commit times never go backwards, even if the wall clock does: a time maps to one prefix. */
   #lastTimeMs = 0;
 
+  /**
+   * Closes LevelDB and opens it again (set by open(): the data directory's LevelDB only). After a
+   * background error (a compaction that ran out of space) LevelDB refuses every write until it is
+   * reopened, however much space returns. Rejects when it cannot open (the write-ahead file
+   * becomes a table at open, which needs space): the caller tries again.
+   */
+  reopen?: () => Promise<void>;
+
   private constructor(
-    private readonly db: KvStore,
+    private db: KvStore,
     private readonly policy: FsyncPolicy,
     private readonly logger: Logger,
     private readonly clock: Clock,
@@ -105,7 +113,10 @@ export class EventLog {
       acceptDataLoss: opts.acceptDataLoss,
       mustExist: opts.readOnly === true,
     });
-    return EventLog.openOn(db, opts);
+    const log = await EventLog.openOn(db, opts);
+    log.reopen = () =>
+      log.#reopenWith(() => openLevelDb(dataDir, { logger: opts.logger, acceptDataLoss: opts.acceptDataLoss }));
+    return log;
   }
 
   /**
@@ -357,6 +368,23 @@ export class EventLog {
       this.logger.warn({ afterSeq: seq, dropped }, `event log: truncated ${dropped} record(s) after sequence ${seq}`);
     }
     return dropped;
+  }
+
+  /**
+   * The records LevelDB holds after reopen() are those of the last good append (a refused batch
+   * never reached its write-ahead file; a torn one is dropped as at a start).
+   */
+  async #reopenWith(open: () => Promise<KvStore>): Promise<void> {
+    assert(this.#flushing === null, 'reopen: a flush runs');
+    await this.db.close().catch(() => undefined);
+    const db = await open();
+    const raw = await db.get(RELEASED_THROUGH_KEY);
+    const floor = raw === undefined ? 0 : decodeMetaUint(raw, RELEASED_THROUGH_META);
+    this.#last = await recoverTail(db, floor, this.logger, false);
+    await clearTimesAfter(db, this.#last);
+    this.db = db;
+    this.#failure = undefined;
+    this.#dirty = false;
   }
 
   async close(): Promise<void> {

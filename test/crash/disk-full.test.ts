@@ -1,70 +1,42 @@
-// Disk full, on a real 64 MiB tmpfs mounted by the test (root only; CI runs as root): a server
+// Disk full, on a real 128 MiB tmpfs mounted by the test (root only; CI runs as root): a server
 // process whose disk fills answers writes 507 with nothing half-applied, goes on answering
 // reads, takes writes again once space is freed, and starts again on a nearly full disk.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, statfsSync, unlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
-import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
+import { freePort, spawnServer, type ChildServer } from '../helpers/server.js';
+import { isRoot, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
+import { ROW_BITS as BITS, countRows, importRow, post } from '../helpers/row-imports.js';
 
-const isRoot = process.getuid?.() === 0;
 const MIB = 1024 * 1024;
-const RESERVE = 16 * MIB; // writes answer 507 below this; the reserve file is half of it
-const BITS = 40_000; // per import, random columns of shard 0: ~80 kB of log each
-const mount = tempDir('bitledger-diskfull-');
-const dataDir = join(mount, 'data');
-const filler = join(mount, 'filler');
+const RESERVE = 32 * MIB; // the floor; writes answer 507 below this; the reserve file is half of it
+let disk: Tmpfs | undefined;
+let dataDir = '';
 let server: ChildServer | undefined;
 
 beforeAll(() => {
   if (!isRoot) return;
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', mount]);
+  disk = mountTmpfs(128, 'bitledger-diskfull-');
+  dataDir = join(disk.dir, 'data');
   mkdirSync(dataDir);
 });
 
 afterAll(async () => {
   await server?.kill('SIGKILL');
-  if (isRoot) execFileSync('umount', [mount]);
-  removeDir(mount);
+  disk?.unmount();
 });
 
-const free = (): number => {
-  const s = statfsSync(mount);
-  return s.bavail * s.bsize;
-};
-
-/** Fills the file system up to `leave` bytes free. */
-function fill(leave: number): void {
-  rmSync(filler, { force: true });
-  writeFileSync(filler, Buffer.alloc(Math.max(0, free() - leave)));
-}
-
-function importBody(row: number): Buffer {
-  const cols = Array.from({ length: BITS }, () => Math.floor(Math.random() * 1_048_576));
-  return Buffer.from(
-    encodeImportRequest({
-      index: 'c',
-      field: 'f',
-      shard: 0,
-      rowIds: new Array<number>(BITS).fill(row),
-      columnIds: cols,
-    }),
-  );
-}
-
-const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> =>
-  fetch(url, { method: 'POST', body, headers });
-const importRow = (url: string, row: number): Promise<Response> =>
-  post(`${url}/index/c/field/f/import`, importBody(row), { 'content-type': 'application/x-protobuf' });
+const fill = (leave: number): void => disk!.fill(leave);
+const unfill = (): void => disk!.unfill();
 
 async function rowCounts(url: string, rows: number[]): Promise<number[]> {
-  const r = await post(`${url}/index/c/query`, rows.map((row) => `Count(Row(f=${row}))`).join('') || 'Count(Row(f=0))');
+  const r = await countRows(url, rows);
   expect(r.status).toBe(200);
-  return ((await r.json()) as { results: number[] }).results;
+  return r.counts;
 }
 
-describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
+describe.skipIf(!isRoot)('disk full on a 128 MiB tmpfs', () => {
   it('refuses writes with 507, keeps reads, resumes when space returns, restarts on a nearly full disk', async () => {
     const args = ['--disk-reserve-bytes', String(RESERVE), '--snapshot-every-events', '1000000'];
     const port = await freePort();
@@ -84,7 +56,7 @@ describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
     expect(refused?.status).toBe(507);
     const body = (await refused!.json()) as { success: boolean; error: { message: string } };
     expect(body.error.message).toMatch(
-      /^disk full: [\d.]+ MiB free .* below the 16\.0 MiB kept .*writes resume once space is freed/,
+      /^disk full: [\d.]+ MiB free .* below the 32\.0 MiB kept .*writes resume once space is freed/,
     );
     expect(acked.length).toBeGreaterThan(10);
     const refusedRow = acked.length + 1;
@@ -100,7 +72,7 @@ describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
     expect((await fetch(`${server.url}/status`)).status).toBe(200);
 
     // 3. Space returns: writes work again, without a restart.
-    unlinkSync(filler);
+    unfill();
     const again = await importRow(server.url, refusedRow);
     expect(again.status).toBe(200);
     acked.push(refusedRow);
@@ -115,7 +87,7 @@ describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
     expect(server.output()).toMatch(/released the [\d.]+ MiB reserve file so that LevelDB can open/);
     expect(await rowCounts(server.url, acked)).toEqual(expected);
     expect((await importRow(server.url, 9999)).status).toBe(507);
-    unlinkSync(filler);
+    unfill();
     expect((await importRow(server.url, 9999)).status).toBe(200);
 
     // 5. No room at all (the reserve file is gone too): the start is refused on one line, as a
@@ -133,7 +105,7 @@ describe.skipIf(!isRoot)('disk full on a 64 MiB tmpfs', () => {
       /^bitledger: disk full: LevelDB in .* cannot open \(.*No space left.*\)\. Nothing was lost; free space/,
     );
     expect(r.stderr).not.toMatch(/\n\s+at /);
-    unlinkSync(filler);
+    unfill();
     server = await spawnServer(dataDir, port, args);
     expect((await rowCounts(server.url, [9999]))[0]).toBeGreaterThan(BITS * 0.95);
   }, 240_000);
