@@ -301,12 +301,18 @@ async function shardsNamedFor(victim: Node, index: string): Promise<number[]> {
   return shards;
 }
 
+/** Waits until every live node shows the cluster NORMAL and the victim READY (the starting point). */
 async function expectNormal(live: Node[], victim: Node): Promise<void> {
-  for (const n of live) {
-    const status = await json<{ state: string; nodes: PilosaNode[] }>(n.url, '/status');
-    expect(status.state).toBe('NORMAL');
-    expect(status.nodes.find((x) => x.id === victim.id)?.state).toBe('READY');
-  }
+  await until(
+    async () => {
+      for (const n of live) {
+        const status = await json<{ state: string; nodes: PilosaNode[] }>(n.url, '/status');
+        if (status.state !== 'NORMAL' || status.nodes.find((x) => x.id === victim.id)?.state !== 'READY') return false;
+      }
+      return true;
+    },
+    { what: 'a NORMAL cluster with every member READY' },
+  );
 }
 
 /** Whether node n shows the victim not READY, the cluster DEGRADED, the victim in none of the shards' lists. */
