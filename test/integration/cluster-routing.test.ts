@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeImportRequest, encodeImportValueRequest } from '../../src/encoding/import-request-encode.js';
 import { decodeTranslateKeysResponse, encodeTranslateKeysRequest } from '../../src/encoding/public-proto.js';
 import { referencePartitionOf } from '../helpers/partition-ref.js';
-import { call, callOk, clusterForFile, owners } from '../helpers/cluster.js';
+import { type ClusterNode, call, callOk, clusterForFile, owners } from '../helpers/cluster.js';
 import { until } from '../helpers/until.js';
 
 const PB = { 'content-type': 'application/x-protobuf', accept: 'application/x-protobuf' };
@@ -225,59 +225,122 @@ describe('cluster: routing as clients see it (3 nodes, R=2, real broker)', () =>
     }
   });
 
+  it('a SIGSTOPped node is not READY and out of the fragment nodes within 3 s, and READY again once it answers', {
+    timeout: 90_000,
+  }, async () => {
+    const c = cluster();
+    await c.waitCovered({ settled: true });
+    const [a, b, victim] = c.nodes;
+    const shards = await shardsNamedFor(victim, 'ds');
+    await expectNormal([a, b], victim);
+    const stoppedAt = Date.now();
+    process.kill(victim.pid, 'SIGSTOP');
+    try {
+      const seen = await watch([a, b], (n) => gone(n, victim, 'ds', shards), stoppedAt);
+      console.log(`SIGSTOP → not READY, DEGRADED, out of fragment nodes: ${[...seen.values()].join(' ms, ')} ms`);
+      for (const [id, ms] of seen) expect(ms, `node ${id} saw the stop after ${ms} ms`).toBeLessThanOrEqual(3_000);
+    } finally {
+      process.kill(victim.pid, 'SIGCONT');
+    }
+    // One answered probe brings it back (Kafka may have rebalanced meanwhile: wait for the map too).
+    await c.waitCovered({ settled: true });
+    await until(
+      async () => {
+        for (const n of [a, b]) {
+          const status = await json<{ nodes: PilosaNode[] }>(n.url, '/status');
+          if (status.nodes.find((x) => x.id === victim.id)?.state !== 'READY') return false;
+        }
+        return true;
+      },
+      { what: 'the continued node to be READY again at both others' },
+    );
+  });
+
   it('a SIGKILLed node is not READY in /status and gone from the fragment nodes within 3 s; DEGRADED meanwhile', {
     timeout: 90_000,
   }, async () => {
     const c = cluster();
     await c.waitCovered({ settled: true });
     const [a, b, victim] = c.nodes;
-    await callOk(a.url, 'POST', '/index/dk', '{}');
-    // Shards the victim is named for (it holds them and is asked itself, or is the first holder).
-    const named = async (n: typeof a, s: number) =>
-      (await json<PilosaNode[]>(n.url, `/internal/fragment/nodes?index=dk&shard=${s}`)).map((x) => x.id);
-    const shards: number[] = [];
-    for (let s = 0; s < 64; s++) if ((await named(victim, s))[0] === victim.id) shards.push(s);
-    expect(shards.length).toBeGreaterThan(0);
-    for (const n of [a, b]) {
-      const status = await json<{ state: string; nodes: PilosaNode[] }>(n.url, '/status');
-      expect(status.state).toBe('NORMAL');
-      expect(status.nodes.find((x) => x.id === victim.id)?.state).toBe('READY');
-    }
+    const shards = await shardsNamedFor(victim, 'dk');
+    await callOk(a.url, 'POST', '/index/dk/field/f', '{}');
+    await expectNormal([a, b], victim);
     const killedAt = Date.now();
     await c.signal(victim, 'SIGKILL');
-    // Each live node is asked, in parallel, for its /status and the fragment nodes of a few of those
-    // shards; the time counted is when its answers came back (conservative under load).
-    const watched = shards.slice(0, 4);
-    const seen = new Map<string, number>();
-    const gone = async (n: typeof a): Promise<boolean> => {
-      const [status, lists] = await Promise.all([
-        json<{ state: string; nodes: PilosaNode[] }>(n.url, '/status'),
-        Promise.all(watched.map((s) => named(n, s))),
-      ]);
-      const state = status.nodes.find((x) => x.id === victim.id)?.state;
-      return state !== 'READY' && status.state === 'DEGRADED' && lists.every((l) => !l.includes(victim.id));
-    };
-    await until(
-      async () => {
-        await Promise.all(
-          [a, b].map(async (n) => {
-            if (!seen.has(n.id) && (await gone(n))) seen.set(n.id, Date.now() - killedAt);
-          }),
-        );
-        return seen.size === 2;
-      },
-      {
-        timeoutMs: 30_000,
-        stepMs: 20,
-        what: 'the killed node to leave READY and the fragment nodes at both live nodes',
-      },
-    );
+    const seen = await watch([a, b], (n) => gone(n, victim, 'dk', shards), killedAt);
     console.log(`SIGKILL → not READY, DEGRADED, out of fragment nodes: ${[...seen.values()].join(' ms, ')} ms`);
     for (const [id, ms] of seen) expect(ms, `node ${id} saw the kill after ${ms} ms`).toBeLessThanOrEqual(3_000);
-    // Writes keep working, and the fragment nodes name live holders only.
+    // The fragment nodes name live holders only, and imports sent there are acknowledged.
     for (const s of shards.slice(0, 4)) {
       const to = (await json<PilosaNode[]>(a.url, `/internal/fragment/nodes?index=dk&shard=${s}`))[0];
       expect([a.id, b.id]).toContain(to.id);
+      const body = encodeImportRequest({
+        index: 'dk',
+        field: 'f',
+        shard: s,
+        rowIds: [1],
+        columnIds: [s * SHARD_WIDTH],
+      });
+      await callOk(`http://${to.uri.host}:${to.uri.port}`, 'POST', '/index/dk/field/f/import', body, PB);
     }
   });
 });
+
+type Node = ClusterNode;
+
+const namedAt = async (n: Node, index: string, s: number): Promise<string[]> =>
+  (await json<PilosaNode[]>(n.url, `/internal/fragment/nodes?index=${index}&shard=${s}`)).map((x) => x.id);
+
+/** A new index, and up to four of its shards the fragment nodes name `victim` for (asked there). */
+async function shardsNamedFor(victim: Node, index: string): Promise<number[]> {
+  await callOk(victim.url, 'POST', `/index/${index}`, '{}');
+  const shards: number[] = [];
+  for (let s = 0; s < 64 && shards.length < 4; s++)
+    if ((await namedAt(victim, index, s))[0] === victim.id) shards.push(s);
+  expect(shards.length).toBeGreaterThan(0);
+  return shards;
+}
+
+/** Waits until every live node shows the cluster NORMAL and the victim READY (the starting point). */
+async function expectNormal(live: Node[], victim: Node): Promise<void> {
+  await until(
+    async () => {
+      for (const n of live) {
+        const status = await json<{ state: string; nodes: PilosaNode[] }>(n.url, '/status');
+        if (status.state !== 'NORMAL' || status.nodes.find((x) => x.id === victim.id)?.state !== 'READY') return false;
+      }
+      return true;
+    },
+    { what: 'a NORMAL cluster with every member READY' },
+  );
+}
+
+/** Whether node n shows the victim not READY, the cluster DEGRADED, the victim in none of the shards' lists. */
+async function gone(n: Node, victim: Node, index: string, shards: number[]): Promise<boolean> {
+  const [status, lists] = await Promise.all([
+    json<{ state: string; nodes: PilosaNode[] }>(n.url, '/status'),
+    Promise.all(shards.map((s) => namedAt(n, index, s))),
+  ]);
+  const state = status.nodes.find((x) => x.id === victim.id)?.state;
+  return state !== 'READY' && status.state === 'DEGRADED' && lists.every((l) => !l.includes(victim.id));
+}
+
+/**
+ * Asks every node in parallel until `cond` holds at each; per node, the ms from `since` to when the
+ * answers that showed it came back (conservative under load).
+ */
+async function watch(nodes: Node[], cond: (n: Node) => Promise<boolean>, since: number): Promise<Map<string, number>> {
+  const seen = new Map<string, number>();
+  await until(
+    async () => {
+      await Promise.all(
+        nodes.map(async (n) => {
+          if (!seen.has(n.id) && (await cond(n))) seen.set(n.id, Date.now() - since);
+        }),
+      );
+      return seen.size === nodes.length;
+    },
+    { timeoutMs: 30_000, stepMs: 20, what: 'the node to leave READY and the fragment nodes at every other node' },
+  );
+  return seen;
+}

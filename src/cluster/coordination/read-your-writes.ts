@@ -1,7 +1,7 @@
 // Read-your-writes for schema and keys at every node: a request that validates against this
-// node's schema (imports, schema changes, 0.x frame writes) first waits, bounded, until this node
-// has applied every meta command acknowledged before it arrived — so a field created at another
-// node a moment ago is found here. Reads wait in the fan-out, write queries in the query
+// node's schema (imports, schema changes, 0.x frame writes) or reads it (the schema listings)
+// first waits, bounded, until this node has applied every meta command acknowledged before it
+// arrived — so a field created at another node a moment ago is found here. Reads wait in the fan-out, write queries in the query
 // coordinator, key translation in its own service: those routes are not listed here.
 import type { FastifyInstance } from 'fastify';
 import type { ClusterWrites } from './cluster-writes.js';
@@ -23,9 +23,13 @@ const SCHEMA_BOUND = new Set([
 
 const WRITES = new Set(['POST', 'PATCH', 'DELETE']);
 
+/** Routes whose GET lists the schema. */
+const SCHEMA_READS = new Set(['/schema', '/index', '/index/:index', '/index/:index/frame/:frame/fields']);
+
 export function readYourWritesHook(app: FastifyInstance, writes: Pick<ClusterWrites, 'caughtUpMeta'>): void {
   app.addHook('preHandler', async (req) => {
-    if (!WRITES.has(req.method) || !SCHEMA_BOUND.has(req.routeOptions.url ?? '')) return;
-    await writes.caughtUpMeta();
+    const url = req.routeOptions.url ?? '';
+    const bound = WRITES.has(req.method) ? SCHEMA_BOUND.has(url) : req.method === 'GET' && SCHEMA_READS.has(url);
+    if (bound) await writes.caughtUpMeta();
   });
 }
