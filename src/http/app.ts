@@ -1,5 +1,5 @@
 // The fastify application, built apart from listen() so tests can inject().
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../config/limits.js';
 import type { HttpContext } from './context.js';
@@ -14,11 +14,37 @@ import { internalRoutes } from './routes/internal-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { backupRoutes } from './routes/backup-routes.js';
 import { exportRoutes } from './routes/export-routes.js';
-import { legacyFrameRoutes } from './routes/legacy-frame-routes.js';
+import { legacyFrameRoutes, legacyIndexOptions } from './routes/legacy-frame-routes.js';
 import { legacyInputRoutes } from './routes/legacy-input-routes.js';
 import { legacyClusterRoutes } from './routes/legacy-cluster-routes.js';
 import { legacyImportRoutes } from './routes/legacy-import-routes.js';
 import { legacyReleaseRoutes } from './routes/legacy-release-routes.js';
+
+/** One module's routes over the context: registered as a plugin, in a scope of its own. */
+type RouteModule = (app: FastifyInstance, ctx: HttpContext) => void;
+
+const ROUTE_MODULES: readonly RouteModule[] = [
+  schemaRoutes,
+  clusterRoutes,
+  queryRoutes,
+  importRoutes,
+  internalRoutes,
+  historyRoutes,
+  backupRoutes,
+  exportRoutes,
+  legacyFrameRoutes,
+  legacyInputRoutes,
+  legacyClusterRoutes,
+  legacyImportRoutes,
+  consoleRoutes,
+];
+
+/** A route module as a fastify plugin (named after it, as fastify's plugin tree shows it). */
+export function routePlugin(routes: RouteModule): FastifyPluginAsync<{ ctx: HttpContext }> {
+  const plugin: FastifyPluginAsync<{ ctx: HttpContext }> = async (scope, { ctx }) => routes(scope, ctx);
+  Object.defineProperty(plugin, 'name', { value: routes.name });
+  return plugin;
+}
 
 /** TLS and the request checks of security.ts; none: plain http, no checks (tests, tools). */
 export interface HttpSecurity {
@@ -71,19 +97,9 @@ export function buildHttpApp(
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   installErrorHandler(app, onInvariantBroken);
   if (security.checks !== undefined) installSecurity(app, security.checks);
-  schemaRoutes(app, ctx);
-  clusterRoutes(app, ctx);
-  queryRoutes(app, ctx);
-  importRoutes(app, ctx);
-  internalRoutes(app, ctx);
-  historyRoutes(app, ctx);
-  backupRoutes(app, ctx);
-  exportRoutes(app, ctx);
-  legacyFrameRoutes(app, ctx);
-  legacyInputRoutes(app, ctx);
-  legacyClusterRoutes(app, ctx);
-  legacyImportRoutes(app, ctx);
-  consoleRoutes(app, ctx);
+  // Options the 0.x variants add to other modules' routes: installed before any route exists.
+  legacyIndexOptions(app, ctx);
   legacyReleaseRoutes(app, ctx, ctx.legacyRelease ?? '');
+  for (const routes of ROUTE_MODULES) app.register(routePlugin(routes), { ctx });
   return app;
 }

@@ -9,6 +9,7 @@ import { FrameService } from '../../service/legacy/frame-service.js';
 import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
+import { onEachRoute } from '../route-options.js';
 
 type IndexParams = { index: string };
 type FrameParams = { index: string; frame: string };
@@ -64,15 +65,23 @@ export function legacyFrameRoutes(app: FastifyInstance, ctx: HttpContext): void 
     const fields = await frames.frameFields(req.params.index, req.params.frame);
     return sendJson(reply, { fields: fields.map((f) => ({ name: f.name, type: f.type, min: f.min, max: f.max })) });
   });
+}
 
-  // 0.5–0.8 clients create indexes with {options:{columnLabel, timeQuantum}}, which the current
-  // POST /index/{i} refuses as unknown keys: take exactly those requests over, before its handler.
-  app.addHook('preHandler', async (req, reply) => {
-    if (req.method !== 'POST' || req.routeOptions.url !== '/index/:index') return;
+/**
+ * 0.5–0.8 clients create indexes with {options:{columnLabel, timeQuantum}}, which the current
+ * POST /index/{i} (schema-routes.ts) refuses as unknown keys: a route option of that route takes
+ * exactly those requests over, before its handler.
+ */
+export function legacyIndexOptions(app: FastifyInstance, ctx: HttpContext): void {
+  const frames = ctx.frames ?? new FrameService(ctx.engine);
+  const takeOver = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const legacy = legacyIndexBody(jsonBody(req.body));
     if (legacy === undefined) return;
     await frames.createLegacyIndex((req.params as IndexParams).index, legacy.options, legacy);
     return sendJson(reply, EMPTY);
+  };
+  onEachRoute(app, (route, add) => {
+    if (route.url === '/index/:index' && route.methods.includes('POST')) add('preHandler', takeOver);
   });
 }
 
