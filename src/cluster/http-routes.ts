@@ -50,6 +50,8 @@ export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): voi
             lag: lag(end, pos),
           };
         }),
+        // Shared refreshes of the ends reads wait for (reads/cluster-ends.ts): per query, the bench's figure.
+        readEndsRefreshes: rt.view.endsRefreshes,
         ...(endsError !== undefined ? { endOffsetsError: endsError } : {}),
         ...(rt.lastError !== undefined ? { lastError: rt.lastError } : {}),
       },

@@ -78,6 +78,11 @@ export interface ClusterView {
   /** Read-committed end offset of the meta topic's only partition. */
   metaEndOffset(): Promise<string>;
   /**
+   * Ends of NAME.meta and NAME.log that hold every write acknowledged anywhere before `arrived`
+   * (systemClock.monotonic() when the read arrived), from a shared refresh (reads/cluster-ends.ts).
+   */
+  endsForRead(arrived: number): Promise<{ meta: string; log: ReadonlyMap<number, string> }>;
+  /**
    * Resolves once this node has applied the partition up to `next` (position ≥ next); rejects
    * with a DomainError('unavailable') when the node does not hold it or `signal` aborts.
    */

@@ -6,6 +6,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { LogCommand, MetaCommand } from '../commands/command.js';
 import type { CommandApplier } from '../commands/applier.js';
 import type { ClusterProducer, Produced } from '../commands/producer.js';
+import { AckHold } from '../reads/cluster-ends.js';
 import { fetchResult } from './result-route.js';
 import type { ClusterTopic, ClusterView } from '../types.js';
 
@@ -18,15 +19,19 @@ export interface ClusterWritesParts {
   resultWaitMs?: number;
   /** The coordinator's clock, stamped on every command (default: the system's). */
   clock?: Clock;
+  /** How long an acknowledgment waits after Kafka's (reads/cluster-ends.ts; default FRESH_MS). */
+  hold?: AckHold;
 }
 
 export class ClusterWrites {
   readonly metaTopic: string;
   readonly logTopic: string;
+  private readonly hold: AckHold;
 
   constructor(private readonly parts: ClusterWritesParts) {
     this.metaTopic = `${parts.view.name}.meta`;
     this.logTopic = `${parts.view.name}.log`;
+    this.hold = parts.hold ?? new AckHold();
   }
 
   get view(): ClusterView {
@@ -50,11 +55,32 @@ export class ClusterWrites {
   async meta(command: MetaCommand): Promise<unknown> {
     const stamped = { ...command, time: this.stamp() };
     const [at] = await this.parts.producer.send([{ topic: this.metaTopic, partition: 0, command: stamped }]);
-    return this.localResult('meta', 0, at.offset);
+    const held = this.hold.since(this.hold.now());
+    const result = await this.localResult('meta', 0, at.offset);
+    await held;
+    return result;
   }
 
-  /** Sends log commands (one transaction when they span partitions; one time for all); answers where they landed. */
-  log(commands: readonly LogCommand[]): Promise<Produced[]> {
+  /**
+   * Sends log commands (one transaction when they span partitions; one time for all); answers
+   * where they landed, once their acknowledgment may leave (AckHold).
+   */
+  async log(commands: readonly LogCommand[]): Promise<Produced[]> {
+    const produced = await this.send(commands);
+    await this.hold.since(this.hold.now());
+    return produced;
+  }
+
+  /** log() and each command's result from a holder, the hold running beside the results. */
+  async logResults(commands: readonly LogCommand[]): Promise<unknown[]> {
+    const produced = await this.send(commands);
+    const held = this.hold.since(this.hold.now());
+    const results = await Promise.all(produced.map((at) => this.logResult(at)));
+    await held;
+    return results;
+  }
+
+  private send(commands: readonly LogCommand[]): Promise<Produced[]> {
     const time = this.stamp();
     return this.parts.producer.send(
       commands.map((command) => ({

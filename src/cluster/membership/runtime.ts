@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { Engine } from '../../engine/engine.js';
 import { createKafka } from '../../kafka/client.js';
+import { ClusterEnds } from '../reads/cluster-ends.js';
 import { EndOffsets } from '../reads/end-offsets.js';
 import { Membership } from './membership.js';
 import { MetaFollower } from '../commands/meta-follower.js';
@@ -83,6 +84,7 @@ export class ClusterRuntime {
       this.membership,
       positions,
       ends,
+      new ClusterEnds(ends, topics),
       settings.memberToken,
     );
     this.meta = new MetaFollower(kafka, settings.name, topics.meta, sink, positions, logger);
