@@ -52,6 +52,8 @@ export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): voi
         }),
         // Shared refreshes of the ends reads wait for (reads/cluster-ends.ts): per query, the bench's figure.
         readEndsRefreshes: rt.view.endsRefreshes,
+        // Partitions taken over from another holder's snapshot (membership/takeover.ts).
+        takeovers: rt.takeover.done.map((t) => ({ ...t })),
         ...(endsError !== undefined ? { endOffsetsError: endsError } : {}),
         ...(rt.lastError !== undefined ? { lastError: rt.lastError } : {}),
       },

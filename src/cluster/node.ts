@@ -18,6 +18,7 @@ import type { PartialRunner } from './reads/partial-runner.js';
 import { QueryFanout } from './reads/query-fanout.js';
 import { shardsMaxAnswer } from './reads/shards-max.js';
 import { clusterState, shardNodes, statusNodes } from './membership/status.js';
+import { takeoverRoutes } from './membership/takeover.js';
 import { type ClusterWritePath, clusterWritePath } from './coordination/write-path.js';
 
 export { CLUSTER_LOCAL_WRITE_REASON } from './commands/local-writes.js';
@@ -136,6 +137,11 @@ export class ClusterNode {
     clusterHttpRoutes(app, this.runtime);
     bitDepthRoutes(app, this.engine);
     this.runner = clusterPartialRoutes(app, { engine: this.engine, view: this.runtime.view });
+    takeoverRoutes(app, {
+      engine: this.engine,
+      view: this.runtime.view,
+      holdsCaughtUp: (p) => this.runtime.holdsCaughtUp(p),
+    });
     this.writes.routes(app);
     this.ingests.routes(app);
   }

@@ -49,6 +49,11 @@ export interface ClusterMessage {
  */
 export interface CommandSink {
   deliver(topic: ClusterTopic, partition: number, messages: readonly ClusterMessage[], next: string): Promise<void>;
+  /**
+   * Takeover (commands/partition-snapshot.ts): installs a holder's snapshot of log partition
+   * `partition` when it is newer than what was applied here; answers the new next offset.
+   */
+  install?(partition: number, body: Uint8Array): Promise<bigint | undefined>;
 }
 
 /** Log-meta key of the next offset to read of one partition of one topic. */

@@ -56,6 +56,21 @@ export class Feed {
     }).catch(() => undefined); // a failed write stops the node through the engine's onFatal
   }
 
+  /**
+   * Runs `fn` in the partition's order, with no delivery beside it (a takeover's install), and
+   * moves the position to what it returns.
+   */
+  async exclusive(partition: number, fn: () => Promise<bigint | undefined>): Promise<bigint | undefined> {
+    let next: bigint | undefined;
+    await this.serial(partition, async () => {
+      next = await fn();
+      if (next === undefined) return;
+      this.positions.advance(this.topic, partition, next);
+      this.onAdvanced(partition);
+    });
+    return next;
+  }
+
   private async deliver(p: number, msgs: readonly ClusterMessage[], next: bigint): Promise<void> {
     await this.sink.deliver(
       this.topic,

@@ -35,6 +35,12 @@ export interface MembershipOptions {
   endOffsets(partitions: readonly number[]): Promise<Map<number, string>>;
   /** Called when a partition is no longer this node's (waits on it fail). */
   onRevoked(partition: number): void;
+  /**
+   * Takeover (takeover.ts): run for a partition newly assigned here, before any of it is read
+   * (the partition is paused); installs a live holder's snapshot when it is newer and answers
+   * the new position, from which the topic is then read.
+   */
+  takeover?(partition: number): Promise<bigint | undefined>;
   logger: Logger;
 }
 
@@ -58,6 +64,8 @@ export class Membership {
   private stopped = false;
   private leaving = false;
   private readonly feed: Feed;
+  /** Partitions paused for a takeover, with the token of the takeover that resumes them. */
+  private readonly installing = new Map<number, object>();
   lastError: string | undefined;
   rebalances = 0;
 
@@ -170,14 +178,44 @@ export class Membership {
       this.targets.delete(p);
       this.opts.onRevoked(p);
     }
+    const fresh = this.opts.takeover === undefined ? [] : partitions.filter((p) => !this.assigned.has(p));
     for (const p of partitions) {
       // Seek to this node's own position (0: the beginning): never to Kafka's committed offsets.
       seek(p, String(this.opts.positions.get('log', p)));
       if (!this.assigned.has(p)) this.targets.delete(p);
     }
+    for (const p of fresh) this.loop?.pause(p);
     this.assigned = now;
-    void this.readMap(partitions);
+    const mapped = this.readMap(partitions);
+    for (const p of fresh) void this.takeOver(p, mapped);
     void this.checkCatchUp();
+  }
+
+  /**
+   * A partition new here: once the map says who else holds it, a holder's snapshot is installed
+   * if it is newer (opts.takeover); then the partition is read on from this node's position.
+   */
+  private async takeOver(p: number, mapped: Promise<void>): Promise<void> {
+    const token = {};
+    this.installing.set(p, token);
+    try {
+      await mapped;
+      const takeover = this.opts.takeover;
+      if (takeover !== undefined && this.assigned.has(p) && !this.stopped)
+        await this.feed.exclusive(p, () => takeover(p));
+    } catch (err) {
+      this.lastError = errorText(err);
+      this.opts.logger.warn(
+        { partition: p, err: errorText(err) },
+        'cluster: no takeover from a snapshot; reading the topic',
+      );
+    } finally {
+      if (this.installing.get(p) === token) {
+        this.installing.delete(p);
+        if (this.assigned.has(p)) this.loop?.seek(p, String(this.opts.positions.get('log', p)));
+        this.loop?.resume(p);
+      }
+    }
   }
 
   /** kafkajs gives a member only its partitions: the map comes from the group's description. */

@@ -17,6 +17,7 @@ import { Positions } from '../commands/positions.js';
 import { type ClusterSettings, clusterSettings, derivedAdvertise } from '../settings.js';
 import { type ClusterTopics, ensureClusterTopics } from './topics.js';
 import type { ClusterView, CommandSink, Member } from '../types.js';
+import { Takeover } from './takeover.js';
 import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
 
@@ -35,6 +36,8 @@ export class ClusterRuntime {
   readonly view: NodeView;
   private readonly membership: Membership;
   private readonly meta: MetaFollower;
+  /** Takeovers from snapshots (GET /cluster lists the last ones). */
+  readonly takeover: Takeover;
 
   private made: CommandSink | undefined;
 
@@ -53,6 +56,9 @@ export class ClusterRuntime {
     this.self = { id: nodeId, url: settings.advertise };
     // Built on first delivery: the applier may need the view, which needs the membership.
     const sink: CommandSink = { deliver: (...a) => this.sink().deliver(...a) };
+    // A partition new here starts from a live holder's snapshot when the sink can install one.
+    const install = (p: number, body: Uint8Array): Promise<bigint | undefined> =>
+      this.sink().install?.(p, body) ?? Promise.resolve(undefined);
     const self = (): Member => this.self;
     this.membership = new Membership({
       kafka,
@@ -67,6 +73,7 @@ export class ClusterRuntime {
         const all = await ends.of(topics.log);
         return new Map(ps.map((p) => [p, all.get(p) ?? '0']));
       },
+      takeover: (p) => takeover.run(p),
       onRevoked: (p) =>
         positions.failAll(
           'log',
@@ -87,6 +94,8 @@ export class ClusterRuntime {
       new ClusterEnds(ends, topics),
       settings.memberToken,
     );
+    const takeover = new Takeover(this.view, install, logger);
+    this.takeover = takeover;
     this.meta = new MetaFollower(kafka, settings.name, topics.meta, sink, positions, logger);
   }
 
@@ -138,6 +147,11 @@ export class ClusterRuntime {
 
   get member(): Member {
     return this.self;
+  }
+
+  /** Whether this node consumes log partition p and has caught up on it (a takeover's source). */
+  holdsCaughtUp(p: number): boolean {
+    return this.membership.holds(p) && this.membership.isCaughtUp(p);
   }
 
   /** Partitions this node consumes now, and whether each has caught up. */
