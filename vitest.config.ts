@@ -11,5 +11,7 @@ export default defineConfig({
     maxWorkers: 2,
     // One real Kafka broker for the whole run (KAFKA_BROKERS, testcontainers, or the ops/kafka launcher).
     globalSetup: ['./test/helpers/kafka-global-setup.ts'],
+    // kafkajs with its aborted-transaction filter corrected, before any test file loads it.
+    setupFiles: ['./test/helpers/kafkajs-setup.ts'],
   },
 });

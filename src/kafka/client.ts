@@ -3,8 +3,7 @@
 // only when a client is made: a server without Kafka starts without loading it.
 import type { Admin, Kafka, LogEntry } from 'kafkajs';
 import type { Logger } from 'pino';
-
-type KafkaJs = typeof import('kafkajs');
+import { type KafkaJs, kafkajs } from './kafkajs.js';
 
 /** kafkajs log levels → pino. Connection errors during a broker outage are expected: warn. */
 function pinoLogCreator(logger: Logger, logLevel: KafkaJs['logLevel']): () => (entry: LogEntry) => void {
@@ -18,8 +17,7 @@ function pinoLogCreator(logger: Logger, logLevel: KafkaJs['logLevel']): () => (e
 }
 
 export async function createKafka(brokers: string[], clientId: string, logger: Logger): Promise<Kafka> {
-  // CommonJS: Node's ESM loader gives the module as the default export.
-  const { Kafka, logLevel } = (await import('kafkajs')).default;
+  const { Kafka, logLevel } = kafkajs();
   return new Kafka({
     clientId,
     brokers,

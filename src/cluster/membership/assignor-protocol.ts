@@ -3,7 +3,8 @@
 // leader runs assign() and writes the whole PartitionMap into every member's assignment
 // userData. kafkajs hands a member only its partitions, so membership.ts reads the map back from
 // the group description (decodeMap).
-import { AssignerProtocol, type Assigner, type GroupMember, type PartitionAssigner } from 'kafkajs';
+import type { Assigner, GroupMember, PartitionAssigner } from 'kafkajs';
+import { kafkajs } from '../../kafka/kafkajs.js';
 import { type MemberState, assign } from './assignor.js';
 import type { PartitionMap } from '../types.js';
 
@@ -26,7 +27,7 @@ export function bitledgerAssignor(opts: AssignorOptions): PartitionAssigner {
     version: VERSION,
     protocol: ({ topics }) => ({
       name: ASSIGNOR_NAME,
-      metadata: AssignerProtocol.MemberMetadata.encode({
+      metadata: kafkajs().AssignerProtocol.MemberMetadata.encode({
         version: VERSION,
         topics,
         userData: Buffer.from(JSON.stringify(opts.state())),
@@ -42,7 +43,7 @@ export function bitledgerAssignor(opts: AssignorOptions): PartitionAssigner {
       const userData = Buffer.from(JSON.stringify(map));
       return members.map((m) => ({
         memberId: m.memberId,
-        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+        memberAssignment: kafkajs().AssignerProtocol.MemberAssignment.encode({
           version: VERSION,
           assignment: Object.fromEntries(topics.map((t) => [t, partitionsByMember.get(m.memberId) ?? []])),
           userData,
@@ -54,7 +55,7 @@ export function bitledgerAssignor(opts: AssignorOptions): PartitionAssigner {
 
 function decodeState(m: GroupMember): (MemberState & { generation: number; nudge?: boolean }) | undefined {
   try {
-    const { userData } = AssignerProtocol.MemberMetadata.decode(m.memberMetadata) ?? {};
+    const { userData } = kafkajs().AssignerProtocol.MemberMetadata.decode(m.memberMetadata) ?? {};
     if (userData === undefined || userData.length === 0) return undefined;
     const s = JSON.parse(userData.toString('utf8')) as JoinState;
     if (typeof s.id !== 'string' || typeof s.url !== 'string') return undefined;
@@ -77,7 +78,7 @@ function decodeState(m: GroupMember): (MemberState & { generation: number; nudge
 /** The map and this member's partitions from an assignment buffer (undefined: none in it). */
 export function decodeMap(memberAssignment: Buffer): { map: PartitionMap; partitions: number[] } | undefined {
   if (memberAssignment.length === 0) return undefined;
-  const a = AssignerProtocol.MemberAssignment.decode(memberAssignment);
+  const a = kafkajs().AssignerProtocol.MemberAssignment.decode(memberAssignment);
   if (a === null || a.userData.length === 0) return undefined;
   const map = JSON.parse(a.userData.toString('utf8')) as PartitionMap;
   const partitions = Object.values(a.assignment)[0] ?? [];
