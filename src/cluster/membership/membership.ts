@@ -66,6 +66,9 @@ export class Membership {
   private readonly feed: Feed;
   /** Partitions paused for a takeover, with the token of the takeover that resumes them. */
   private readonly installing = new Map<number, object>();
+  /** When each partition was newly assigned here (monotonic ms), and how long it took to catch up. */
+  private readonly assignedAt = new Map<number, number>();
+  private readonly catchUp = new Map<number, number>();
   lastError: string | undefined;
   rebalances = 0;
 
@@ -184,6 +187,7 @@ export class Membership {
       seek(p, String(this.opts.positions.get('log', p)));
       if (!this.assigned.has(p)) this.targets.delete(p);
     }
+    for (const p of partitions) if (!this.assigned.has(p)) this.assignedAt.set(p, systemClock.monotonic());
     for (const p of fresh) this.loop?.pause(p);
     this.assigned = now;
     const mapped = this.readMap(partitions);
@@ -259,8 +263,15 @@ export class Membership {
     for (const p of this.assigned) this.onAdvanced(p);
   }
 
+  /** ms from this node's assignment of p until it caught up (undefined: not yet, or held from the start). */
+  catchUpMs(p: number): number | undefined {
+    return this.catchUp.get(p);
+  }
+
   private markCaughtUp(p: number): void {
     this.caughtUp.add(p);
+    const since = this.assignedAt.get(p);
+    if (since !== undefined) this.catchUp.set(p, systemClock.monotonic() - since);
     this.targets.delete(p);
     this.opts.logger.debug({ partition: p }, 'cluster: caught up');
     this.maybeNudge();

@@ -73,7 +73,8 @@ export class ClusterRuntime {
         const all = await ends.of(topics.log);
         return new Map(ps.map((p) => [p, all.get(p) ?? '0']));
       },
-      takeover: (p) => takeover.run(p),
+      // Only a sink that can install a snapshot asks holders for one (tests of membership alone cannot).
+      takeover: (p) => (this.sink().install === undefined ? Promise.resolve(undefined) : takeover.run(p)),
       onRevoked: (p) =>
         positions.failAll(
           'log',
@@ -155,8 +156,11 @@ export class ClusterRuntime {
   }
 
   /** Partitions this node consumes now, and whether each has caught up. */
-  held(): { partition: number; caughtUp: boolean }[] {
-    return this.membership.partitionsHeld().map((p) => ({ partition: p, caughtUp: this.membership.isCaughtUp(p) }));
+  held(): { partition: number; caughtUp: boolean; catchUpMs?: number }[] {
+    return this.membership.partitionsHeld().map((p) => {
+      const ms = this.membership.catchUpMs(p);
+      return { partition: p, caughtUp: this.membership.isCaughtUp(p), ...(ms === undefined ? {} : { catchUpMs: ms }) };
+    });
   }
 
   get lastError(): string | undefined {

@@ -9,6 +9,7 @@ import type { Engine } from '../../engine/engine.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { capturePartition, markedPosition } from '../commands/partition-snapshot.js';
 import type { ClusterView } from '../types.js';
+import { systemClock } from '../../util/clock.js';
 
 export const SNAPSHOT_PATH = '/internal/cluster/snapshot';
 
@@ -19,6 +20,9 @@ export const SNAPSHOT_PATH = '/internal/cluster/snapshot';
  */
 export const TAKEOVER_MIN_OFFSETS = 32n;
 
+/** A holder that has not begun to answer by then (stopped, overloaded) is passed over. */
+const ANSWER_MS = 5_000;
+/** The whole transfer of a large partition. */
 const FETCH_MS = 120_000;
 
 /** A takeover this node made: the partition, the holder it came from, the position it starts at. */
@@ -47,7 +51,7 @@ export class Takeover {
       const url = `${m.url}${SNAPSHOT_PATH}?partition=${partition}&after=${from}`;
       let body: Uint8Array;
       try {
-        const res = await this.view.memberFetch(url, { signal: AbortSignal.timeout(FETCH_MS) });
+        const res = await this.fetch(url);
         if (res.status === 204) return undefined; // not far enough ahead of this node to be worth it
         if (!res.ok) {
           this.logger.debug({ partition, holder: m.id, status: res.status }, 'cluster: no snapshot from this holder');
@@ -68,6 +72,19 @@ export class Takeover {
       return next;
     }
     return undefined;
+  }
+
+  /** The holder's answer, given up when its headers are not there within ANSWER_MS. */
+  private async fetch(url: string): Promise<Response> {
+    const started = new AbortController();
+    const timer = systemClock.setTimeout(() => started.abort(new Error('no answer')), ANSWER_MS, { unref: true });
+    try {
+      return await this.view.memberFetch(url, {
+        signal: AbortSignal.any([started.signal, AbortSignal.timeout(FETCH_MS)]),
+      });
+    } finally {
+      timer.cancel();
+    }
   }
 }
 
