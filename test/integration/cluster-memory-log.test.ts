@@ -28,6 +28,7 @@ import {
   SET_FIELD,
   type TestEngine,
 } from './cluster-write-support.js';
+import { seededRandom } from '../helpers/seeded.js';
 
 const META = 'c.meta';
 const LOG = 'c.log';
@@ -71,16 +72,6 @@ async function node(name: string, mem: MemoryLog, partitions: number[], maxBatch
   return n;
 }
 
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Every bit of index i in the given partitions' shards, as text (fragments sorted). */
 function bits(engine: Engine, partitions: readonly number[]): string[] {
   return engine.peekApplied((h) => {
@@ -113,7 +104,7 @@ describe('cluster holder side on the in-memory log', () => {
   it('three nodes (R=2) hold what one reference node holds, through redelivery and rebalances', {
     timeout: 120_000,
   }, async () => {
-    const rnd = random(2126);
+    const rnd = seededRandom(2126);
     const mem = new MemoryLog({ [META]: 1, [LOG]: PARTITIONS });
     let time = T0;
     const stamp = <C extends Command>(c: C): C => ({ ...c, time: ++time });

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { AckHold, ClusterEnds, FRESH_MS } from '../../../src/cluster/reads/cluster-ends.js';
 import type { Clock, ClockTimer } from '../../../src/util/clock.js';
+import { seededRandom } from '../../helpers/seeded.js';
 
 class VirtualClock implements Clock {
   private t = 0;
@@ -36,21 +37,10 @@ class VirtualClock implements Clock {
   }
 }
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Runs the simulation; returns the reads that missed an acknowledged write, and refreshes per read. */
 async function simulate(holdMs: number, seed: number): Promise<{ stale: number; reads: number; refreshes: number }> {
   const clock = new VirtualClock();
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   let kafkaEnd = 0;
   let acknowledged = 0;
   // A refresh answers Kafka's end as of its sending, 1–3 ms later.
