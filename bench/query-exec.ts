@@ -43,7 +43,7 @@ export async function runQueryExec(r: Reporter): Promise<void> {
       const expected = raw();
       const t = await bestOfRounds({
         raw,
-        async: async () => check(await runQueryAsync(holder, index, query, OPTS, LIMIT_OPTS), expected),
+        async: async () => check(await runQueryAsync(holder, index, query, OPTS), expected),
         sync: () => check(runQuery(holder, NO_WRITES, index, query, OPTS, LIMIT_OPTS), expected),
       });
       const [rawMs, asyncMs, syncMs] = [t.raw, t.async, t.sync];

@@ -15,6 +15,7 @@ const BENCHES: Bench[] = [
   { name: 'import', run: async () => (await import('./import.js')).runImport },
   { name: 'query-exec', run: async () => (await import('./query-exec.js')).runQueryExec },
   { name: 'query-http', run: async () => (await import('./query-http.js')).runQueryHttp },
+  { name: 'http', run: async () => (await import('./http-wrk.js')).runHttpWrk },
   { name: 'query-bounds', run: async () => (await import('./query-bounds.js')).runQueryBounds },
   // Also run at the end of query-http; listed alone so it can be run by itself.
   { name: 'access-log', run: async () => (await import('./access-log-cost.js')).runAccessLogCost },
@@ -27,7 +28,10 @@ const BENCHES: Bench[] = [
 ];
 
 async function main(filters: string[]): Promise<number> {
-  const chosen = BENCHES.filter((b) => filters.length === 0 || filters.some((f) => b.name.includes(f)));
+  // A filter that is a bench's whole name picks that one only (`http`, not also `query-http`).
+  const exact = BENCHES.filter((b) => filters.includes(b.name));
+  const chosen =
+    exact.length > 0 ? exact : BENCHES.filter((b) => filters.length === 0 || filters.some((f) => b.name.includes(f)));
   if (chosen.length === 0) {
     console.error(`no benchmark matches ${filters.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}`);
     return 2;

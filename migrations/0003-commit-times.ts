@@ -2,13 +2,13 @@
 // src/storage/commit-times.ts). Nothing on disk is converted: records written before this step
 // have no time and are restorable by sequence only. The stamp keeps older builds out: they would
 // append batches without times, and those records would then inherit an earlier batch's time.
-import type { LevelDb } from '../src/storage/data-dir.js';
+import type { KvStore } from '../src/storage/kv.js';
 import type { Migration } from '../src/storage/migration.js';
 
 const migration: Migration = {
   version: 3,
   description: 'log batches carry their commit time',
-  async up(_db: LevelDb): Promise<void> {},
+  async up(_db: KvStore): Promise<void> {},
 };
 
 export default migration;

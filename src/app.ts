@@ -20,7 +20,7 @@ import { Engine } from './engine/engine.js';
 import { type ReplayProgressListener, bootstrap } from './engine/bootstrap.js';
 import { deferredFragments, warmUp } from './engine/warm-up.js';
 import { recalculateCaches } from './executor/index.js';
-import { type HttpSecurity, buildHttpApp } from './http/app.js';
+import { type HttpSecurity, buildHttpApp, requestTimeouts } from './http/app.js';
 import { readTokenFile } from './http/security.js';
 import type { NodeInfo } from './http/context.js';
 import { kafkaRoutes } from './kafka/http-routes.js';
@@ -183,7 +183,12 @@ export async function createServer(
       schema: new SchemaService(eng),
       query: new QueryService(
         eng,
-        { queryTimeoutMs: cfg.queryTimeout, maxResultRows: cfg.maxResultRows },
+        {
+          queryTimeoutMs: cfg.queryTimeout,
+          maxResultRows: cfg.maxResultRows,
+          maxResultBytes: cfg.maxResultBytes,
+          maxQueryMemory: cfg.maxQueryMemory,
+        },
         cfg.legacyRelease,
       ),
       imports: new ImportService(eng),
@@ -198,6 +203,7 @@ export async function createServer(
     onFatal,
     cfg.maxBodyBytes,
     security,
+    cfg.requestBodyTimeout,
   );
   // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
   // kafka/ do not import each other.
@@ -283,10 +289,12 @@ export async function launchServer(
   // Bad TLS or token files stop the start before the port is taken.
   const { https } = httpSecurity(cfg, bind.host);
   let handler: (req: IncomingMessage, res: ServerResponse) => void = startupHandler(metrics);
+  const t = requestTimeouts(cfg.requestBodyTimeout);
+  const timeouts = { ...t.http, requestTimeout: t.requestTimeout };
   const http =
     https === undefined
-      ? createHttpServer((req, res) => handler(req, res))
-      : createHttpsServer(https, (req, res) => handler(req, res));
+      ? createHttpServer(timeouts, (req, res) => handler(req, res))
+      : createHttpsServer({ ...https, ...timeouts }, (req, res) => handler(req, res));
   // Keep-alive clients must not be cut off between bench iterations (as fastify's own server).
   http.keepAliveTimeout = 65_000;
   const port = await listenOn(http, bind.host, bind.port);

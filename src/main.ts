@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Process entry: `bitledger [COMMAND] [flags]` through the command table (src/cli/commands.ts);
-// `server` is the default. The only place that exits the process: an expected error is one line
-// on stderr and exit code 2, anything else prints its stack and exits 1.
+// `server` is the default. A command's error ends here: an expected one is one line on stderr and
+// exit code 2, anything else prints its stack and exits 1. The server command exits on its own
+// too, from its signal handlers and on a fatal storage error (src/cli/server-command.ts).
 import { pino } from 'pino';
 import { COMMANDS } from './cli/commands.js';
 import { parseCommandLine } from './cli/command-line.js';

@@ -2,9 +2,12 @@
 import type { FastifyInstance } from 'fastify';
 import { sendJson } from '../http/reply.js';
 import type { ClusterRuntime } from './membership/runtime.js';
-import { caughtUpHolders, clusterState, statusNodes } from './membership/status.js';
+import { PING_PATH } from './membership/health.js';
+import { caughtUpHolders, clusterStatus, statusNodes } from './membership/status.js';
 
 export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): void {
+  // Other members' liveness probe (membership/health.ts): answered without touching anything.
+  app.get(PING_PATH, async (_req, reply) => sendJson(reply, { id: rt.member.id }));
   app.get('/cluster', async (_req, reply) => {
     const m = rt.view.map();
     const held = rt.held();
@@ -20,10 +23,12 @@ export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): voi
     const lag = (end: string | undefined, pos: bigint): number | null =>
       end === undefined ? null : Math.max(0, Number(BigInt(end) - pos));
     const metaPos = rt.view.position('meta', 0);
+    const status = clusterStatus(rt);
     return sendJson(reply, {
       name: rt.settings.name,
       self: { ...rt.member },
-      state: clusterState(rt),
+      state: status.state,
+      ...(status.reasons.length > 0 ? { reasons: status.reasons } : {}),
       partitions: rt.settings.partitions,
       replicas: rt.settings.replicas,
       generation: m?.generation ?? null,

@@ -17,8 +17,9 @@ import { clusterPartialRoutes } from './reads/partial-routes.js';
 import type { PartialRunner } from './reads/partial-runner.js';
 import { QueryFanout } from './reads/query-fanout.js';
 import { shardsMaxAnswer } from './reads/shards-max.js';
-import { clusterState, shardNodes, statusNodes } from './membership/status.js';
 import { takeoverRoutes } from './membership/takeover.js';
+import { clusterStatus, shardNodes, statusNodes } from './membership/status.js';
+import { ClusterFrameService, ClusterLegacyImports } from './coordination/legacy-coordinator.js';
 import { type ClusterWritePath, clusterWritePath } from './coordination/write-path.js';
 
 export { CLUSTER_LOCAL_WRITE_REASON } from './commands/local-writes.js';
@@ -98,13 +99,31 @@ export class ClusterNode {
   /** What buildHttpApp's context takes from the cluster in place of the local parts. */
   httpContext(): Pick<
     HttpContext,
-    'schema' | 'query' | 'imports' | 'shardNodes' | 'shardsMax' | 'bitDepths' | 'recalculateEverywhere' | 'exportShard'
+    | 'schema'
+    | 'query'
+    | 'imports'
+    | 'keys'
+    | 'frames'
+    | 'legacyImports'
+    | 'clusterNodes'
+    | 'shardNodes'
+    | 'shardsMax'
+    | 'bitDepths'
+    | 'recalculateEverywhere'
+    | 'exportShard'
   > {
     const s = this.writes.services;
     return {
       schema: s.schema,
       query: s.query,
       imports: s.imports,
+      keys: s.keys,
+      frames: new ClusterFrameService(this.engine, this.writes.writes, async (index, pql) => {
+        const opts = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
+        return (await s.query.execute(index, pql, opts)).response;
+      }),
+      legacyImports: new ClusterLegacyImports(this.engine, s.imports),
+      clusterNodes: () => statusNodes(this.runtime),
       shardNodes: (index, shard) => this.shardNodes(index, shard),
       shardsMax: this.shardsMax(),
       bitDepths: () => clusterBitDepths(this.runtime.view, this.engine),
@@ -118,9 +137,14 @@ export class ClusterNode {
     };
   }
 
-  /** /status in cluster mode: every member and the cluster's state. */
+  /** /status in cluster mode: every member, the cluster's state and, when DEGRADED, why. */
   statusExtras(): Record<string, unknown> {
-    return { state: clusterState(this.runtime), nodes: statusNodes(this.runtime) };
+    const s = clusterStatus(this.runtime);
+    return {
+      state: s.state,
+      nodes: statusNodes(this.runtime),
+      ...(s.reasons.length > 0 ? { reason: s.reasons.join('; ') } : {}),
+    };
   }
 
   shardNodes(index: string, shard: number): ReturnType<typeof shardNodes> {

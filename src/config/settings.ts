@@ -96,6 +96,24 @@ export const SETTINGS = [
     { duration: 'ms', shown: '60s' },
   ),
   row('max-result-rows', 1_000_000, 'rows, groups or pairs one Rows/GroupBy/TopN may return (0: no bound)'),
+  row(
+    'max-result-bytes',
+    256 * 1024 * 1024,
+    'bytes one query answer may take, counted before it is built; larger ones get 400 (0: no bound; README: Bounds)',
+    { shown: '256 MiB' },
+  ),
+  row(
+    'max-query-memory',
+    256 * 1024 * 1024,
+    "bytes of bitmaps one call's combinations may build at once in a shard; more get 400 (0: no bound)",
+    { shown: '256 MiB' },
+  ),
+  row(
+    'request-body-timeout',
+    60_000,
+    'a request whose body has not fully arrived after this long gets 408 and its connection closed (ms or a duration such as 60s)',
+    { duration: 'ms', shown: '60s' },
+  ),
   row('tls-certificate', '', 'PEM certificate: with --tls-key, serve https', {
     pilosa: ['tls.certificate'],
     shown: '(off)',

@@ -18,6 +18,12 @@ export function quantumUnits(q: string): TimeUnit[] {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
+/** JS Date's range: ±8.64e15 ms from 1970 (years −271821 to 275760); beyond it no Date exists. */
+export const DATE_LIMIT_MS = 8.64e15;
+
+/** Whether a time in ms is one a JS Date can hold (and so print, and turn into a view name). */
+export const isDateTime = (ms: number): boolean => Number.isFinite(ms) && Math.abs(ms) <= DATE_LIMIT_MS;
+
 /** Far enough from JS Date's ±8.64e15 limit that a year of arithmetic stays representable. */
 const MAX_MS = 8.6e15;
 

@@ -450,3 +450,58 @@ export function encodeImportRoaringRequest(req: ImportRoaringRequestMessage): Ui
 export function decodeImportResponse(buf: Uint8Array): string {
   return str(decode(T.ImportResponse, buf, 'import response').Err);
 }
+
+// ---- A large answer in pieces ----
+
+const PROTO_SLICE = 16_384;
+
+/**
+ * encodeQueryResponse's bytes as a series of pieces: one per result (repeated fields concatenate),
+ * a large row's columns packed PROTO_SLICE at a time behind a length computed up front.
+ * Empty pieces mark points where the writer may yield (while a row's size is summed).
+ */
+export function* queryResponseProtoPieces(resp: QueryResponse): Generator<Uint8Array, void, undefined> {
+  for (const r of resp.results) {
+    if (r.type === 'row' && r.columns.length > PROTO_SLICE) yield* rowResultPieces(r);
+    else yield encodeQueryResponse({ results: [r] });
+  }
+  const sets = resp.columnAttrs ?? [];
+  for (let at = 0; at < sets.length; at += PROTO_SLICE)
+    yield encodeQueryResponse({ results: [], columnAttrs: sets.slice(at, at + PROTO_SLICE) });
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+function* rowResultPieces(r: Extract<QueryResult, { type: 'row' }>): Generator<Uint8Array, void, undefined> {
+  const rest = protobuf.Writer.create();
+  for (const a of attrMessages(r.attrs)) writeSub(rest, F.rowAttrs, T.Attr, a);
+  writeStrings(rest, F.rowKeys, r.keys);
+  const restBytes = rest.finish();
+  let packed = 0;
+  for (let at = 0; at < r.columns.length; at += PROTO_SLICE) {
+    const end = Math.min(r.columns.length, at + PROTO_SLICE);
+    for (let i = at; i < end; i++) packed += uint64Size(r.columns[i]);
+    yield NO_BYTES;
+  }
+  const rowHead = protobuf.Writer.create().uint32(tag(F.rowColumns, LEN)).uint32(packed).finish();
+  const rowLen = rowHead.length + packed + restBytes.length;
+  const typeBytes = protobuf.Writer.create().uint32(tag(F.type, VARINT)).uint32(RESULT_TYPE.row).finish();
+  const inRow = protobuf.Writer.create().uint32(tag(F.row, LEN)).uint32(rowLen).finish();
+  const resultLen = inRow.length + rowLen + typeBytes.length;
+  const head = protobuf.Writer.create().uint32(tag(F.results, LEN)).uint32(resultLen).finish();
+  yield Buffer.concat([head, inRow, rowHead]);
+  for (let at = 0; at < r.columns.length; at += PROTO_SLICE)
+    yield encodePackedUint64s(r.columns.slice(at, at + PROTO_SLICE));
+  yield Buffer.concat([restBytes, typeBytes]);
+}
+
+/** Bytes of a uint64 as a varint. */
+function uint64Size(v: number | bigint): number {
+  let n = 1;
+  if (typeof v === 'bigint') {
+    for (let x = v; x >= 128n; x >>= 7n) n++;
+    return n;
+  }
+  for (let x = v; x >= 128; x = Math.floor(x / 128)) n++;
+  return n;
+}

@@ -9,12 +9,17 @@ export function queryResponseJson(resp: QueryResponse, legacy = false, calls?: r
   const out: { [k: string]: Jsonish } = {
     results: resp.results.map((r, i) => resultJson(r, legacy, legacy && (calls === undefined || calls[i] === 'Sum'))),
   };
-  if (resp.columnAttrs !== undefined && resp.columnAttrs.length > 0) {
-    out.columnAttrs = resp.columnAttrs.map((c) =>
-      c.key !== undefined ? { key: c.key, attrs: attrsJson(c.attrs) } : { id: c.id, attrs: attrsJson(c.attrs) },
-    );
-  }
+  const attrs = columnAttrsJson(resp);
+  if (attrs !== undefined) out.columnAttrs = attrs;
   return out;
+}
+
+/** The response's columnAttrs, when there are any. */
+export function columnAttrsJson(resp: QueryResponse): Jsonish[] | undefined {
+  if (resp.columnAttrs === undefined || resp.columnAttrs.length === 0) return undefined;
+  return resp.columnAttrs.map((c) =>
+    c.key !== undefined ? { key: c.key, attrs: attrsJson(c.attrs) } : { id: c.id, attrs: attrsJson(c.attrs) },
+  );
 }
 
 /** `legacy`: 0.x names (`bits` for a row's columns); `sumShape`: a value named `sum` (0.x Sum). */
@@ -58,7 +63,7 @@ function pairJson(p: { id: number; key?: string; count: number }): Jsonish {
 }
 
 /** Attribute maps with sorted keys, as Pilosa emits them. */
-function attrsJson(attrs: AttrMap): Jsonish {
+export function attrsJson(attrs: AttrMap): Jsonish {
   const out: { [k: string]: Jsonish } = {};
   for (const k of Object.keys(attrs).sort()) out[k] = attrs[k];
   return out;

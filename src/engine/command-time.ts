@@ -14,6 +14,7 @@ import type { Event } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import { Holder, commandMarkKey } from '../state/holder.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
+import type { Clock } from '../util/clock.js';
 import { HistoryRangeError, rfc3339 } from './history.js';
 import type { LogRecord, LogStore, SnapshotFiles } from './ports.js';
 import { ReplayCoalescer } from './replay-coalescer.js';
@@ -183,6 +184,8 @@ export class CommandTimeStates {
     private readonly snapshots: SnapshotFiles,
     private readonly durableSeq: () => number,
     private readonly logger: Logger,
+    /** Times the build for the log line (the engine's clock). */
+    private readonly clock: Clock,
     private readonly maxBytes = 256 * 1024 * 1024,
   ) {}
 
@@ -210,7 +213,7 @@ export class CommandTimeStates {
   }
 
   private async build(timeMs: number, to: number): Promise<TimeState> {
-    const started = performance.now();
+    const started = this.clock.monotonic();
     const base = await baseFor(this.log, this.snapshots, timeMs, this.logger);
     const state: TimeState = {
       holder: base.holder,
@@ -232,7 +235,13 @@ export class CommandTimeStates {
     coalescer.flush();
     state.holder.appliedSeq = state.toSeq;
     this.logger.info(
-      { at: rfc3339(timeMs), base: base.seq, to: state.toSeq, applied, ms: Math.round(performance.now() - started) },
+      {
+        at: rfc3339(timeMs),
+        base: base.seq,
+        to: state.toSeq,
+        applied,
+        ms: Math.round(this.clock.monotonic() - started),
+      },
       'cluster state as of a time built',
     );
     return state;

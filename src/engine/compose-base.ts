@@ -4,7 +4,7 @@
 // attributes, ingests: NAME.meta) of one, each partition's shards from another — composed into
 // one state and written as the new directory's base snapshot (sequence 0), from which the topics
 // are read on at the marks' positions.
-import type { Event } from '../events/types.js';
+import { EVENT_KINDS } from '../events/registry.js';
 import { apply } from '../state/apply.js';
 import { type CommandMark, Holder } from '../state/holder.js';
 import type { SnapshotFiles } from './ports.js';
@@ -28,18 +28,6 @@ export interface ComposePart {
   partitionOf(index: string, shard: number): number;
 }
 
-/** What NAME.meta carries: the rest of a snapshot is bits (fragments, bit depths) and log marks. */
-const GLOBAL = new Set<Event['type']>([
-  'IndexCreated',
-  'FieldCreated',
-  'KeysAssigned',
-  'RowAttrsSet',
-  'ColumnAttrsSet',
-  'LegacyMetaSet',
-  'IngestDefined',
-  'KafkaOffsetsCommitted',
-]);
-
 /**
  * The global state of `meta` (with its NAME.meta mark), then each part's partitions. A fragment or
  * a bit depth of a field the global state does not have (deleted since) is left out.
@@ -47,8 +35,9 @@ const GLOBAL = new Set<Event['type']>([
 export function composeParts(meta: Uint8Array | undefined, parts: readonly ComposePart[]): Holder {
   const h = new Holder();
   if (meta !== undefined)
+    // What NAME.meta carries (events/kind.ts SnapshotRole): the rest is bits and log marks.
     for (const e of decodeSnapshot(meta, { lazy: true }))
-      if (GLOBAL.has(e.type) || (e.type === 'CommandApplied' && e.topic === 'meta')) apply(h, e);
+      if (EVENT_KINDS[e.type].snapshot === 'global' || (e.type === 'CommandApplied' && e.topic === 'meta')) apply(h, e);
   for (const part of parts)
     for (const e of decodeSnapshot(part.body, { lazy: true })) {
       if (e.type === 'CommandApplied') {

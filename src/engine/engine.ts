@@ -47,7 +47,11 @@ export interface LogFigures {
   commits: Readonly<CommitStats>;
 }
 
-export type Lifecycle = 'STARTING' | 'NORMAL' | 'STOPPING' | 'FAILED';
+/**
+ * An engine exists only once its state is loaded (bootstrap), so it starts NORMAL; the startup
+ * before it is the HTTP startup handler's STARTING (http/startup-handler.ts).
+ */
+export type Lifecycle = 'NORMAL' | 'STOPPING' | 'FAILED';
 
 export interface EngineOptions {
   snapshotEveryEvents: number;
@@ -116,7 +120,7 @@ export class Engine {
     );
     this.committedLog = new EngineCommittedLog(this.queue, log, this.retention);
     this.cursors = new EngineCursorStore(log);
-    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger);
+    this.history = new EngineHistory(this.queue, log, snapshotFiles, logger, this.clock);
     const stats = this.snapshotStats;
     this.snapshots = {
       take: () => this.snapshot(),

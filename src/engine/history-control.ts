@@ -7,6 +7,7 @@ import { readHistory, resolveTarget, type History, type Target } from './history
 import { logBatches, type TimedBatch } from './log-export.js';
 import { PastStates } from './past-states.js';
 import type { HistoryControl, LogStore, SnapshotFiles } from './ports.js';
+import type { Clock } from '../util/clock.js';
 
 export class EngineHistory implements HistoryControl {
   private readonly past: PastStates;
@@ -17,9 +18,10 @@ export class EngineHistory implements HistoryControl {
     private readonly log: LogStore,
     private readonly snapshotFiles: SnapshotFiles,
     logger: Logger,
+    clock: Clock,
   ) {
     this.past = new PastStates(log, snapshotFiles, logger);
-    this.byTime = new CommandTimeStates(log, snapshotFiles, () => queue.durableSeq, logger);
+    this.byTime = new CommandTimeStates(log, snapshotFiles, () => queue.durableSeq, logger, clock);
   }
 
   window(): Promise<History> {

@@ -6,6 +6,7 @@
 // unions. Anything else (clears, schema, keys, attrs, …) first flushes what is pending, so the
 // state after every flush is exactly the state sequential replay reaches at that point.
 import { BSI_VIEW_PREFIX } from '../domain/names.js';
+import { EVENT_KINDS } from '../events/registry.js';
 import type { Event } from '../events/types.js';
 import { apply } from '../state/apply.js';
 import type { Holder } from '../state/holder.js';
@@ -25,18 +26,6 @@ interface PendingValues {
   values: BigInt64Array;
   n: number;
 }
-
-/** Events that touch no bits and no values: they commute with everything pending. */
-const INDEPENDENT = new Set<Event['type']>([
-  'KeysAssigned',
-  'RowAttrsSet',
-  'ColumnAttrsSet',
-  'KafkaOffsetsCommitted',
-  'IngestDefined',
-  'IngestDeleted',
-  'LegacyMetaSet',
-  'CommandApplied',
-]);
 
 /** Records merged before a flush: bounds the memory held back (a few MB). */
 const WINDOW = 200_000;
@@ -66,7 +55,8 @@ export class ReplayCoalescer {
         apply(this.holder, e);
       } else this.mergeValues(key, e);
     } else {
-      if (!INDEPENDENT.has(e.type)) this.flush();
+      // Events that touch no bits and no values commute with everything pending.
+      if (EVENT_KINDS[e.type].replay !== 'commutes') this.flush();
       apply(this.holder, e);
       return;
     }

@@ -1,6 +1,6 @@
 // An event encoded ahead of its write: large imports build and encode their events off to the
 // side (yielding between pieces, nothing visible), then commit them in one short step
-// (Engine.commit with `prepared`). Only prepareEvent() makes one, so the record is always exactly
+// (Engine.commit with `prepared`). Only PreparedEvent.of() makes one, so the record is always exactly
 // encodeEvent(event): what is logged and what is applied cannot differ.
 import { type EncodedEvent, encodeEvent } from './codec.js';
 import type { Event } from './types.js';

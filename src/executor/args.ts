@@ -2,7 +2,7 @@
 // `executing: …` error factory. Go renders values with %v and types with %T; goValue/goType do
 // the same for our AST so messages read like Pilosa's.
 import { badRequest, notFound } from '../domain/errors.js';
-import { ZERO_TIME, parseTimestamp, timeFromUnixSeconds } from '../domain/time-quantum.js';
+import { ZERO_TIME, isDateTime, parseTimestamp, timeFromUnixSeconds } from '../domain/time-quantum.js';
 import type { Call, Value } from '../pql/ast.js';
 import { WRITE_CALL_NAMES } from '../pql/call-names.js';
 
@@ -129,6 +129,10 @@ export function timeArg(call: Call, key: 'from' | 'to', f: Fail): number | undef
     t = parseTimestamp(v.value);
     if (t === undefined) return f(`parsing ${key} time: invalid date: ${v.value}`);
   } else if (v.kind === 'int') {
+    if (!isDateTime(Number(v.value) * 1000))
+      return f(
+        `parsing ${key} time: ${v.value} seconds is outside the times this server can represent (±8.64e15 ms from 1970, years -271821 to 275760)`,
+      );
     t = timeFromUnixSeconds(v.value);
   } else {
     return f(`parsing ${key} time: arg must be a timestamp, got ${goType(v)}`);

@@ -9,8 +9,11 @@
 // Pilosa, §4.7).
 import { STANDARD_VIEW } from '../domain/names.js';
 import type { ReadonlyField, ReadonlyFragment, ReadonlyHolder } from '../state/readonly.js';
+import { type ShardRanking, rankShard } from './topn-select.js';
 
 const caches = new WeakMap<ReadonlyField, Map<number, number[]>>();
+/** Bumped whenever any cache changes: the candidate unions below are kept until it moves. */
+let generation = 0;
 
 export function recalculateCaches(holder: ReadonlyHolder): void {
   for (const index of holder.indexes.values()) {
@@ -25,6 +28,7 @@ export function recalculateCaches(holder: ReadonlyHolder): void {
       caches.set(field, next);
     }
   }
+  generation++;
 }
 
 /** The candidate rows of one shard (computed now if that shard was never cached). */
@@ -38,8 +42,69 @@ export function cachedRows(field: ReadonlyField, shard: number, frag: ReadonlyFr
   if (rows === undefined) {
     rows = rank(field, frag, undefined);
     byShard.set(shard, rows);
+    generation++;
   }
   return rows;
+}
+
+interface Union {
+  generation: number;
+  shards: string;
+  rows: ReadonlySet<number>;
+}
+const unions = new WeakMap<ReadonlyField, Union>();
+
+/**
+ * The union of the caches of these shards (TopN's candidates), kept until a cache changes: a
+ * TopN over many shards would otherwise build the same set of thousands of rows every time.
+ */
+export function cachedUnion(
+  field: ReadonlyField,
+  shards: readonly number[],
+  fragment: (shard: number) => ReadonlyFragment | undefined,
+): ReadonlySet<number> {
+  const key = shards.join(',');
+  const known = unions.get(field);
+  if (
+    known !== undefined &&
+    known.generation === generation &&
+    known.shards === key &&
+    allCached(field, shards, fragment)
+  )
+    return known.rows;
+  const rows = new Set<number>();
+  for (const s of shards) {
+    const frag = fragment(s);
+    if (frag !== undefined) for (const r of cachedRows(field, s, frag)) rows.add(r);
+  }
+  // cachedRows may have filled a shard's cache (and moved the generation) on the way.
+  unions.set(field, { generation, shards: key, rows });
+  return rows;
+}
+
+/** Whether every shard with a fragment has its cache (a fragment new since would fill one). */
+function allCached(
+  field: ReadonlyField,
+  shards: readonly number[],
+  fragment: (shard: number) => ReadonlyFragment | undefined,
+): boolean {
+  const byShard = caches.get(field);
+  for (const s of shards) if (byShard?.has(s) !== true && fragment(s) !== undefined) return false;
+  return true;
+}
+
+const rankings = new WeakMap<ReadonlyFragment, { version: number; ranking: ShardRanking }>();
+
+/**
+ * Every row of the fragment ranked by its bit count now (not as of the last recalculation: TopN
+ * counts exactly), rebuilt after the fragment changes, from bit counts alone (no row views).
+ */
+export function rankingOf(frag: ReadonlyFragment): ShardRanking {
+  const known = rankings.get(frag);
+  if (known !== undefined && known.version === frag.version) return known.ranking;
+  const ranking = rankShard(frag.rowSizes());
+  rankings.set(frag, { version: frag.version, ranking });
+  return ranking;
 }
 
 function rank(field: ReadonlyField, frag: ReadonlyFragment, previous: number[] | undefined): number[] {

@@ -9,6 +9,10 @@ export interface ResultOptions {
   excludeColumns: boolean;
   excludeRowAttrs: boolean;
   maxResultRows?: number;
+  /** Bytes one answer may take (--max-result-bytes); unset or 0: no bound. */
+  maxResultBytes?: number;
+  /** Bytes of bitmaps one call may build at once in one shard (--max-query-memory); 0: none. */
+  maxQueryMemory?: number;
 }
 
 /**
@@ -45,6 +49,8 @@ export class ReadContext {
       excludeColumns: s.excludeColumns ?? this.opts.excludeColumns,
       excludeRowAttrs: s.excludeRowAttrs ?? this.opts.excludeRowAttrs,
       maxResultRows: this.opts.maxResultRows,
+      maxResultBytes: this.opts.maxResultBytes,
+      maxQueryMemory: this.opts.maxQueryMemory,
     };
     if (s.shards === undefined)
       return new ReadContext(this.index, this.shards, opts, this.shardSet !== undefined, this.scope);

@@ -9,7 +9,8 @@ import { checkKeys } from './key-check.js';
 import type { ReadPlan } from './plan.js';
 import { respond } from './respond.js';
 import type { QueryOptions, QueryResponse } from './result.js';
-import { type CallOutput, type Work, countSync, executeRead, executeReadSync } from './run.js';
+import { type CallOutput, type Work, countSync, drainSync, executeRead, executeReadSync } from './run.js';
+import { AnswerBytes, bitmapPlansOf, checkBitmapMemory, precountAnswer, resultBytes } from './answer-size.js';
 import type { ReadonlyIndex } from '../state/readonly.js';
 
 export interface Reads {
@@ -18,6 +19,8 @@ export interface Reads {
   /** Read-only: every call sees the same state, so one context serves them all. */
   ctx: ReadContext;
   columnAttrs: boolean;
+  /** The answer's byte budget, counted before the answer is built (answer-size.ts). */
+  answer: AnswerBytes;
 }
 
 /** Checks the keys of (key-check.ts) and compiles (= validates) every call before any runs. */
@@ -37,7 +40,9 @@ export function compileReads(
     throw e;
   }
   if (!env.keysChecked) checkKeys(index, calls);
-  return { index, plans, ctx: queryContext(index, opts), columnAttrs: opts.columnAttrs };
+  for (const p of plans) for (const b of bitmapPlansOf(p)) checkBitmapMemory(b, opts.maxQueryMemory ?? 0);
+  const answer = new AnswerBytes(opts.maxResultBytes ?? 0);
+  return { index, plans, ctx: queryContext(index, opts), columnAttrs: opts.columnAttrs, answer };
 }
 
 export function runReadsSync(r: Reads): QueryResponse {
@@ -45,20 +50,29 @@ export function runReadsSync(r: Reads): QueryResponse {
   if (r.plans.length === 1 && !r.columnAttrs) {
     const plan = r.plans[0];
     if (plan.kind === 'count') return { results: [{ type: 'count', n: countSync(r.ctx, plan.child) }] };
+    drainSync(precountAnswer(r.ctx, r.plans, r.answer));
     const out = executeReadSync(r.ctx, plan);
+    r.answer.add(resultBytes(out.result), plan.kind);
     if (out.columnAttrs !== true) return { results: [out.result] };
     return respond(r.index, [out], r.columnAttrs);
   }
+  drainSync(precountAnswer(r.ctx, r.plans, r.answer));
   const outputs = new Array<CallOutput>(r.plans.length);
-  for (let i = 0; i < outputs.length; i++) outputs[i] = executeReadSync(r.ctx, r.plans[i]);
+  for (let i = 0; i < outputs.length; i++) {
+    outputs[i] = executeReadSync(r.ctx, r.plans[i]);
+    r.answer.add(resultBytes(outputs[i].result), r.plans[i].kind);
+  }
   return respond(r.index, outputs, r.columnAttrs);
 }
 
 export function* readsWork(r: Reads): Work<QueryResponse> {
+  yield* precountAnswer(r.ctx, r.plans, r.answer);
   const outputs: CallOutput[] = [];
   for (let i = 0; i < r.plans.length; i++) {
     if (i > 0) yield;
-    outputs.push(yield* executeRead(r.ctx, r.plans[i]));
+    const out = yield* executeRead(r.ctx, r.plans[i]);
+    r.answer.add(resultBytes(out.result), r.plans[i].kind);
+    outputs.push(out);
   }
   return respond(r.index, outputs, r.columnAttrs);
 }

@@ -54,4 +54,8 @@ export interface QueryOptions {
   excludeRowAttrs: boolean;
   /** Rows, groups or pairs one Rows/GroupBy/TopN may return (--max-result-rows); unset: no bound. */
   maxResultRows?: number;
+  /** Bytes one answer may take (--max-result-bytes); unset or 0: no bound. */
+  maxResultBytes?: number;
+  /** Bytes of bitmaps one call may build at once in one shard (--max-query-memory); 0: none. */
+  maxQueryMemory?: number;
 }

@@ -1,33 +1,81 @@
 // TopN(field[, src][, n][, ids][, threshold][, tanimotoThreshold][, attrName, attrValues]).
-// Candidates are the rows of each shard's cache (or `ids`); every candidate is then counted in
-// every shard (∩ src), so the counts are exact, not Pilosa's per-shard top-n estimates. Pilosa
-// semantics kept: `threshold` (default 1) applies per shard; with `ids` all of them are returned
-// (n ignored). Tanimoto is computed on whole-index counts. Ties: ascending row ID.
+// Candidates are the rows of each shard's cache (or `ids`); the answer is exactly what counting
+// every candidate in every shard (∩ src) gives, not Pilosa's per-shard top-n estimates, but only
+// the candidates that can still enter the top n are counted (topn-select.ts: a threshold
+// algorithm over the shards' rows ranked by size). Pilosa semantics kept: `threshold` (default
+// 1) applies per shard; with `ids` all of them are returned (n ignored). Tanimoto is computed on
+// whole-index counts. Ties: ascending row ID.
 import { STANDARD_VIEW } from '../domain/names.js';
 import type { AttrValue } from '../domain/types.js';
 import type { Value } from '../pql/ast.js';
 import { checkResultRows } from './budget.js';
 import type { PairResult, QueryResult } from './result.js';
-import { bitmapAt, outShards } from './bitmap-eval.js';
-import { cachedRows } from './cache.js';
+import { type RO, bitmapAt, outShards } from './bitmap-eval.js';
+import { cachedUnion, rankingOf } from './cache.js';
 import type { ReadContext } from './context.js';
 import type { TopNPlan } from './plan.js';
 import { isKeyedField, rowKeyOf } from './refs.js';
-import type { ReadonlyIndex } from '../state/readonly.js';
+import {
+  type ExactCount,
+  type TopNCounts,
+  type TopNQuery,
+  type TopNShard,
+  countCandidates,
+  selectTopN,
+  tanimotoPasses,
+} from './topn-select.js';
+import type { ReadonlyFragment, ReadonlyIndex } from '../state/readonly.js';
+
+export type { TopNCounts } from './topn-select.js';
 
 type Work<T> = Generator<void, T, undefined>;
 
 export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
-  const candidates = topNCandidateFilter(p, p.ids ?? topNCandidates(ctx, p));
-  const counted = yield* topNCounts(ctx, p, candidates);
+  const inputs = topNInputs(ctx, p);
+  let counted: TopNCounts;
+  if (p.ids !== undefined)
+    counted = yield* countCandidates(inputs.shards, inputs.query, topNCandidateFilter(p, p.ids), inputs.exact);
+  else counted = yield* selectTopN(inputs.shards, inputs.query, candidateTest(ctx, p), inputs.exact);
   return topNResult(ctx.index, p, counted, ctx.opts.maxResultRows);
 }
 
-/** Per-candidate sums over some shards; `srcCount`: |src| there (tanimoto only, else 0). */
-export interface TopNCounts {
-  counts: Map<number, number>;
-  sizes: Map<number, number>;
-  srcCount: number;
+/** The per-shard inputs of topn-select.ts for the context's shards. */
+interface TopNInputs {
+  shards: TopNShard[];
+  query: TopNQuery;
+  exact: ExactCount;
+}
+
+function topNInputs(ctx: ReadContext, p: TopNPlan): TopNInputs {
+  const tanimoto = p.src !== undefined ? p.tanimoto : 0;
+  let srcCount = 0;
+  if (tanimoto > 0 && p.src !== undefined)
+    for (const s of outShards(ctx, p.src)) srcCount += bitmapAt(ctx, p.src, s).size;
+  const shards: TopNShard[] = [];
+  const frags: ReadonlyFragment[] = [];
+  const srcs: RO[] = [];
+  for (const s of ctx.shards) {
+    const frag = ctx.fragment(p.field, p.view ?? STANDARD_VIEW, s);
+    if (frag === undefined) continue;
+    const src = p.src === undefined ? undefined : bitmapAt(ctx, p.src, s);
+    shards.push({ ranking: rankingOf(frag), cap: src === undefined ? Number.POSITIVE_INFINITY : src.size });
+    frags.push(frag);
+    if (src !== undefined) srcs.push(src);
+  }
+  const exact: ExactCount = p.src === undefined ? undefined : (i, row) => frags[i].countWith(row, srcs[i]);
+  return { shards, query: { n: p.n, threshold: p.threshold, tanimoto, srcCount }, exact };
+}
+
+/** Which rows are candidates: the shards' caches' (attr-filtered), or every row of a 0.x inverse view. */
+function candidateTest(ctx: ReadContext, p: TopNPlan): (row: number) => boolean {
+  if (p.view !== undefined) {
+    if (!hasAttrFilter(p)) return () => true;
+    return (row) => attrMatches(p.field.rowAttrs.get(row)?.[p.attrName ?? ''], p.attrValues ?? []);
+  }
+  const union = cachedUnion(p.field, ctx.shards, (s) => ctx.fragment(p.field, STANDARD_VIEW, s));
+  if (!hasAttrFilter(p)) return (row) => union.has(row);
+  const allowed = new Set(topNCandidateFilter(p, [...union]));
+  return (row) => allowed.has(row);
 }
 
 /**
@@ -36,56 +84,32 @@ export interface TopNCounts {
  */
 export function topNCandidates(ctx: ReadContext, p: TopNPlan): number[] {
   const { field } = p;
+  if (p.view === undefined) return [...cachedUnion(field, ctx.shards, (s) => ctx.fragment(field, STANDARD_VIEW, s))];
+  // The ranked cache is the standard view's: an inverse view's rows are all candidates.
   const set = new Set<number>();
-  if (p.view !== undefined) {
-    // The ranked cache is the standard view's: an inverse view's rows are all candidates.
-    for (const s of ctx.shards) for (const r of ctx.fragment(field, p.view, s)?.rows.keys() ?? []) set.add(r);
-  } else {
-    for (const s of ctx.shards) {
-      const frag = ctx.fragment(field, STANDARD_VIEW, s);
-      if (frag !== undefined) for (const r of cachedRows(field, s, frag)) set.add(r);
-    }
-  }
+  for (const s of ctx.shards) for (const r of ctx.fragment(field, p.view, s)?.rowKeys() ?? []) set.add(r);
   return [...set];
+}
+
+function hasAttrFilter(p: TopNPlan): boolean {
+  return p.attrName !== undefined && p.attrValues !== undefined && p.attrValues.length > 0;
 }
 
 /** The candidates whose row attribute `attrName` is one of `attrValues` (all without a filter). */
 export function topNCandidateFilter(p: TopNPlan, candidates: number[]): number[] {
-  if (p.attrName === undefined || p.attrValues === undefined || p.attrValues.length === 0) return candidates;
-  const name = p.attrName;
-  const values = p.attrValues;
+  if (!hasAttrFilter(p)) return candidates;
+  const name = p.attrName ?? '';
+  const values = p.attrValues ?? [];
   return candidates.filter((r) => attrMatches(p.field.rowAttrs.get(r)?.[name], values));
 }
 
-/** Phase two: every candidate counted in every shard (∩ src), the threshold applied per shard. */
+/**
+ * Phase two of a cluster read: every candidate counted exactly in this node's shards (∩ src),
+ * the threshold applied per shard; no row views made.
+ */
 export function* topNCounts(ctx: ReadContext, p: TopNPlan, candidates: readonly number[]): Work<TopNCounts> {
-  const { field } = p;
-  const view = p.view ?? STANDARD_VIEW;
-  const tanimoto = p.tanimoto > 0 && p.src !== undefined;
-  const counts = new Map<number, number>();
-  const sizes = new Map<number, number>();
-  let srcCount = 0;
-  if (tanimoto && p.src !== undefined) for (const s of outShards(ctx, p.src)) srcCount += bitmapAt(ctx, p.src, s).size;
-  for (const s of ctx.shards) {
-    const frag = ctx.fragment(field, view, s);
-    if (frag !== undefined && candidates.length > 0) {
-      const src = p.src === undefined ? undefined : bitmapAt(ctx, p.src, s);
-      for (let i = 0; i < candidates.length; i++) {
-        // Thousands of candidates × a large source bitmap can take seconds in one shard.
-        if (i > 0 && i % CANDIDATES_PER_YIELD === 0) yield;
-        const r = candidates[i];
-        const row = frag.row(r);
-        if (row === undefined) continue;
-        const size = row.size;
-        const count = src === undefined ? size : row.andCardinality(src);
-        if (count === 0 || (!tanimoto && count < p.threshold)) continue;
-        counts.set(r, (counts.get(r) ?? 0) + count);
-        sizes.set(r, (sizes.get(r) ?? 0) + size);
-      }
-    }
-    yield;
-  }
-  return { counts, sizes, srcCount };
+  const inputs = topNInputs(ctx, p);
+  return yield* countCandidates(inputs.shards, inputs.query, candidates, inputs.exact);
 }
 
 /** The pairs from the counts over all shards: tanimoto, order, n, the result bound, keys. */
@@ -99,7 +123,7 @@ export function topNResult(
   const tanimoto = p.tanimoto > 0 && p.src !== undefined;
   let pairs: PairResult[] = [];
   for (const [id, count] of c.counts) {
-    if (tanimoto && Math.ceil((count * 100) / ((c.sizes.get(id) ?? 0) + c.srcCount - count)) <= p.tanimoto) continue;
+    if (tanimoto && !tanimotoPasses(count, c.sizes.get(id) ?? 0, c.srcCount, p.tanimoto)) continue;
     pairs.push({ id, count });
   }
   pairs.sort((a, b) => b.count - a.count || a.id - b.id);
@@ -109,8 +133,6 @@ export function topNResult(
   if (isKeyedField(field)) pairs = pairs.map((q) => ({ id: 0, key: rowKeyOf(index, field, q.id), count: q.count }));
   return { type: 'pairs', pairs };
 }
-
-const CANDIDATES_PER_YIELD = 256;
 
 function attrMatches(a: AttrValue | undefined, values: readonly Value[]): boolean {
   if (a === undefined) return false;

@@ -26,12 +26,29 @@ export interface HttpSecurity {
   checks?: SecurityOptions;
 }
 
+/**
+ * The server's bound on receiving a request, headers and body (--request-body-timeout): Node
+ * answers 408 and closes the connection. Node checks open connections only every
+ * connectionsCheckingInterval (30 s by default), so it is kept to a quarter of the bound.
+ */
+export function requestTimeouts(ms: number): {
+  requestTimeout: number;
+  http: { connectionsCheckingInterval: number; headersTimeout: number };
+} {
+  const check = Math.max(100, Math.min(30_000, Math.floor(ms / 4)));
+  return {
+    requestTimeout: ms,
+    http: { connectionsCheckingInterval: check, headersTimeout: ms > 0 ? Math.min(60_000, ms) : 60_000 },
+  };
+}
+
 export function buildHttpApp(
   ctx: HttpContext,
   logger: Logger,
   onInvariantBroken: (err: Error) => void,
   bodyLimit: number = LIMITS.maxBodyBytes,
   security: HttpSecurity = {},
+  requestTimeoutMs = 60_000,
 ): FastifyInstance {
   // With `https` fastify serves TLS; its instance type then names an https.Server, which routes
   // never touch, so it is used as the plain instance type.
@@ -46,6 +63,8 @@ export function buildHttpApp(
     // Keep-alive clients must not be cut off between bench iterations.
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
+    // A body that arrives slowly holds its connection this long at most, then 408.
+    ...requestTimeouts(requestTimeoutMs),
   }) as unknown as FastifyInstance;
   // Every body is read as bytes; handlers decode JSON, PQL or protobuf as the route requires.
   app.removeAllContentTypeParsers();

@@ -21,7 +21,6 @@ export function startingReason(p: ReplayProgress): string {
 export function readiness(engine: Engine, kafka: KafkaHealth | undefined): Readiness {
   if (engine.state === 'STOPPING') return { ready: false, reason: 'stopping' };
   if (engine.state === 'FAILED') return { ready: false, reason: 'failed after a storage error; restart the server' };
-  if (engine.state === 'STARTING') return { ready: false, reason: 'starting' };
   const replica = kafka?.replica?.status();
   if (replica?.state === 'failed')
     return {

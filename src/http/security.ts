@@ -1,4 +1,4 @@
-// Request checks that run before every route (issue 15, defect 7):
+// Request checks that run before every route:
 // - DNS rebinding: a server bound to loopback answers only Host names that are loopback
 //   (localhost, 127.x.y.z, [::1], any port); a page on evil.example that resolves its own name
 //   to 127.0.0.1 sends Host: evil.example and gets 403.

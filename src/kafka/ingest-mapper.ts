@@ -52,6 +52,8 @@ export function resolveTargets(spec: IngestSpec, holder: ReadonlyHolder): Target
   return { byProp, list };
 }
 
+const MAX_NANOS_MS = Number((2n ** 63n - 1n) / 1_000_000n);
+
 const LEGACY_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/;
 
 function parseTimestamp(v: unknown, what: string): bigint {
@@ -59,6 +61,8 @@ function parseTimestamp(v: unknown, what: string): bigint {
   const m = LEGACY_TIME.exec(v);
   const ms = m !== null ? Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5]) : Date.parse(v);
   if (!Number.isFinite(ms) || ms < 0) throw new MapError(`${what}: invalid timestamp: ${v}`);
+  // Imports carry int64 nanoseconds: a later time would wrap around to a negative one.
+  if (ms > MAX_NANOS_MS) throw new MapError(`${what}: timestamp ${v} is after 2262-04-11, the last int64 nanosecond`);
   return BigInt(ms) * 1_000_000n;
 }
 

@@ -7,16 +7,12 @@
 // hold uses only values known to be on disk: a commit's promise resolves once the batch that
 // carried it is durable.
 import type { CursorStore, CursorWrite } from '../engine/ports.js';
+import { decodeConsumerPosition, encodeConsumerPosition } from '../storage/index.js';
 
 /** Commits positions with the next batch (Engine.commit with `lazy`), resolving once durable. */
 export type RideCursors = (cursors: readonly CursorWrite[]) => Promise<void>;
 
 const META_KEY = 'kafka-mirror';
-
-interface Stored {
-  topic: string;
-  seq: number;
-}
 
 export class MirrorCursor {
   /** Highest acknowledged sequence known to be stored durably. */
@@ -35,8 +31,8 @@ export class MirrorCursor {
     const raw = await cursors.get(META_KEY);
     let seq = 0;
     if (raw !== undefined) {
-      const stored = JSON.parse(Buffer.from(raw).toString('utf8')) as Stored;
-      if (stored.topic === topic && Number.isSafeInteger(stored.seq)) seq = stored.seq;
+      const stored = decodeConsumerPosition(META_KEY, 'mirror', raw);
+      if (stored.topic === topic) seq = stored.seq;
     }
     return new MirrorCursor(ride, topic, seq);
   }
@@ -47,8 +43,8 @@ export class MirrorCursor {
 
   /** Records that Kafka acknowledged everything up to `seq`. */
   advance(seq: number): void {
-    const value: Stored = { topic: this.topic, seq };
-    this.ride([{ key: META_KEY, value: Buffer.from(JSON.stringify(value)) }]).then(
+    const value = encodeConsumerPosition({ kind: 'mirror', topic: this.topic, seq });
+    this.ride([{ key: META_KEY, value }]).then(
       () => {
         this.durable = Math.max(this.durable, seq);
       },

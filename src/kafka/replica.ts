@@ -18,6 +18,7 @@ import { ConsumerLoop } from './consumer-loop.js';
 import { MirrorAssembler, MirrorFormatError, type MirrorRecord } from './mirror-format.js';
 import { RateMeter } from './rate-meter.js';
 import { systemClock } from '../util/clock.js';
+import { type ReplicaPosition, decodeConsumerPosition, encodeConsumerPosition } from '../storage/index.js';
 
 const META_KEY = 'kafka-replica';
 /** Records per engine.write: bounds one LevelDB batch and the time between heartbeats. */
@@ -25,12 +26,8 @@ const APPLY_RECORDS = 2_000;
 const APPLY_BYTES = 16 * 1024 * 1024;
 const LAG_REFRESH_MS = 2_000;
 
-interface Stored {
-  topic: string;
-  /** Offset of the last message of the last applied record. */
-  offset: string;
-  seq: number;
-}
+/** The stored position: `offset` is that of the last message of the last applied record. */
+type Stored = ReplicaPosition;
 
 export interface ReplicaStatus {
   topic: string;
@@ -82,7 +79,7 @@ export class Replica {
     onFatal: (err: Error) => void,
   ): Promise<Replica> {
     const raw = await engine.cursors.get(META_KEY);
-    const stored = raw === undefined ? undefined : (JSON.parse(Buffer.from(raw).toString('utf8')) as Stored);
+    const stored = raw === undefined ? undefined : decodeConsumerPosition(META_KEY, 'replica', raw);
     const log = logger.child({ mod: 'kafka-replica', topic });
     if (stored !== undefined && stored.topic !== topic) {
       throw new StartupError(
@@ -183,12 +180,12 @@ export class Replica {
   private async apply(records: MirrorRecord[]): Promise<void> {
     if (records.length === 0) return;
     const last = records[records.length - 1];
-    const stored: Stored = { topic: this.topic, offset: last.lastOffset, seq: last.seq };
+    const stored: Stored = { kind: 'replica', topic: this.topic, offset: last.lastOffset, seq: last.seq };
     await this.engine.commit({
       decide: (_h, sink) => {
         for (const r of records) sink.emit(decodeEvent(r.type, r.payload));
       },
-      cursors: [{ key: META_KEY, value: Buffer.from(JSON.stringify(stored)) }],
+      cursors: [{ key: META_KEY, value: encodeConsumerPosition(stored) }],
       origin: 'replica',
     });
     if (this.engine.appliedSeq !== last.seq) {

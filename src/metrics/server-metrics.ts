@@ -6,7 +6,6 @@ import type { Engine } from '../engine/engine.js';
 import { type IndexFootprint, indexFootprints } from './index-footprint.js';
 import { systemClock } from '../util/clock.js';
 
-/** What the scrape reads once the server has booted (absent while it replays). */
 /**
  * What the metrics read of the Kafka runtime (src/kafka), described here so that metrics/ stays
  * below kafka/ and http/ in the layers: the composition root passes the runtime itself.
@@ -104,31 +103,39 @@ export class ServerMetrics {
     return this.registry.contentType;
   }
 
+  /** The figures read when Prometheus scrapes (SCRAPED), and those labelled by kind, ingest or index. */
   private scraped(registers: Registry[]): void {
     const m = this;
-    const gauge = (name: string, help: string, read: (s: MetricsSources) => number): void => {
-      new Gauge({
-        name,
-        help,
-        registers,
-        collect() {
-          if (m.sources !== undefined) this.set(read(m.sources));
-        },
-      });
-    };
-    // Externally counted totals: re-based on each scrape from the owner's own counter.
-    const total = (name: string, help: string, read: (s: MetricsSources) => number): void => {
-      new Counter({
-        name,
-        help,
-        registers,
-        collect() {
-          if (m.sources === undefined) return;
-          this.reset();
-          this.inc(read(m.sources));
-        },
-      });
-    };
+    this.startupFigures(registers);
+    for (const f of SCRAPED) {
+      const read = f.read;
+      if (f.kind === 'gauge')
+        new Gauge({
+          name: f.name,
+          help: f.help,
+          registers,
+          collect() {
+            if (m.sources !== undefined) this.set(read(m.sources));
+          },
+        });
+      else
+        new Counter({
+          name: f.name,
+          help: f.help,
+          registers,
+          // Counted by its owner: re-based on each scrape from the owner's own counter.
+          collect() {
+            if (m.sources === undefined) return;
+            this.reset();
+            this.inc(read(m.sources));
+          },
+        });
+    }
+    this.labelledFigures(registers);
+  }
+
+  private startupFigures(registers: Registry[]): void {
+    const m = this;
     new Gauge({
       name: 'bitledger_replay_records',
       help: 'Startup replay progress: records replayed (kind=done) of the log suffix to replay (kind=total)',
@@ -147,73 +154,10 @@ export class ServerMetrics {
         this.set(m.sources === undefined ? 0 : 1);
       },
     });
-    gauge('bitledger_log_sequence', 'Highest durable log sequence', (s) => s.engine.logFigures().durableSeq);
-    gauge('bitledger_log_first_sequence', 'Lowest retained log sequence', (s) => s.engine.logFigures().firstSeq);
-    gauge('bitledger_commit_queue_depth', 'Records applied in memory but not yet durable', (s) => {
-      const f = s.engine.logFigures();
-      return f.assignedSeq - f.durableSeq;
-    });
-    total(
-      'bitledger_heap_trims_total',
-      'Times freed memory was returned to the kernel after bulk writes',
-      (s) => s.engine.trimFigures().trims,
-    );
-    total(
-      'bitledger_heap_trimmed_bytes_total',
-      'Resident bytes returned to the kernel after bulk writes (RSS before minus after each trim)',
-      (s) => s.engine.trimFigures().releasedBytes,
-    );
-    total(
-      'bitledger_log_appended_bytes_total',
-      'Bytes appended to the log since start',
-      (s) => s.engine.logFigures().commits.bytes,
-    );
-    total(
-      'bitledger_log_appended_records_total',
-      'Records appended to the log since start',
-      (s) => s.engine.logFigures().commits.records,
-    );
-    total(
-      'bitledger_group_commits_total',
-      'Log appends (group commits) since start',
-      (s) => s.engine.logFigures().commits.batches,
-    );
-    total('bitledger_snapshots_total', 'Snapshots written since start', (s) => s.engine.snapshots.stats.count);
-    gauge(
-      'bitledger_snapshot_sequence',
-      'Sequence of the last snapshot written since start (0: none yet)',
-      (s) => s.engine.snapshots.stats.lastSeq,
-    );
-    gauge(
-      'bitledger_snapshot_last_duration_seconds',
-      'Duration of the last snapshot',
-      (s) => s.engine.snapshots.stats.lastMs / 1000,
-    );
-    gauge('bitledger_snapshot_last_bytes', 'Size of the last snapshot', (s) => s.engine.snapshots.stats.lastBytes);
-    gauge(
-      'bitledger_snapshot_age_seconds',
-      'Seconds since the last snapshot written since start (-1: none yet)',
-      (s) => {
-        const at = s.engine.snapshots.stats.lastAt;
-        return at === 0 ? -1 : (systemClock.now() - at) / 1000;
-      },
-    );
-    gauge(
-      'bitledger_mirror_lag_records',
-      'Durable records not yet acknowledged by the Kafka mirror topic',
-      (s) => s.kafka.mirror?.status().lagRecords ?? 0,
-    );
-    gauge('bitledger_mirror_failed', '1 when the Kafka mirror is failing (retrying)', (s) =>
-      s.kafka.mirror !== undefined && !s.kafka.mirror.healthy ? 1 : 0,
-    );
-    gauge(
-      'bitledger_replica_lag_messages',
-      'Mirror-topic messages a replica has not applied yet',
-      (s) => s.kafka.replica?.status().lagMessages ?? 0,
-    );
-    gauge('bitledger_replica_failed', '1 when this replica stopped following after an error', (s) =>
-      s.kafka.replica?.status().state === 'failed' ? 1 : 0,
-    );
+  }
+
+  private labelledFigures(registers: Registry[]): void {
+    const m = this;
     new Gauge({
       name: 'bitledger_ingest_lag_records',
       help: 'Kafka records an ingest has not consumed yet',
@@ -243,3 +187,122 @@ export class ServerMetrics {
     }
   }
 }
+
+/**
+ * One figure read from its owner at scrape time: a gauge, or a total its owner counts (a
+ * Prometheus counter re-based on each scrape).
+ */
+interface ScrapedFigure {
+  name: string;
+  help: string;
+  kind: 'gauge' | 'total';
+  read(s: MetricsSources): number;
+}
+
+const SCRAPED: readonly ScrapedFigure[] = [
+  {
+    name: 'bitledger_log_sequence',
+    help: 'Highest durable log sequence',
+    kind: 'gauge',
+    read: (s) => s.engine.logFigures().durableSeq,
+  },
+  {
+    name: 'bitledger_log_first_sequence',
+    help: 'Lowest retained log sequence',
+    kind: 'gauge',
+    read: (s) => s.engine.logFigures().firstSeq,
+  },
+  {
+    name: 'bitledger_commit_queue_depth',
+    help: 'Records applied in memory but not yet durable',
+    kind: 'gauge',
+    read: (s) => s.engine.logFigures().assignedSeq - s.engine.logFigures().durableSeq,
+  },
+  {
+    name: 'bitledger_heap_trims_total',
+    help: 'Times freed memory was returned to the kernel after bulk writes',
+    kind: 'total',
+    read: (s) => s.engine.trimFigures().trims,
+  },
+  {
+    name: 'bitledger_heap_trimmed_bytes_total',
+    help: 'Resident bytes returned to the kernel after bulk writes (RSS before minus after each trim)',
+    kind: 'total',
+    read: (s) => s.engine.trimFigures().releasedBytes,
+  },
+  {
+    name: 'bitledger_log_appended_bytes_total',
+    help: 'Bytes appended to the log since start',
+    kind: 'total',
+    read: (s) => s.engine.logFigures().commits.bytes,
+  },
+  {
+    name: 'bitledger_log_appended_records_total',
+    help: 'Records appended to the log since start',
+    kind: 'total',
+    read: (s) => s.engine.logFigures().commits.records,
+  },
+  {
+    name: 'bitledger_group_commits_total',
+    help: 'Log appends (group commits) since start',
+    kind: 'total',
+    read: (s) => s.engine.logFigures().commits.batches,
+  },
+  {
+    name: 'bitledger_snapshots_total',
+    help: 'Snapshots written since start',
+    kind: 'total',
+    read: (s) => s.engine.snapshots.stats.count,
+  },
+  {
+    name: 'bitledger_snapshot_sequence',
+    help: 'Sequence of the last snapshot written since start (0: none yet)',
+    kind: 'gauge',
+    read: (s) => s.engine.snapshots.stats.lastSeq,
+  },
+  {
+    name: 'bitledger_snapshot_last_duration_seconds',
+    help: 'Duration of the last snapshot',
+    kind: 'gauge',
+    read: (s) => s.engine.snapshots.stats.lastMs / 1000,
+  },
+  {
+    name: 'bitledger_snapshot_last_bytes',
+    help: 'Size of the last snapshot',
+    kind: 'gauge',
+    read: (s) => s.engine.snapshots.stats.lastBytes,
+  },
+  {
+    name: 'bitledger_snapshot_age_seconds',
+    help: 'Seconds since the last snapshot written since start (-1: none yet)',
+    kind: 'gauge',
+    read: (s) => {
+      const at = s.engine.snapshots.stats.lastAt;
+      return at === 0 ? -1 : (systemClock.now() - at) / 1000;
+    },
+  },
+  {
+    name: 'bitledger_mirror_lag_records',
+    help: 'Durable records not yet acknowledged by the Kafka mirror topic',
+    kind: 'gauge',
+    read: (s) => s.kafka.mirror?.status().lagRecords ?? 0,
+  },
+  {
+    name: 'bitledger_mirror_failed',
+    help: '1 when the Kafka mirror is failing (retrying)',
+    kind: 'gauge',
+    read: (s) => (s.kafka.mirror !== undefined && !s.kafka.mirror.healthy ? 1 : 0),
+  },
+  {
+    name: 'bitledger_replica_lag_messages',
+    help: 'Mirror-topic messages a replica has not applied yet',
+    kind: 'gauge',
+    read: (s) => s.kafka.replica?.status().lagMessages ?? 0,
+  },
+  {
+    name: 'bitledger_replica_failed',
+    help: '1 when this replica stopped following after an error',
+    kind: 'gauge',
+    read: (s) => (s.kafka.replica?.status().state === 'failed' ? 1 : 0),
+  },
+];

@@ -30,7 +30,7 @@ export class KeyService {
 }
 
 /** Column keys (field '') or a field's row keys: unknown index/field → 404, no keys configured → 400. */
-function translatorOf(h: ReadonlyHolder, index: string, field: string): ReadonlyKeyTranslator {
+export function translatorOf(h: ReadonlyHolder, index: string, field: string): ReadonlyKeyTranslator {
   const idx = h.index(index);
   if (!idx) throw indexNotFoundNamed(index);
   if (field === '') {

@@ -18,6 +18,9 @@ import { type LegacyRelease, checkLegacyRelease } from './legacy/legacy-release.
 export interface QueryBounds {
   queryTimeoutMs: number;
   maxResultRows: number;
+  /** --max-result-bytes, --max-query-memory (answer-size.ts); absent or 0: none. */
+  maxResultBytes?: number;
+  maxQueryMemory?: number;
 }
 
 /** What one request asks of its bounds: a shorter `timeout`, and its client's signal. */
@@ -58,9 +61,7 @@ export class QueryService {
       ? await this.engine.commit({
           decide: (h, sink) => runQuery(h, sink, index, query, opts, limits, this.engine.clock),
         })
-      : await this.engine.readAsync((h) =>
-          runQueryAsync(h, index, query, { ...opts, maxResultRows: this.bounds.maxResultRows }, limits, { budget }),
-        );
+      : await this.engine.readAsync((h) => runQueryAsync(h, index, query, this.readOptions(opts), { budget }));
     return { response, legacy, calls };
   }
 
@@ -87,15 +88,19 @@ export class QueryService {
     const query = rewriteLegacyQuery(holder, index, parsed);
     if (query.calls.some(isWriteCall))
       throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
-    const response = await runQueryAsync(
-      holder,
-      index,
-      query,
-      { ...opts, maxResultRows: this.bounds.maxResultRows },
-      { maxWritesPerRequest: LIMITS.maxWritesPerRequest },
-      { budget },
-    );
+    const response = await runQueryAsync(holder, index, query, this.readOptions(opts), { budget });
     return { response, legacy, calls };
+  }
+
+  /** The request's options with the server's bounds of a read. */
+  private readOptions(opts: QueryOptions): QueryOptions {
+    const b = this.bounds;
+    return {
+      ...opts,
+      maxResultRows: b.maxResultRows,
+      maxResultBytes: b.maxResultBytes,
+      maxQueryMemory: b.maxQueryMemory,
+    };
   }
 
   /**

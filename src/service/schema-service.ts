@@ -62,7 +62,7 @@ export function parseFieldBody(body: unknown): {
  * Cluster mode: the incarnation of what a meta command creates (its offset in NAME.meta, from its
  * CommandApplied), so the cluster tells a re-created index or field from the one deleted before.
  */
-function incarnation(ctx: CommitContext): { meta?: string } {
+export function incarnation(ctx: CommitContext): { meta?: string } {
   return ctx.applied?.topic === 'meta' ? { meta: ctx.applied.offset } : {};
 }
 

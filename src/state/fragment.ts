@@ -1,3 +1,4 @@
+import type { ReadonlyRoaringBitmap32 } from 'roaring';
 import { type Bitmap, type ColumnOffsets, RoaringBitmap32 } from '../roaring/bitmap.js';
 import { type FrozenRow, packFrozen } from '../roaring/frozen.js';
 import { RowMap } from './row-map.js';
@@ -49,8 +50,15 @@ export class Fragment {
    */
   private frozen: Set<number> | undefined;
   private readonly map = new RowMap(this);
+  /** Bumped by every change of the rows (derived per-fragment data, such as TopN's ranking, keys on it). */
+  private changes = 0;
 
   constructor(readonly shard: number) {}
+
+  /** Changes so far: equal versions mean equal rows. */
+  get version(): number {
+    return this.changes;
+  }
 
   /** The rows by ID, read-only; packed rows are viewed as they are read. */
   get rows(): RowMap {
@@ -77,6 +85,7 @@ export class Fragment {
   }
 
   private adoptAll(given: FragmentRows): void {
+    this.changes++;
     const { rows } = given;
     if ('columns' in given) for (let i = 0; i < rows.length; i++) this.adoptBits(rows[i], given.columns[i]);
     else
@@ -120,6 +129,22 @@ export class Fragment {
   peekRow(id: number): Bitmap | undefined {
     this.load();
     return this.held.get(id) ?? this.packed?.get(id)?.view();
+  }
+
+  /** The row's bit count (0: no such row), with no view made to keep. */
+  rowSize(id: number): number {
+    this.load();
+    return this.held.get(id)?.size ?? this.packed?.get(id)?.size ?? 0;
+  }
+
+  /**
+   * |row ∩ other| with no view kept: a packed row is viewed for this count only (its view goes
+   * with the call), so counting candidates (TopN) leaves the fragment as it was.
+   */
+  countWith(id: number, other: ReadonlyRoaringBitmap32): number {
+    this.load();
+    const r = this.held.get(id) ?? this.packed?.get(id)?.view();
+    return r === undefined ? 0 : r.andCardinality(other);
   }
 
   /** [row, bit count] for every row, with no views made to keep. */
@@ -184,6 +209,7 @@ export class Fragment {
 
   /** `offsets` is copied: callers (replay) may reuse it. */
   addBits(row: number, offsets: ColumnOffsets): void {
+    this.changes++;
     const r = this.writable(row);
     if (offsets instanceof Uint32Array) {
       if (r === undefined) {
@@ -207,6 +233,7 @@ export class Fragment {
    * gives it up. Saves the copy, and the freed original that would leave a hole in the heap.
    */
   adoptBits(row: number, offsets: ColumnOffsets): void {
+    this.changes++;
     if (offsets instanceof Uint32Array || this.hasRow(row) || offsets.isEmpty) this.addBits(row, offsets);
     else {
       if (offsets.isFrozen) (this.frozen ??= new Set()).add(row);
@@ -224,6 +251,7 @@ export class Fragment {
    * they are kept packed frozen rather than as the (mutable) bitmaps given, which are emptied.
    */
   adoptRows(rows: readonly number[], columns: readonly ColumnOffsets[]): void {
+    this.changes++;
     const fresh: number[] = [];
     const bitmaps: Bitmap[] = [];
     let bits = 0;
@@ -271,6 +299,7 @@ export class Fragment {
   }
 
   removeBits(row: number, offsets: ColumnOffsets): void {
+    this.changes++;
     const r = this.writable(row);
     if (r === undefined) return;
     if (offsets instanceof Uint32Array) {
@@ -282,6 +311,7 @@ export class Fragment {
 
   /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
   add(row: number, offset: number): boolean {
+    this.changes++;
     let r = this.writable(row);
     if (r === undefined) {
       r = new RoaringBitmap32();
@@ -291,6 +321,7 @@ export class Fragment {
   }
 
   remove(row: number, offset: number): void {
+    this.changes++;
     const r = this.writable(row);
     // isEmpty is a native call too: only worth asking when a bit actually went.
     if (r !== undefined && r.delete(offset) && r.isEmpty) this.held.delete(row);
@@ -298,6 +329,7 @@ export class Fragment {
 
   /** Replace a row wholesale (Store). An empty bitmap deletes the row. */
   setRow(row: number, offsets: Bitmap): void {
+    this.changes++;
     this.load();
     this.frozen?.delete(row);
     this.packed?.delete(row);
@@ -306,6 +338,7 @@ export class Fragment {
   }
 
   clearRow(row: number): boolean {
+    this.changes++;
     this.load();
     this.frozen?.delete(row);
     const packed = this.packed?.delete(row) === true;

@@ -3,7 +3,7 @@
 // that of the batch starting at the greatest T key at or below its sequence; records older than
 // the first T key (logs written before format 3) have no known time and are restorable by
 // sequence only. One small extra put per batch keeps Set() and import paths as they were.
-import type { LevelDb } from './data-dir.js';
+import type { KvStore } from './kv.js';
 import { LOG_KEY_BYTES, seqHi, seqLo } from './keys.js';
 
 export const TIME_PREFIX = 0x54; // 'T'
@@ -47,14 +47,14 @@ function decode(key: Buffer, value: Buffer): CommitBatch | undefined {
 }
 
 /** The batch holding `seq` (the greatest T key ≤ seq), or undefined when its time is unknown. */
-export async function batchAt(db: LevelDb, seq: number): Promise<CommitBatch | undefined> {
+export async function batchAt(db: KvStore, seq: number): Promise<CommitBatch | undefined> {
   const [entry] = await db.iterator({ gte: TIME_KEY_MIN, lte: timeKey(seq), reverse: true, limit: 1 }).all();
   return entry === undefined ? undefined : decode(entry[0], entry[1]);
 }
 
 /** Batches covering fromSeq..toSeq, ascending: the one holding fromSeq (if known) first. */
 export async function* batchesFrom(
-  db: LevelDb,
+  db: KvStore,
   fromSeq: number,
   toSeq: number,
 ): AsyncGenerator<CommitBatch, void, undefined> {
@@ -75,12 +75,12 @@ export async function* batchesFrom(
 }
 
 /** Deletes T keys of batches that start after `seq` (a truncated or torn tail). */
-export async function clearTimesAfter(db: LevelDb, seq: number): Promise<void> {
+export async function clearTimesAfter(db: KvStore, seq: number): Promise<void> {
   await db.clear({ gt: timeKey(seq), lte: TIME_KEY_MAX });
 }
 
 /** Deletes T keys no retained record needs: those below the batch holding `firstRetained`. */
-export async function clearTimesBelow(db: LevelDb, firstRetained: number): Promise<void> {
+export async function clearTimesBelow(db: KvStore, firstRetained: number): Promise<void> {
   const holder = await batchAt(db, firstRetained);
   if (holder !== undefined) await db.clear({ gte: TIME_KEY_MIN, lt: timeKey(holder.firstSeq) });
 }

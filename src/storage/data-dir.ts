@@ -22,7 +22,7 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 // LevelDB's default 4 MiB memtable. It is resident memory holding bytes that are already in the
 // log and in the bitmaps: 32 MiB cost up to 0.5 B/bit at 64M bits (resident after import 2.92
 // B/bit with it, 2.77 without, bench/scale.ts), while bulk-import speed did not move beyond noise
-// (19.6M vs 18.2M bits/s there; bench/import.ts before/after in the issue 16 note).
+// (19.6M vs 18.2M bits/s there, bench/import.ts, measured before and after).
 const WRITE_BUFFER_BYTES = 4 * 1024 * 1024;
 
 export async function ensureDataDir(dir: string): Promise<void> {

@@ -114,3 +114,18 @@ export class DiskFullError extends Error {
     );
   }
 }
+
+/** A stored consumer position (mirror, replica, cluster partition) cannot be read. */
+export class PositionCorruptError extends Error {
+  override name = 'PositionCorruptError';
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+  ) {
+    super(
+      `stored consumer position ${key} is unreadable: ${reason}. Resuming from a guess could skip or repeat ` +
+        `records, so the server stops. Restore the data directory from a backup, or start a fresh one ` +
+        `that follows from the beginning.`,
+    );
+  }
+}

@@ -6,7 +6,8 @@
 import type { Logger } from 'pino';
 import { assert, AssertionError } from '../util/assert.js';
 import { type Clock, type ClockTimer, every, systemClock } from '../util/clock.js';
-import { openLevelDb, type LevelDb } from './data-dir.js';
+import { openLevelDb } from './data-dir.js';
+import type { KvBatch, KvStore } from './kv.js';
 import {
   batchAt,
   batchesFrom,
@@ -85,7 +86,7 @@ export class EventLog {
   #lastTimeMs = 0;
 
   private constructor(
-    private readonly db: LevelDb,
+    private readonly db: KvStore,
     private readonly policy: FsyncPolicy,
     private readonly logger: Logger,
     private readonly clock: Clock,
@@ -98,14 +99,22 @@ export class EventLog {
 
   /** Opens (creating if needed) the log in `dataDir`, migrates its format and recovers its tail. */
   static async open(dataDir: string, opts: EventLogOptions): Promise<EventLog> {
-    const interval = opts.fsyncIntervalMs ?? DEFAULT_FSYNC_INTERVAL_MS;
-    assert(Number.isFinite(interval) && interval > 0, `fsyncIntervalMs must be > 0, got ${interval}`);
-    const readOnly = opts.readOnly === true;
+    checkInterval(opts);
     const db = await openLevelDb(dataDir, {
       logger: opts.logger,
       acceptDataLoss: opts.acceptDataLoss,
-      mustExist: readOnly,
+      mustExist: opts.readOnly === true,
     });
+    return EventLog.openOn(db, opts);
+  }
+
+  /**
+   * The log over an opened store (the data directory's LevelDB, or the simulator's in-memory
+   * store): migrates its format and recovers its tail; closes `db` when that fails.
+   */
+  static async openOn(db: KvStore, opts: EventLogOptions): Promise<EventLog> {
+    const interval = checkInterval(opts);
+    const readOnly = opts.readOnly === true;
     try {
       if (readOnly) await checkFormat(db);
       else await runMigrations(db, opts.logger);
@@ -384,7 +393,13 @@ export class EventLog {
   }
 }
 
-function addMeta(batch: ReturnType<LevelDb['batch']>, m: MetaWrite): number {
+function checkInterval(opts: EventLogOptions): number {
+  const interval = opts.fsyncIntervalMs ?? DEFAULT_FSYNC_INTERVAL_MS;
+  assert(Number.isFinite(interval) && interval > 0, `fsyncIntervalMs must be > 0, got ${interval}`);
+  return interval;
+}
+
+function addMeta(batch: KvBatch, m: MetaWrite): number {
   assert(!RESERVED_META.has(m.key), `meta key ${m.key} is reserved for the storage layer`);
   const key = metaKey(m.key);
   if (m.value === null) {

@@ -22,5 +22,8 @@ export {
   FormatTooNewError,
   LogCorruptionError,
   LogRangeError,
+  PositionCorruptError,
   SnapshotCorruptError,
 } from './errors.js';
+export { decodeConsumerPosition, encodeConsumerPosition } from './consumer-position.js';
+export type { ClusterPosition, ConsumerPosition, MirrorPosition, ReplicaPosition } from './consumer-position.js';

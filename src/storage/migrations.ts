@@ -8,7 +8,7 @@ import m0001 from '../../migrations/0001-initial.js';
 import m0002 from '../../migrations/0002-sparse-bits.js';
 import m0003 from '../../migrations/0003-commit-times.js';
 import { assert } from '../util/assert.js';
-import type { LevelDb } from './data-dir.js';
+import type { KvStore } from './kv.js';
 import { FormatTooNewError } from './errors.js';
 import type { Migration } from './migration.js';
 import { FORMAT_VERSION_META, decodeMetaUint, encodeMetaUint, metaKey } from './keys.js';
@@ -18,13 +18,13 @@ export const MIGRATIONS: readonly Migration[] = [m0001, m0002, m0003];
 const FORMAT_KEY = metaKey(FORMAT_VERSION_META);
 
 /** The stored format version; 0 for a directory no step has touched yet. */
-export async function formatVersion(db: LevelDb): Promise<number> {
+export async function formatVersion(db: KvStore): Promise<number> {
   const raw = await db.get(FORMAT_KEY);
   return raw === undefined ? 0 : decodeMetaUint(raw, FORMAT_VERSION_META);
 }
 
 /** The stored format version, refusing one from a newer build; changes nothing. */
-export async function checkFormat(db: LevelDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number> {
+export async function checkFormat(db: KvStore, migrations: readonly Migration[] = MIGRATIONS): Promise<number> {
   const found = await formatVersion(db);
   if (found > migrations.length) throw new FormatTooNewError(db.location, found, migrations.length);
   return found;
@@ -32,7 +32,7 @@ export async function checkFormat(db: LevelDb, migrations: readonly Migration[] 
 
 /** Brings `db` up to the newest known format; refuses a directory from a newer build. */
 export async function runMigrations(
-  db: LevelDb,
+  db: KvStore,
   logger: Logger,
   migrations: readonly Migration[] = MIGRATIONS,
 ): Promise<{ from: number; to: number }> {

@@ -252,3 +252,28 @@ async function writeBody(
   await writeAll(fh, lengthField, LENGTH_OFFSET);
   return length;
 }
+
+/**
+ * A whole snapshot file in memory, byte for byte what write() stores, in a buffer aligned as
+ * readAligned's (the simulator's in-memory snapshot files, storage/memory/).
+ */
+export function encodeSnapshotFile(seq: number, chunks: Iterable<Uint8Array>, timeMs: number | undefined): Buffer {
+  // Copied as they come: a chunk may be a view the encoder reuses.
+  const parts = Array.from(chunks, (c) => c.slice());
+  const length = parts.reduce((n, c) => n + c.length, 0);
+  const file = roaring.bufferAlignedAllocUnsafe(HEADER_BYTES + length + TRAILER_BYTES, BODY_ALIGN);
+  const out = Buffer.from(file.buffer, file.byteOffset, file.byteLength);
+  MAGIC.copy(out, 0);
+  out.writeBigUInt64LE(BigInt(seq), 8);
+  out.writeBigUInt64LE(BigInt(length), LENGTH_OFFSET);
+  out.writeBigInt64LE(BigInt(timeMs ?? -1), TIME_OFFSET);
+  let at = HEADER_BYTES;
+  let crc = 0;
+  for (const c of parts) {
+    out.set(c, at);
+    at += c.length;
+    crc = crc32c(c, crc);
+  }
+  out.writeUInt32LE(crc, at);
+  return out;
+}

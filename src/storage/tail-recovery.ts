@@ -4,7 +4,7 @@
 // dropped. Damage with a valid record after it is not a torn tail: it is left for read(), which
 // refuses it, because the engine replays that range and must not skip committed events.
 import type { Logger } from 'pino';
-import type { LevelDb } from './data-dir.js';
+import type { KvStore } from './kv.js';
 import { openEnvelope } from './envelope.js';
 import { LOG_KEY_MAX, logKey, logKeySeq } from './keys.js';
 
@@ -16,7 +16,7 @@ export const DELETE_BATCH = 10_000;
  * Returns the sequence of the last valid record above `floor` (or `floor` if none) after
  * deleting, synced, every bad record that follows it (only reporting them when `readOnly`).
  */
-export async function recoverTail(db: LevelDb, floor: number, logger: Logger, readOnly = false): Promise<number> {
+export async function recoverTail(db: KvStore, floor: number, logger: Logger, readOnly = false): Promise<number> {
   const bad: Buffer[] = [];
   let lastGood = floor;
   const it = db.iterator({ gt: logKey(floor), lte: LOG_KEY_MAX, reverse: true, fillCache: false });
@@ -52,7 +52,7 @@ export async function recoverTail(db: LevelDb, floor: number, logger: Logger, re
 }
 
 /** Deletes `keys` (given newest first) in synced batches, so the log stays a prefix throughout. */
-export async function deleteKeys(db: LevelDb, keys: readonly Buffer[]): Promise<void> {
+export async function deleteKeys(db: KvStore, keys: readonly Buffer[]): Promise<void> {
   for (let i = 0; i < keys.length; i += DELETE_BATCH) {
     const batch = db.batch();
     for (const key of keys.slice(i, i + DELETE_BATCH)) batch.del(key);

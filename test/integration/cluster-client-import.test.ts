@@ -45,9 +45,10 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
       ) as FragmentNode[];
       const ids = named.map((x) => x.id);
       const p = referencePartitionOf('p', s, c.partitions);
-      expect(new Set(ids), `shard ${s} (partition ${p}) named by node ${asked.n}`).toEqual(
-        new Set(owners(map, p, c.replicas)),
-      );
+      // One holder (a client sends the shard to every node named: once), the asked one when it holds it.
+      expect(ids, `shard ${s} (partition ${p}) named by node ${asked.n}`).toHaveLength(1);
+      expect(owners(map, p, c.replicas)).toContain(ids[0]);
+      if (owners(map, p, c.replicas).includes(asked.id)) expect(ids[0]).toBe(asked.id);
       for (const x of named) {
         const node = byId.get(x.id);
         expect(node, `fragment node ${x.id} is a member`).toBeDefined();

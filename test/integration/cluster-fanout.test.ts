@@ -361,10 +361,13 @@ describe('query fan-out over real nodes', () => {
     // node2 holds partitions 1, 2, 4, 5 (shards up to 7); shards 9 and BIG_SHARD are in partition 3.
     const view = new StaticView(nodes[2].member, () => members, holdersR(2), 2);
     expect(await nodes[2].server.engine.read(maxShards)).toEqual({ i: 7 });
-    expect(await clusterMaxShards(view, () => nodes[2].server.engine.read(maxShards))).toEqual({ i: BIG_SHARD });
+    const local = async () => ({ standard: await nodes[2].server.engine.read(maxShards), inverse: {} });
+    expect(await clusterMaxShards(view, local)).toEqual({ standard: { i: BIG_SHARD }, inverse: {} });
+    // This node's own answer names its index in the inverse maxima too (0: no inverse views), as
+    // one node's /slices/max does.
     const answer = shardsMaxAnswer(view, nodes[2].server.engine);
-    expect(await answer({})).toEqual({ standard: { i: BIG_SHARD } });
-    expect(await answer({ local: 'true' })).toEqual({ standard: { i: 7 } });
+    expect(await answer({})).toEqual({ standard: { i: BIG_SHARD }, inverse: { i: 0 } });
+    expect(await answer({ local: 'true' })).toEqual({ standard: { i: 7 }, inverse: { i: 0 } });
   });
 
   it('a holder that lags behind the end offsets is passed over for the next holder', async () => {

@@ -25,6 +25,7 @@ const depcruise = (): { status: number | null; out: string } =>
     '.dependency-cruiser.cjs',
   ]);
 const docPaths = (): { status: number | null; out: string } => run([join(dir, 'scripts/check-doc-paths.mjs'), dir]);
+const clockEnv = (): { status: number | null; out: string } => run([join(dir, 'scripts/check-clock-env.mjs'), dir]);
 
 beforeAll(() => {
   dir = tempDir('bitledger-lint-');
@@ -52,6 +53,8 @@ describe('npm run lint', () => {
     expect(deps.status, deps.out).toBe(0);
     const docs = docPaths();
     expect(docs.status, docs.out).toBe(0);
+    const clock = clockEnv();
+    expect(clock.status, clock.out).toBe(0);
   }, 180_000);
 
   it('fails on an upward import, a cycle, apply() or an engine internal outside the engine, http/ ↔ kafka/, and a missing documented path', () => {
@@ -101,4 +104,37 @@ describe('npm run lint', () => {
     expect(docs.status).toBe(1);
     expect(docs.out).toContain('src/engine/no-such-file.ts');
   }, 180_000);
+
+  it('fails on a clock or environment read outside the Clock port, and on an async scope near the write path', () => {
+    const before = clockEnv();
+    expect(before.status, before.out).toBe(0);
+    // Reads inside comments and strings are not code: still clean.
+    appendFileSync(
+      join(dir, 'src/state/digest.ts'),
+      "\n// Date.now() in a comment\nexport const TEXT_FOR_TEST = 'process.env';\n",
+    );
+    expect(clockEnv().status).toBe(0);
+    const cases: [string, string, string][] = [
+      ['src/engine/retention.ts', 'export const a = (): number => Date.now();', 'Date.now()'],
+      ['src/engine/commit-queue.ts', 'export const b = (): Date => new Date();', 'new Date() without arguments'],
+      ['src/executor/budget.ts', 'export const c = (): number => performance.now();', 'performance.now()'],
+      ['src/engine/engine.ts', 'export const d = (): string | undefined => process.env.HOME;', 'process.env'],
+      ['src/http/app.ts', 'export const e = (): string => Date();', 'Date() called as a function'],
+      ['src/service/schema-service.ts', "export { AsyncLocalStorage as S } from 'node:async_hooks';", 'async scope'],
+      [
+        'src/kafka/request-writes.ts',
+        "export type { Engine as E } from '../engine/engine.js';",
+        'imports the write path',
+      ],
+    ];
+    for (const [file, line] of cases) appendFileSync(join(dir, file), `\n${line}\n`);
+    // Allowed where time and settings are read.
+    appendFileSync(join(dir, 'src/config/settings.ts'), '\nexport const nowForTest = (): number => Date.now();\n');
+    const after = clockEnv();
+    expect(after.status).toBe(1);
+    for (const [file] of cases) expect(after.out).toContain(file);
+    for (const [, , what] of cases) expect(after.out).toContain(what);
+    expect(after.out).not.toContain('src/config/settings.ts');
+    expect(after.out).not.toContain('src/state/digest.ts');
+  });
 });

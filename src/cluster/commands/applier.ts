@@ -24,14 +24,15 @@ import { commandMarkKey } from '../../state/holder.js';
 import { parseQuery } from '../../service/query-service.js';
 import { runQuery } from '../../service/query/index.js';
 import type { SchemaService } from '../../service/schema-service.js';
+import { FrameService } from '../../service/legacy/frame-service.js';
 import { assignKeys } from '../../service/write-model/keys.js';
 import { LIMITS } from '../../config/limits.js';
 import { decideDefine, decideDelete, decideOffsets, decideRunning } from '../../kafka/ingest-decide.js';
-import type { Command, CommandResult, LogCommand, MetaCommand, SchemaOp } from './command.js';
+import type { Command, CommandResult, FrameOp, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
 import { markImportExistence, markSetExistence, namesAny, newerThan } from './incarnations.js';
 import { decideInstall, installedMark, readPartitionSnapshot } from './partition-snapshot.js';
-import { decodeStoredPosition, encodePosition } from './position.js';
+import { decodeStoredPosition, encodePosition, positionText } from './position.js';
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
 import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from '../types.js';
@@ -109,6 +110,7 @@ export class CommandApplier implements CommandSink {
   private readonly closed = new Set<string>();
   private readonly until: number | undefined;
   private readonly waitMeta: (next: string, signal: AbortSignal) => Promise<void>;
+  private readonly frames: FrameService;
 
   constructor(
     private readonly parts: ApplierParts,
@@ -118,12 +120,14 @@ export class CommandApplier implements CommandSink {
     this.metaWaitMs = opts.metaWaitMs ?? 30_000;
     this.until = opts.until;
     this.waitMeta = opts.waitMeta ?? ((next, signal) => this.waitApplied('meta', 0, next, signal));
+    this.frames = new FrameService(parts.engine);
   }
 
   /** Reads the durable positions of these partitions (call once at start, before any deliver). */
   async load(topic: ClusterTopic, partitions: readonly number[]): Promise<void> {
     for (const p of partitions) {
-      const stored = decodeStoredPosition(await this.parts.engine.cursors.get(positionKey(topic, p)));
+      const key = positionKey(topic, p);
+      const stored = decodeStoredPosition(await this.parts.engine.cursors.get(key), key);
       this.appliedAfter.set(`${topic}/${p}`, new Set(stored.appliedAfter));
       this.setPosition(topic, p, stored.next);
     }
@@ -247,7 +251,7 @@ export class CommandApplier implements CommandSink {
       topic,
       partition,
       offset: a.lastOffset,
-      position: Buffer.from(cursors[0].value).toString('utf8'),
+      position: positionText({ next: after, appliedAfter: kept }),
       timeMs: time,
     } as const;
     let result: CommandResult;
@@ -291,6 +295,8 @@ export class CommandApplier implements CommandSink {
     switch (cmd.kind) {
       case 'schema':
         return this.runSchema(cmd.schema, ctx).then(() => null);
+      case 'frame':
+        return this.runFrame(cmd.frame, ctx).then(() => null);
       case 'keys':
         return this.runKeys(cmd, ctx);
       case 'attrs':
@@ -344,6 +350,26 @@ export class CommandApplier implements CommandSink {
         return schema.deleteField(s.index, s.field, ctx);
       case 'applySchema':
         return schema.applySchema(s.indexes, ctx);
+    }
+  }
+
+  private runFrame(f: FrameOp, ctx: CommitContext): Promise<void> {
+    const frames = this.frames;
+    switch (f.op) {
+      case 'createLegacyIndex':
+        return frames.createLegacyIndex(f.index, f.options, f.legacy, ctx);
+      case 'createFrame':
+        return frames.createFrame(f.index, f.frame, f.input, ctx);
+      case 'deleteFrame':
+        return frames.deleteFrame(f.index, f.frame, ctx);
+      case 'setIndexTimeQuantum':
+        return frames.setIndexTimeQuantum(f.index, f.quantum, ctx);
+      case 'setFrameTimeQuantum':
+        return frames.setFrameTimeQuantum(f.index, f.frame, f.quantum, ctx, false);
+      case 'createFrameField':
+        return frames.createFrameField(f.index, f.frame, f.field, ctx);
+      case 'deleteFrameField':
+        return frames.deleteFrameField(f.index, f.frame, f.name, ctx);
     }
   }
 

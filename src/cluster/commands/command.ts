@@ -4,6 +4,7 @@
 // shards, with the meta offset their writer had applied. The wire form is in command-codec.ts.
 import type { FieldOptions, IndexOptions } from '../../domain/types.js';
 import type { IngestSpec } from '../../kafka/ingest-spec.js';
+import type { FrameIntField, FrameOptionsInput } from '../../service/legacy/frame-options.js';
 
 export type SchemaOp =
   | { op: 'createIndex'; index: string; options: IndexOptions }
@@ -21,8 +22,24 @@ export type SchemaOp =
       indexes: { name: string; options: IndexOptions; fields: { name: string; options: FieldOptions }[] }[];
     };
 
+/** 0.x frame writes (service/legacy/frame-service.ts), one FrameService use case each. */
+export type FrameOp =
+  | {
+      op: 'createLegacyIndex';
+      index: string;
+      options: IndexOptions;
+      legacy: { columnLabel?: string; timeQuantum?: string };
+    }
+  | { op: 'createFrame'; index: string; frame: string; input: FrameOptionsInput }
+  | { op: 'deleteFrame'; index: string; frame: string }
+  | { op: 'setIndexTimeQuantum'; index: string; quantum: string }
+  | { op: 'setFrameTimeQuantum'; index: string; frame: string; quantum: string }
+  | { op: 'createFrameField'; index: string; frame: string; field: FrameIntField }
+  | { op: 'deleteFrameField'; index: string; frame: string; name: string };
+
 export type MetaCommand =
   | { kind: 'schema'; schema: SchemaOp }
+  | { kind: 'frame'; frame: FrameOp }
   /** Keys to translate: the index's column keys, and row keys per field (new ones get IDs). */
   | { kind: 'keys'; index: string; columns: string[]; rows: { field: string; keys: string[] }[] }
   /** SetRowAttrs/SetColumnAttrs calls (PQL text, keys already translated by an earlier command). */

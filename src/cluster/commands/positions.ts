@@ -19,10 +19,8 @@ export class Positions {
   /** Reads the stored positions of NAME.meta and every partition of NAME.log. */
   static async load(engine: Engine, partitions: number): Promise<Positions> {
     const out = new Positions();
-    out.at.set(positionKey('meta', 0), decodePosition(await engine.cursors.get(positionKey('meta', 0))));
-    for (let p = 0; p < partitions; p++) {
-      out.at.set(positionKey('log', p), decodePosition(await engine.cursors.get(positionKey('log', p))));
-    }
+    const keys = [positionKey('meta', 0), ...Array.from({ length: partitions }, (_, p) => positionKey('log', p))];
+    for (const key of keys) out.at.set(key, decodePosition(await engine.cursors.get(key), key));
     return out;
   }
 

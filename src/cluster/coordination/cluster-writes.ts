@@ -21,6 +21,8 @@ export interface ClusterWritesParts {
   clock?: Clock;
   /** How long an acknowledgment waits after Kafka's (reads/cluster-ends.ts; default FRESH_MS). */
   hold?: AckHold;
+  /** How long a request waits for this node to apply earlier meta changes (default 10 s). */
+  metaSyncMs?: number;
 }
 
 export class ClusterWrites {
@@ -49,6 +51,23 @@ export class ClusterWrites {
    */
   stamp(): number {
     return Math.max((this.parts.clock ?? systemClock).now(), this.parts.applier.metaTime());
+  }
+
+  /**
+   * Read-your-writes for schema and keys: resolves once this node has applied every meta command
+   * acknowledged before the call (the meta topic's end, read now). A field created at another
+   * node just before is known here after it. Bounded: past metaSyncMs, 503.
+   */
+  async caughtUpMeta(): Promise<void> {
+    const ms = this.parts.metaSyncMs ?? 10_000;
+    const end = await this.parts.view.metaEndOffset();
+    if (this.parts.view.position('meta', 0) >= BigInt(end)) return;
+    await this.parts.view.waitApplied('meta', 0, end, AbortSignal.timeout(ms)).catch(() => {
+      throw new DomainError(
+        'unavailable',
+        `cluster: this node has not applied the schema and key changes acknowledged before the request (meta offset ${end}) within ${ms} ms; try again or ask another node`,
+      );
+    });
   }
 
   /** Runs a meta command: produced, applied here, answered with this node's result. */

@@ -48,7 +48,12 @@ export class ClusterQueryService {
   ) {}
 
   async execute(index: string, text: string, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<Answer> {
-    const { parsed, legacy, calls, query } = this.accept(index, text);
+    // A write (or a 0.x query, rewritten with the frames' metadata) is validated against this
+    // node's schema: first every meta change acknowledged before it (read-your-writes). A read
+    // waits for the same in the fan-out, after one ListOffsets for both topics.
+    const parsed = parseBounded(text);
+    if (hasLegacyCall(parsed) || parsed.calls.some(isWriteCall)) await this.writes.caughtUpMeta();
+    const { legacy, calls, query } = this.accept(index, parsed);
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     const steps = await this.engine.read((h) => compileQuery(lookupIndex(h, index), query, opts, limits));
     if (steps === undefined) return { response: await this.reads(index, query, opts, req), legacy, calls };
@@ -84,21 +89,18 @@ export class ClusterQueryService {
       throw badRequest(
         "atSeq names a sequence of one node's log and a cluster has no single sequence: read the past with atTime in cluster mode",
       );
-    const { legacy, calls, query } = this.accept(index, text);
+    const { legacy, calls, query } = this.accept(index, parseBounded(text));
     if (query.calls.some(isWriteCall))
       throw badRequest('atSeq/atTime queries are read-only: a write cannot change the past');
     return { response: await this.reads(index, query, opts, req, target.timeMs), legacy, calls };
   }
 
-  /** What every query goes through first: the size limit, parsing, 0.x spellings and names. */
-  private accept(index: string, text: string): { parsed: Query; legacy: boolean; calls: string[]; query: Query } {
-    if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
-      throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
-    const parsed = parseQuery(text);
+  /** What every parsed query goes through: 0.x spellings and names. */
+  private accept(index: string, parsed: Query): { legacy: boolean; calls: string[]; query: Query } {
     const legacy = hasLegacyCall(parsed);
     if (legacy) checkLegacyRelease(this.release, parsed);
     const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
-    return { parsed, legacy, calls: parsed.calls.map((c) => c.name), query };
+    return { legacy, calls: parsed.calls.map((c) => c.name), query };
   }
 
   private async writeRun(
@@ -160,6 +162,13 @@ export class ClusterQueryService {
 }
 
 type Run = { kind: 'read' | 'write'; at: number[] };
+
+/** The size limit, then the parse. */
+function parseBounded(text: string): Query {
+  if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
+    throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
+  return parseQuery(text);
+}
 
 /** Consecutive calls of one kind, in order. */
 function runs(steps: readonly Step[]): Run[] {

@@ -13,6 +13,8 @@ import { SchemaService } from '../../service/schema-service.js';
 import { CommandApplier } from '../commands/applier.js';
 import { ClusterWrites } from './cluster-writes.js';
 import { ClusterImportService } from './import-coordinator.js';
+import { ClusterKeyService } from './key-coordinator.js';
+import { readYourWritesHook } from './read-your-writes.js';
 import { ClusterProducer } from '../commands/producer.js';
 import { clusterResultRoute } from './result-route.js';
 import { ClusterSchemaService } from './schema-coordinator.js';
@@ -37,8 +39,13 @@ export interface ClusterWritePath {
   producer: ClusterProducer;
   writes: ClusterWrites;
   /** For buildHttpApp's context in place of the local services. */
-  services: { query: ClusterQueryService; schema: ClusterSchemaService; imports: ClusterImportService };
-  /** Registers GET /internal/cluster/result on the node's HTTP app. */
+  services: {
+    query: ClusterQueryService;
+    schema: ClusterSchemaService;
+    imports: ClusterImportService;
+    keys: ClusterKeyService;
+  };
+  /** Registers GET /internal/cluster/result, and the read-your-writes wait of schema-bound routes. */
   routes(app: FastifyInstance): void;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -68,9 +75,12 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       query: new ClusterQueryService(engine, writes, parts.reads, parts.legacyRelease ?? ''),
       schema: new ClusterSchemaService(engine, writes),
       imports: new ClusterImportService(engine, writes),
+      keys: new ClusterKeyService(engine, writes),
     },
-    routes: (app) =>
-      clusterResultRoute(app, { results: applier.results, waitApplied: (t, p, n, s) => view.waitApplied(t, p, n, s) }),
+    routes: (app) => {
+      clusterResultRoute(app, { results: applier.results, waitApplied: (t, p, n, s) => view.waitApplied(t, p, n, s) });
+      readYourWritesHook(app, writes);
+    },
     start: () => producer.start(),
     stop: () => producer.stop(),
   };

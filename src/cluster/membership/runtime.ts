@@ -20,6 +20,8 @@ import type { ClusterView, CommandSink, Member } from '../types.js';
 import { Takeover } from './takeover.js';
 import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
+import { MemberHealth } from './health.js';
+import { systemClock } from '../../util/clock.js';
 
 export { clusterSettings } from '../settings.js';
 export type { ClusterView, CommandSink } from '../types.js';
@@ -38,6 +40,13 @@ export class ClusterRuntime {
   private readonly meta: MetaFollower;
   /** Takeovers from snapshots (GET /cluster lists the last ones). */
   readonly takeover: Takeover;
+  /** Which other members answer now (membership/health.ts). */
+  readonly health: MemberHealth;
+  /**
+   * More reasons for a DEGRADED cluster state than partitions short of live holders (membership/
+   * status.ts collects them): each returns its reason, or undefined while all is well.
+   */
+  readonly degradedReasons: (() => string | undefined)[] = [];
 
   private made: CommandSink | undefined;
 
@@ -83,6 +92,13 @@ export class ClusterRuntime {
         ),
       logger,
     });
+    this.health = new MemberHealth({
+      others: () => (this.membership.map()?.members ?? []).filter((m) => m.id !== this.self.id),
+      fetch: (url, init) => this.view.rawFetch(url, init),
+      clock: systemClock,
+      onChange: (id, down) =>
+        logger.warn({ member: id }, down ? 'cluster: member stopped answering' : 'cluster: member answers again'),
+    });
     this.view = new NodeView(
       settings.name,
       self,
@@ -93,6 +109,7 @@ export class ClusterRuntime {
       positions,
       ends,
       new ClusterEnds(ends, topics),
+      this.health,
       settings.memberToken,
     );
     const takeover = new Takeover(this.view, install, logger);
@@ -144,6 +161,7 @@ export class ClusterRuntime {
     );
     this.meta.start();
     this.membership.start();
+    this.health.start();
   }
 
   get member(): Member {
@@ -173,6 +191,7 @@ export class ClusterRuntime {
    */
   async stop(handOverMs = HAND_OVER_MS): Promise<boolean> {
     let handedOver = false;
+    this.health.stop();
     if (this.started && handOverMs > 0) {
       handedOver = await this.membership.handOver(handOverMs).catch(() => false);
       this.logger.info({ handedOver }, 'cluster: leaving');

@@ -3,6 +3,7 @@
 import { DomainError } from '../../domain/errors.js';
 import type { ClusterEnds } from '../reads/cluster-ends.js';
 import type { EndOffsets } from '../reads/end-offsets.js';
+import { isRefused, isUnreachable, type MemberHealth } from './health.js';
 import type { Membership } from './membership.js';
 import { partitionOf } from './partition.js';
 import type { Positions } from '../commands/positions.js';
@@ -23,15 +24,36 @@ export class NodeView implements ClusterView {
     private readonly positions: Positions,
     private readonly ends: EndOffsets,
     private readonly readEnds: ClusterEnds,
+    /** Which members answer now (probes and failed calls). */
+    readonly health: MemberHealth,
     /** The members' bearer token (--auth-token-file); undefined: none. */
     private readonly token?: string,
   ) {}
 
-  memberFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  /** A call to a member; one that cannot connect counts against the member's health. */
+  async memberFetch(url: string, init: RequestInit = {}): Promise<Response> {
+    try {
+      return await this.rawFetch(url, init);
+    } catch (err) {
+      if (isUnreachable(err)) {
+        const m = this.map()?.members.find((x) => url.startsWith(`${x.url}/`));
+        if (m !== undefined && m.id !== this.self.id) this.health.failed(m.id, isRefused(err));
+      }
+      throw err;
+    }
+  }
+
+  /** A call to a member with the members' token, and nothing else. */
+  rawFetch(url: string, init: RequestInit = {}): Promise<Response> {
     if (this.token === undefined) return fetch(url, init);
     const headers = new Headers(init.headers);
     headers.set('authorization', `Bearer ${this.token}`);
     return fetch(url, { ...init, headers });
+  }
+
+  /** Whether a member answers (this node always does). */
+  isLive(id: string): boolean {
+    return id === this.self.id || !this.health.isDown(id);
   }
 
   /** This node (its URL is known once the port is bound). */
@@ -47,7 +69,11 @@ export class NodeView implements ClusterView {
     return this.membership.map();
   }
 
-  /** This node (when caught up), caught-up holders, then those still restoring, this node last. */
+  /**
+   * This node (when caught up), live caught-up holders, then live ones still restoring, then
+   * this node when restoring, then members that stopped answering (tried last, not skipped: a
+   * probe may be wrong under load, and a call to them costs a connection refused).
+   */
   holders(p: number): Member[] {
     const m = this.map();
     if (m === undefined) return [];
@@ -55,12 +81,13 @@ export class NodeView implements ClusterView {
     const restoring = new Set(m.restoring?.[p] ?? []);
     const selfId = this.self.id;
     const selfReady = this.membership.holds(p) && this.membership.isCaughtUp(p);
-    const others = ids.filter((id) => id !== selfId);
+    const others = ids.filter((id) => id !== selfId && !this.health.isDown(id));
     const order = [
       ...(selfReady ? [selfId] : []),
       ...others.filter((id) => !restoring.has(id)),
       ...others.filter((id) => restoring.has(id)),
       ...(!selfReady && this.membership.holds(p) ? [selfId] : []),
+      ...ids.filter((id) => id !== selfId && this.health.isDown(id)),
     ];
     const byId = new Map(m.members.map((x) => [x.id, x]));
     byId.set(selfId, this.self);

@@ -19,7 +19,7 @@ import { EventLog, SnapshotStore } from '../../storage/index.js';
 import { systemClock } from '../../util/clock.js';
 import { CommandApplier } from '../commands/applier.js';
 import { Feed } from '../commands/feed.js';
-import { decodeStoredPosition } from '../commands/position.js';
+import { decodeStoredPosition, positionFromText } from '../commands/position.js';
 import { Positions } from '../commands/positions.js';
 import { partitionOf } from '../membership/partition.js';
 import { clusterTopics } from '../membership/topics.js';
@@ -70,7 +70,7 @@ export async function restoreCluster(o: ClusterRestoreOptions): Promise<{ comman
       o.logger,
       (err) => o.logger.error({ err: String(err) }, 'restore: storage failed'),
     );
-    const cursors = [...plan.positions].map(([key, value]) => ({ key, value: Buffer.from(value, 'utf8') }));
+    const cursors = [...plan.positions].map(([key, value]) => ({ key, value: positionFromText(value) }));
     if (cursors.length > 0) await engine.commit({ cursors, origin: 'cluster' });
     const applier = new CommandApplier(
       {
@@ -125,7 +125,7 @@ function checkHeld(name: string, ends: TopicEnds, positions: ReadonlyMap<string,
   const check = (topic: ClusterTopic, held: Map<number, [bigint, bigint]>): void => {
     for (const [p, [low]] of held) {
       const start = positions.get(positionKey(topic, p));
-      const from = start === undefined ? 0n : decodeStoredPosition(Buffer.from(start, 'utf8')).next;
+      const from = start === undefined ? 0n : decodeStoredPosition(Buffer.from(start, 'utf8'), 'backup mark').next;
       if (from < low)
         throw new ClusterRestoreError(
           `restore: ${name}.${topic} partition ${p} starts at offset ${low} (older records were deleted by the topic's retention), and the restore needs it from ${from}: restore from a backup taken after offset ${low}`,

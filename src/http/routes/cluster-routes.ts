@@ -19,7 +19,8 @@ export function clusterRoutes(app: FastifyInstance, ctx: HttpContext): void {
       ...((ctx.statusExtras?.() ?? {}) as Record<string, never>),
     }),
   );
-  app.get('/internal/nodes', async (_req, reply) => sendJson(reply, [nodeJson() as never]));
+  // Cluster mode: every member, as in /status.
+  app.get('/internal/nodes', async (_req, reply) => sendJson(reply, (ctx.clusterNodes?.() ?? [nodeJson()]) as never));
   app.get('/version', async (_req, reply) => sendJson(reply, { version: ctx.version }));
   app.get('/info', async (_req, reply) => {
     const cpus = os.cpus();

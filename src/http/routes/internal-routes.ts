@@ -14,7 +14,7 @@ import { nodeJson } from './legacy-node-json.js';
 type Query = Record<string, string>;
 
 export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const keys = new KeyService(ctx.engine);
+  const keys = ctx.keys ?? new KeyService(ctx.engine);
   // TranslateKeysRequest → TranslateKeysResponse; unknown keys get new IDs (one KeysAssigned).
   app.post('/internal/translate/keys', async (req, reply) => {
     if (!isProtobuf(req.headers['content-type'])) throw new DomainError('unsupported_media', 'Unsupported media type');
@@ -41,7 +41,12 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
   // Pilosa registers this route's validator under a misspelt name: any argument is accepted.
   app.get('/internal/shards/max', async (req, reply) => {
     const cluster = ctx.shardsMax;
-    if (cluster !== undefined) return sendJson(reply, await cluster(req.query as Record<string, string | undefined>));
+    if (cluster !== undefined) {
+      const q = req.query as Record<string, string | undefined>;
+      const r = await cluster(q);
+      // A member (?local=true) also gets the inverse maxima (0.x /slices/max); clients Pilosa's shape.
+      return sendJson(reply, q.local === 'true' ? r : { standard: r.standard });
+    }
     return sendJson(reply, { standard: await ctx.engine.read(maxShards) });
   });
 }

@@ -17,7 +17,7 @@ type FieldParams = FrameParams & { field: string };
 const EMPTY = {};
 
 export function legacyFrameRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const frames = new FrameService(ctx.engine);
+  const frames = ctx.frames ?? new FrameService(ctx.engine);
 
   app.post<{ Params: FrameParams }>('/index/:index/frame/:frame', async (req, reply) => {
     await frames.createFrame(req.params.index, req.params.frame, parseFrameBody(jsonBody(req.body)));

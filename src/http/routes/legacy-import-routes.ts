@@ -12,7 +12,7 @@ import { bodyBuffer, isProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 
 export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const legacy = new LegacyImportService(ctx.engine, ctx.imports);
+  const legacy = ctx.legacyImports ?? new LegacyImportService(ctx.engine, ctx.imports);
   app.post('/import', async (req, reply) => {
     checkHeaders(req.headers['content-type'], req.headers.accept);
     const b = await decodeImportRequestAsync(bodyBuffer(req.body));

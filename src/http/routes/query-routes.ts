@@ -4,9 +4,13 @@ import { parseDurationMs } from '../../config/config.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { notValidArgument } from '../../domain/messages.js';
 import { checkShard, parseShard } from '../../domain/shard.js';
+import { isDateTime } from '../../domain/time-quantum.js';
 import type { QueryOptions } from '../../executor/result.js';
 import { parseTimeArg, type Target } from '../../engine/history.js';
-import { decodeQueryRequest, encodeQueryResponse } from '../../encoding/public-proto.js';
+import { decodeQueryRequest, encodeQueryResponse, queryResponseProtoPieces } from '../../encoding/public-proto.js';
+import { queryJsonChunks } from '../../encoding/query-json-chunks.js';
+import { roughAnswerBytes } from '../../executor/answer-size.js';
+import { SLICED_FROM_BYTES, sendSliced } from '../answer-writer.js';
 import { queryResponseJson } from '../../encoding/query-json.js';
 import { bodyBuffer, boolArg, isProtobuf, parseUint, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
@@ -70,12 +74,19 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
           throw err;
         });
+        const legacyNames = legacy || req.query.slices !== undefined;
+        if (roughAnswerBytes(response) >= SLICED_FROM_BYTES) {
+          await (protoOut
+            ? sendSliced(reply, 'application/protobuf', queryResponseProtoPieces(response))
+            : sendSliced(reply, 'application/json; charset=utf-8', queryJsonChunks(response, legacyNames, calls)));
+          return reply;
+        }
         if (protoOut)
           return reply
             .code(200)
             .type('application/protobuf')
             .send(Buffer.from(encodeQueryResponse(response)));
-        return sendJson(reply, queryResponseJson(response, legacy || req.query.slices !== undefined, calls));
+        return sendJson(reply, queryResponseJson(response, legacyNames, calls));
       } catch (err) {
         if (protoOut && err instanceof DomainError) return sendProtoError(reply, err);
         throw err;
@@ -136,6 +147,10 @@ function pastTarget(q: Record<string, string>): Target | undefined {
     const timeMs = parseTimeArg(q.atTime);
     if (timeMs === undefined)
       throw badRequest('atTime should be an RFC 3339 time (2026-11-24T14:03:00Z) or Unix seconds');
+    if (!isDateTime(timeMs))
+      throw badRequest(
+        `atTime ${q.atTime} is outside the times this server can represent (±8.64e15 ms from 1970, years -271821 to 275760)`,
+      );
     return { timeMs };
   }
   return undefined;

@@ -1,6 +1,7 @@
 // Legacy frame use cases (0.5–0.10): a frame is a current field (set, or time when it has a
 // time quantum) plus LegacyMetaSet metadata; its int fields are int fields `<frame>_<name>`.
-// Each use case decides all its events in one engine.write, validating before emitting.
+// Each use case decides all its events in one engine.commit, validating before emitting. In
+// cluster mode each is one meta command, and the command applier passes its CommitContext.
 import { badRequest, conflict } from '../../domain/errors.js';
 import {
   fieldExists,
@@ -34,6 +35,8 @@ import {
   setIndexTimeQuantum,
 } from './legacy-meta.js';
 import type { ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
+import type { CommitContext } from '../../engine/ports.js';
+import { incarnation } from '../schema-service.js';
 
 export interface FrameIntFieldInfo {
   name: string;
@@ -50,13 +53,15 @@ export class FrameService {
     index: string,
     options: IndexOptions,
     legacy: { columnLabel?: string; timeQuantum?: string },
+    ctx: CommitContext = {},
   ): Promise<void> {
     validateName(index);
     if (legacy.columnLabel !== undefined) validateLabel(legacy.columnLabel, 'columnLabel');
     return this.engine.commit({
+      ...ctx,
       decide: (h, sink) => {
         if (h.index(index)) throw indexExists();
-        sink.emit({ type: 'IndexCreated', index, options });
+        sink.emit({ type: 'IndexCreated', index, options, ...incarnation(ctx) });
         if (legacy.columnLabel !== undefined && legacy.columnLabel !== DEFAULT_COLUMN_LABEL)
           sink.emit(setColumnLabel(index, legacy.columnLabel));
         if (legacy.timeQuantum !== undefined && legacy.timeQuantum !== '')
@@ -65,20 +70,23 @@ export class FrameService {
     });
   }
 
-  createFrame(index: string, frame: string, input: FrameOptionsInput): Promise<void> {
+  createFrame(index: string, frame: string, input: FrameOptionsInput, ctx: CommitContext = {}): Promise<void> {
     validateName(frame);
     return this.engine.commit({
+      ...ctx,
       decide: (h, sink) => {
         const idx = indexOf(h, index);
         if (idx.field(frame)) throw frameExists();
-        for (const e of frameEvents(idx, frame, input)) sink.emit(e);
+        for (const e of frameEvents(idx, frame, input))
+          sink.emit(e.type === 'FieldCreated' ? { ...e, ...incarnation(ctx) } : e);
       },
     });
   }
 
   /** 0.x ignored deleting a missing frame; a missing index is still an error. */
-  deleteFrame(index: string, frame: string): Promise<void> {
+  deleteFrame(index: string, frame: string, ctx: CommitContext = {}): Promise<void> {
     return this.engine.commit({
+      ...ctx,
       decide: (h, sink) => {
         const idx = indexOf(h, index);
         if (!idx.field(frame)) return;
@@ -95,8 +103,9 @@ export class FrameService {
   }
 
   /** PATCH /index/{i}/time-quantum: the default for frames created later without one. */
-  setIndexTimeQuantum(index: string, q: string): Promise<void> {
+  setIndexTimeQuantum(index: string, q: string, ctx: CommitContext = {}): Promise<void> {
     return this.engine.commit({
+      ...ctx,
       decide: (h, sink) => {
         indexOf(h, index);
         sink.emit(setIndexTimeQuantum(index, q));
@@ -109,8 +118,19 @@ export class FrameService {
    * so changing it re-creates the field: allowed only while the frame holds no bits, row
    * attributes or row keys (the 0.x docs: "call at most once, right after creating the frame").
    */
-  setFrameTimeQuantum(index: string, frame: string, q: string): Promise<void> {
+  setFrameTimeQuantum(
+    index: string,
+    frame: string,
+    q: string,
+    ctx: CommitContext = {},
+    /**
+     * Whether this node's bits count as the frame's data. A cluster holder has only its shards'
+     * bits, and every holder must decide alike: there the coordinator asks the cluster first.
+     */
+    localBits = true,
+  ): Promise<void> {
     return this.engine.commit({
+      ...ctx,
       decide: (h, sink) => {
         const idx = indexOf(h, index);
         const field = idx.field(frame);
@@ -119,7 +139,8 @@ export class FrameService {
         if (field.options.type !== 'set' && field.options.type !== 'time')
           throw badRequest(`frame ${frame} is a ${field.options.type} field; its time quantum cannot be set`);
         if (field.options.timeQuantum !== q) {
-          const hasData = [...field.views.values()].some((v) => [...v.fragments.values()].some((f) => !f.isEmpty));
+          const hasData =
+            localBits && [...field.views.values()].some((v) => [...v.fragments.values()].some((f) => !f.isEmpty));
           if (hasData || field.rowAttrs.size > 0 || (idx.rowKeys.get(frame)?.size ?? 0) > 0) {
             throw badRequest(`the time quantum of frame ${frame} can only be changed while it holds no data`);
           }
@@ -132,7 +153,7 @@ export class FrameService {
             keys: field.options.keys,
           };
           sink.emit({ type: 'FieldDeleted', index, field: frame });
-          sink.emit({ type: 'FieldCreated', index, field: frame, options });
+          sink.emit({ type: 'FieldCreated', index, field: frame, options, ...incarnation(ctx) });
         }
         sink.emit(setFrameMeta(index, frame, { ...meta, timeQuantum: q }));
       },
@@ -140,22 +161,24 @@ export class FrameService {
   }
 
   /** POST /index/{i}/frame/{f}/field/{name}: int field `<f>_<name>`. */
-  createFrameField(index: string, frame: string, f: FrameIntField): Promise<void> {
+  createFrameField(index: string, frame: string, f: FrameIntField, ctx: CommitContext = {}): Promise<void> {
     const { name, options } = intFieldOptions(frame, f);
     return this.engine.commit({
+      ...ctx,
       decide: (h, sink) => {
         const idx = indexOf(h, index);
         if (!idx.field(frame)) throw frameNotFound();
         const meta = frameMetaOrDefault(idx, frame);
         if (meta.fields.includes(f.name) || idx.field(name)) throw fieldExists();
-        sink.emit({ type: 'FieldCreated', index, field: name, options });
+        sink.emit({ type: 'FieldCreated', index, field: name, options, ...incarnation(ctx) });
         sink.emit(setFrameMeta(index, frame, { ...meta, fields: [...meta.fields, f.name] }));
       },
     });
   }
 
-  deleteFrameField(index: string, frame: string, name: string): Promise<void> {
+  deleteFrameField(index: string, frame: string, name: string, ctx: CommitContext = {}): Promise<void> {
     return this.engine.commit({
+      ...ctx,
       decide: (h, sink) => {
         const idx = indexOf(h, index);
         if (!idx.field(frame)) throw frameNotFound();

@@ -120,7 +120,6 @@ export function runQueryAsync(
   indexName: string,
   query: Query,
   opts: QueryOptions,
-  _limits?: QueryLimits,
   o?: AsyncReadOptions,
 ): Promise<QueryResponse> {
   return executeQueryAsync(holder, indexName, query, opts, o);

@@ -25,7 +25,7 @@ describe('executeQueryAsync', () => {
     const q = parse(pql);
     const sync = executeQuery(s.holder, 'i', q, defaultOpts, NOW);
     expect(await executeQueryAsync(s.holder, 'i', q, defaultOpts, { now: NOW, sliceMs: 0 })).toEqual(sync);
-    expect(await runQueryAsync(s.holder, 'i', q, defaultOpts, { maxWritesPerRequest: 0 }, { now: NOW })).toEqual(sync);
+    expect(await runQueryAsync(s.holder, 'i', q, defaultOpts, { now: NOW })).toEqual(sync);
   });
 
   it('yields to the event loop between shards', async () => {

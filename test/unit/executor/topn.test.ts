@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { STANDARD_VIEW } from '../../../src/domain/names.js';
+import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { recalculateCaches } from '../../../src/executor/index.js';
 import { fixture, keyedFixture } from './fixture.js';
 import { MemorySink, one, run } from './harness.js';
@@ -83,6 +85,33 @@ describe('TopN', () => {
     run(t, 'i', 'Set(0, f=1) Set(1, f=1) Set(2, f=1) Set(3, f=2) Set(4, f=2)');
     run(t, 'i', 'Set(1048576, f=3) Set(1048577, f=3) Set(1048578, f=3) Set(1048579, f=2) Set(1048580, f=2)');
     expect(one(t, 'i', 'TopN(f, n=1)')).toEqual([{ id: 2, count: 4 }]);
+  });
+
+  it('walks past a tie at the threshold: an unseen row with the same count and a lower ID ranks first', () => {
+    const t = new MemorySink().createIndex('i').createField('i', 'f');
+    const sets = (shard: number, row: number, bits: number, from = 0): string =>
+      Array.from({ length: bits }, (_, k) => `Set(${shard * 1048576 + from + k}, f=${row})`).join(' ');
+    // Shard 0 ranks 9 (3), 1 (2), 5 (2); shard 1 ranks 2 (2), 3 (2), 5 (2), 9 (1). After depth 1
+    // the best is 9 with 4 and τ = 2 + 2 = 4: row 5, not met yet, also has 4 and ranks first.
+    run(t, 'i', [sets(0, 9, 3), sets(0, 1, 2), sets(0, 5, 2)].join(' '));
+    run(t, 'i', [sets(1, 2, 2), sets(1, 3, 2), sets(1, 5, 2), sets(1, 9, 1)].join(' '));
+    expect(one(t, 'i', 'TopN(f, n=1)')).toEqual([{ id: 5, count: 4 }]);
+  });
+
+  it('counts packed rows without keeping views of them', () => {
+    const t = new MemorySink().createIndex('i').createField('i', 'f');
+    const rows = Array.from({ length: 40 }, (_, r) => r);
+    const columns = rows.map((r) => new RoaringBitmap32(Array.from({ length: 2000 + r }, (_, k) => k * 3)));
+    t.emit({ type: 'BitsSet', index: 'i', field: 'f', view: STANDARD_VIEW, shard: 0, rows, columns, adopt: true });
+    run(t, 'i', 'Set(3, f=100) Set(6, f=100) Set(9, f=100)');
+    const frag = t.holder.indexes.get('i')?.fields.get('f')?.view(STANDARD_VIEW)?.fragment(0);
+    expect(frag?.packedCount).toBe(40);
+    expect(one(t, 'i', 'TopN(f, Row(f=100), n=2)')).toEqual([
+      { id: 0, count: 3 },
+      { id: 1, count: 3 },
+    ]);
+    expect(one(t, 'i', 'TopN(f, n=1)')).toEqual([{ id: 39, count: 2039 }]);
+    expect(frag?.packedCount).toBe(40);
   });
 
   it('sees new rows after recalculateCaches', () => {

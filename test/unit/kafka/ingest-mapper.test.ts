@@ -154,6 +154,11 @@ describe('ImportBuilder: dead-letter reasons', () => {
     ['a non-integer int value', '{"id":1,"age":1.5}', /^age: int value must be an integer/],
     ['a bad timestamp', '{"id":1,"cat":1,"when":"yesterday"}', /^when: invalid timestamp: yesterday$/],
     ['a numeric timestamp', '{"id":1,"cat":1,"when":12}', /^when: timestamp must be a string/],
+    [
+      'a timestamp past int64 nanoseconds',
+      '{"id":1,"cat":1,"when":"2263-01-01T00:00"}',
+      /^when: timestamp 2263-01-01T00:00 is after 2262-04-11/,
+    ],
   ])('rejects %s', (_what, raw, reason) => {
     const { b } = builder();
     const r = add(b, undefined, raw);

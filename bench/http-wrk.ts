@@ -1,0 +1,189 @@
+// Issue 24: wrk (one thread) against a server process on the shapes of the issue, beside a bare
+// fastify "floor" server answering the same Count from the same roaring bitmaps, same run.
+// Index i: f rows 1–2 at 10% over 16 shards; g 1,000 rows over 16 shards, 100k bits a shard;
+// s random single-bit Sets. Req/s and p50/p99 at 1 and 16 connections, three interleaved rounds
+// (range reported); TopN's time per query beside the raw count work of its shards.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
+import { SHARD_WIDTH } from '../src/domain/shard.js';
+import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
+import { type Bitmap, RoaringBitmap32 } from '../src/roaring/bitmap.js';
+import { bitmapPool } from './lib/bitmaps.js';
+import { writeFloorData } from './lib/floor-server.js';
+import { HttpClient } from './lib/http-client.js';
+import { createField, createIndex, importRoaring, query } from './lib/pilosa.js';
+import type { Reporter } from './lib/report.js';
+import { REPO_ROOT, freePort, removeDir, startChildServer, tempDir } from './lib/server-child.js';
+import { bestOfRounds } from './lib/stats.js';
+import { type WrkResult, wrkPost } from './lib/wrk.js';
+
+const SHARDS = 16;
+const G_ROWS = 1000;
+const G_BITS_PER_SHARD = 100_000;
+const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 4);
+const ROUNDS = 3;
+export const COUNT = 'Count(Intersect(Row(f=1), Row(f=2)))';
+export const TOPN = 'TopN(g, n=10)';
+/** Pilosa 1.4.0 on this machine, same wrk, one run (issue 24). */
+const PILOSA = { count: [559, 696], topN: [757, 1215] };
+
+export interface HttpShapes {
+  f: [Bitmap, Bitmap][];
+  g: Map<number, Bitmap>[];
+}
+
+export function httpShapes(): HttpShapes {
+  const pool = bitmapPool(0.1, 4);
+  const f = Array.from({ length: SHARDS }, (_, s): [Bitmap, Bitmap] => [pool[s % 4], pool[(s + 1) % 4]]);
+  const g = Array.from({ length: SHARDS }, () => {
+    const cols = Array.from({ length: G_ROWS }, () => [] as number[]);
+    for (let i = 0; i < G_BITS_PER_SHARD; i++)
+      cols[Math.floor(Math.random() * G_ROWS)].push(Math.floor(Math.random() * SHARD_WIDTH));
+    return new Map(cols.map((c, row) => [row, new RoaringBitmap32(c)] as [number, Bitmap]));
+  });
+  return { f, g };
+}
+
+export async function loadShapes(c: HttpClient, d: HttpShapes): Promise<void> {
+  await createIndex(c, 'i');
+  for (const name of ['f', 'g', 's']) await createField(c, 'i', name);
+  for (let s = 0; s < SHARDS; s++) {
+    const [a, b] = d.f[s];
+    await importRoaring(
+      c,
+      'i',
+      'f',
+      s,
+      roaringBody(
+        new Map([
+          [1, a],
+          [2, b],
+        ]),
+      ),
+    );
+    await importRoaring(c, 'i', 'g', s, roaringBody(d.g[s]));
+  }
+  for (let k = 0; k < 200; k++) {
+    const col = Math.floor(Math.random() * SHARDS * SHARD_WIDTH);
+    await query(c, 'i', `Set(${col}, s=${Math.floor(Math.random() * 100)})`);
+  }
+  await c.ok('POST', '/recalculate-caches');
+}
+
+function roaringBody(rows: Map<number, Bitmap>): Uint8Array {
+  return encodeImportRoaringRequest({ clear: false, views: [{ name: '', data: encodePilosaRoaring(rows) }] });
+}
+
+export async function runHttpWrk(r: Reporter): Promise<void> {
+  r.begin('http', 'wrk, one thread, against bitledger and the floor server (issue 24)');
+  const shapes = httpShapes();
+  const server = await startChildServer({ label: 'http' });
+  const floorDir = tempDir('floor');
+  let floor: ChildProcess | undefined;
+  try {
+    const setup = new HttpClient(server.url);
+    await loadShapes(setup, shapes);
+    const floorUrl = await startFloor(floorDir, shapes, (p) => {
+      floor = p;
+    });
+    const want = JSON.stringify(await query(setup, 'i', COUNT));
+    const floorSays = await (await fetch(`${floorUrl}/index/i/query`, { method: 'POST', body: COUNT })).text();
+    if (floorSays !== want) throw new Error(`the floor answers ${floorSays}, bitledger ${want}`);
+    setup.close();
+    r.note(
+      `load average before the runs: ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
+    const targets = {
+      floor: { url: `${floorUrl}/index/i/query`, body: COUNT },
+      count: { url: `${server.url}/index/i/query`, body: COUNT },
+      topN: { url: `${server.url}/index/i/query`, body: TOPN },
+    };
+    for (const c of [1, 16]) {
+      const runs: Record<keyof typeof targets, WrkResult[]> = { floor: [], count: [], topN: [] };
+      for (let round = 0; round < ROUNDS; round++)
+        for (const k of Object.keys(targets) as (keyof typeof targets)[])
+          runs[k].push(await wrkPost(targets[k].url, targets[k].body, c, SECONDS));
+      reportConnections(r, c, runs);
+    }
+    r.note(
+      `load average after the runs: ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
+    await rawCountWork(r, shapes);
+  } finally {
+    if (floor?.pid !== undefined && floor.exitCode === null) floor.kill('SIGTERM');
+    removeDir(floorDir);
+    await server.dispose();
+  }
+}
+
+function reportConnections(r: Reporter, c: number, runs: Record<'floor' | 'count' | 'topN', WrkResult[]>): void {
+  const i = c === 1 ? 0 : 1;
+  const range = (xs: number[]): string => `${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))}`;
+  const rate = (k: 'floor' | 'count' | 'topN'): number[] => runs[k].map((x) => x.perSecond);
+  for (const k of ['floor', 'count', 'topN'] as const)
+    r.note(
+      `${c} conn ${k}: ${range(rate(k))} req/s, p50 ${runs[k].map((x) => x.p50Ms.toFixed(2)).join('/')} ms, p99 ${runs[k].map((x) => x.p99Ms.toFixed(2)).join('/')} ms`,
+    );
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  r.figure(`floor Count req/s, ${c} conn (median of ${ROUNDS})`, median(rate('floor')), 'req/s');
+  r.figure(`Count(Intersect) req/s, ${c} conn`, median(rate('count')), 'req/s');
+  const ratios = runs.count.map((x, k) => x.perSecond / runs.floor[k].perSecond);
+  r.figure(`  Count / floor, ${c} conn (worst round)`, Math.min(...ratios), '×', {
+    op: '>=',
+    value: 0.9,
+    source: 'issue 24',
+  });
+  r.figure(`  Count / Pilosa 1.4 (${PILOSA.count[i]} req/s)`, median(rate('count')) / PILOSA.count[i], '×');
+  r.figure(`  Count p50 / p99, ${c} conn`, median(runs.count.map((x) => x.p50Ms)), 'ms');
+  r.figure(`  Count p99, ${c} conn`, median(runs.count.map((x) => x.p99Ms)), 'ms');
+  r.figure(`TopN(g, n=10) req/s, ${c} conn`, median(rate('topN')), 'req/s', {
+    op: '>=',
+    value: c === 1 ? 1600 : 2500,
+    source: 'issue 24: 2× Pilosa 1.4',
+  });
+  r.figure(`  TopN / Pilosa 1.4 (${PILOSA.topN[i]} req/s)`, median(rate('topN')) / PILOSA.topN[i], '×');
+  r.figure(`  TopN p50, ${c} conn`, median(runs.topN.map((x) => x.p50Ms)), 'ms');
+  r.figure(`  TopN p99, ${c} conn`, median(runs.topN.map((x) => x.p99Ms)), 'ms');
+}
+
+/** The raw count work of TopN's shards (every row's size) and of Count (16 intersections). */
+async function rawCountWork(r: Reporter, d: HttpShapes): Promise<void> {
+  const t = await bestOfRounds({
+    sizes: () => {
+      let n = 0;
+      for (const rows of d.g) for (const bm of rows.values()) n += bm.size;
+      return n;
+    },
+    intersections: () => {
+      let n = 0;
+      for (const [a, b] of d.f) n += a.andCardinality(b);
+      return n;
+    },
+  });
+  r.figure('raw: every g row size in every shard (16 × 1,000)', t.sizes * 1000, 'µs');
+  r.figure('raw: Count(Intersect) intersections of 16 shards', t.intersections * 1000, 'µs');
+}
+
+async function startFloor(dir: string, d: HttpShapes, keep: (p: ChildProcess) => void): Promise<string> {
+  const file = join(dir, 'floor.bin');
+  writeFloorData(file, d.f);
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['dist/bench/lib/floor-server.js', String(port), file], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  keep(proc);
+  await new Promise<void>((res, rej) => {
+    proc.stdout?.on('data', (b: Buffer) => {
+      if (b.toString().includes('listening')) res();
+    });
+    proc.once('exit', (code) => rej(new Error(`floor server exited with ${code}`)));
+  });
+  return `http://127.0.0.1:${port}`;
+}

@@ -1,0 +1,38 @@
+// What the log and the engine know of one event type, in one entry per type (the tables of
+// events/registry.ts): its type byte, its record encoding and how replay and snapshot
+// composition treat it. How it changes the state is the state layer's (state/apply.ts, a table
+// with one entry per type that the compiler holds to the same list).
+import type { Event, EventType } from './types.js';
+
+export type EventOf<K extends EventType> = Extract<Event, { type: K }>;
+
+/**
+ * Replay (engine/replay-coalescer.ts): `merge` — small ones are merged with their kind before
+ * being applied (bit sets, int values); `commutes` — touches no bits and no values, so it is
+ * applied at once, ahead of what is pending; `barrier` — everything pending is applied first.
+ */
+export type ReplayRole = 'merge' | 'commutes' | 'barrier';
+
+/**
+ * Where a snapshot carries it (state/snapshot.ts writes it; engine/compose-base.ts composes a
+ * cluster restore's base from parts of several snapshots): `global` — schema, keys, attributes
+ * and ingests, the state NAME.meta carries; `shard` — belongs to the shards of one partition;
+ * `mark` — a partition's position; `never` — only in the log.
+ */
+export type SnapshotRole = 'global' | 'shard' | 'mark' | 'never';
+
+export interface EventKind<K extends EventType> {
+  /** The record's type byte: append-only, never reused or renumbered. */
+  readonly code: number;
+  encode(e: EventOf<K>): Uint8Array;
+  /**
+   * `reuse` (replay only): the event may carry scratch arrays that the next decode overwrites,
+   * so it must be applied before the next is decoded.
+   */
+  decode(payload: Uint8Array, reuse: boolean): EventOf<K>;
+  readonly replay: ReplayRole;
+  readonly snapshot: SnapshotRole;
+}
+
+/** Entries for some of the event types: each kinds/ file gives those of one family. */
+export type EventKinds<K extends EventType> = { readonly [T in K]: EventKind<T> };

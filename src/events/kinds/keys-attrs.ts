@@ -1,0 +1,83 @@
+// Key and attribute events: string keys given IDs, row and column attribute patches.
+import type { AttrPatch, AttrValue } from '../../domain/types.js';
+import type { EventKinds } from '../kind.js';
+import { message, num, obj, str, strs } from '../proto-fields.js';
+
+const M = {
+  KeysAssigned: message('KeysAssigned'),
+  RowAttrsSet: message('RowAttrsSet'),
+  ColumnAttrsSet: message('ColumnAttrsSet'),
+};
+
+const ATTR_DELETE = 0,
+  ATTR_STRING = 1,
+  ATTR_INT = 2,
+  ATTR_BOOL = 3,
+  ATTR_FLOAT = 4;
+
+function attrsOut(patch: AttrPatch): Record<string, unknown>[] {
+  return Object.entries(patch).map(([key, v]) => {
+    if (v === null) return { key, kind: ATTR_DELETE };
+    if (typeof v === 'string') return { key, kind: ATTR_STRING, s: v };
+    if (typeof v === 'bigint') return { key, kind: ATTR_INT, s: v.toString() };
+    if (typeof v === 'boolean') return { key, kind: ATTR_BOOL, b: v };
+    return { key, kind: ATTR_FLOAT, f: v };
+  });
+}
+
+function attrsIn(list: unknown): AttrPatch {
+  const out: AttrPatch = {};
+  for (const a of (list ?? []) as Record<string, unknown>[]) {
+    const key = str(a.key);
+    const kind = num(a.kind ?? 0);
+    let v: AttrValue | null;
+    if (kind === ATTR_DELETE) v = null;
+    else if (kind === ATTR_STRING) v = str(a.s);
+    else if (kind === ATTR_INT) v = BigInt(str(a.s) || '0');
+    else if (kind === ATTR_BOOL) v = a.b === true;
+    else v = typeof a.f === 'number' ? a.f : 0;
+    out[key] = v;
+  }
+  return out;
+}
+
+export const KEY_ATTR_EVENTS: EventKinds<'KeysAssigned' | 'RowAttrsSet' | 'ColumnAttrsSet'> = {
+  KeysAssigned: {
+    code: 11,
+    replay: 'commutes',
+    snapshot: 'global',
+    encode: (e) => M.KeysAssigned.encode({ index: e.index, field: e.field, firstId: e.firstId, keys: e.keys }).finish(),
+    decode: (payload) => {
+      const m = obj(M.KeysAssigned, payload);
+      const { index, field, firstId, keys } = m;
+      return { type: 'KeysAssigned', index: str(index), field: str(field), firstId: num(firstId), keys: strs(keys) };
+    },
+  },
+  RowAttrsSet: {
+    code: 12,
+    replay: 'commutes',
+    snapshot: 'global',
+    encode: (e) =>
+      M.RowAttrsSet.encode({ index: e.index, field: e.field, row: e.row, attrs: attrsOut(e.attrs) }).finish(),
+    decode: (payload) => {
+      const m = obj(M.RowAttrsSet, payload);
+      return {
+        type: 'RowAttrsSet',
+        index: str(m.index),
+        field: str(m.field),
+        row: num(m.row),
+        attrs: attrsIn(m.attrs),
+      };
+    },
+  },
+  ColumnAttrsSet: {
+    code: 13,
+    replay: 'commutes',
+    snapshot: 'global',
+    encode: (e) => M.ColumnAttrsSet.encode({ index: e.index, column: e.column, attrs: attrsOut(e.attrs) }).finish(),
+    decode: (payload) => {
+      const m = obj(M.ColumnAttrsSet, payload);
+      return { type: 'ColumnAttrsSet', index: str(m.index), column: num(m.column), attrs: attrsIn(m.attrs) };
+    },
+  },
+};

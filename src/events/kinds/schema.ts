@@ -1,0 +1,80 @@
+// Schema events: indexes and fields created and deleted.
+import type { CacheType, FieldOptions, FieldType, IndexOptions } from '../../domain/types.js';
+import type { EventKinds } from '../kind.js';
+import { message, obj, num, str } from '../proto-fields.js';
+
+const M = {
+  IndexCreated: message('IndexCreated'),
+  IndexDeleted: message('IndexDeleted'),
+  FieldCreated: message('FieldCreated'),
+  FieldDeleted: message('FieldDeleted'),
+};
+
+/** A cluster incarnation when recorded (records without one decode as before). */
+const incarnation = (v: unknown): { meta?: string } => (typeof v === 'string' && v !== '' ? { meta: v } : {});
+
+function fieldOptionsOut(o: FieldOptions): Record<string, unknown> {
+  return { ...o, min: o.min.toString(), max: o.max.toString() };
+}
+
+function fieldOptionsIn(o: Record<string, unknown>): FieldOptions {
+  return {
+    type: (str(o.type) || 'set') as FieldType,
+    cacheType: (str(o.cacheType) || 'none') as CacheType,
+    cacheSize: num(o.cacheSize ?? 0),
+    keys: o.keys === true,
+    min: BigInt(str(o.min) || '0'),
+    max: BigInt(str(o.max) || '0'),
+    timeQuantum: str(o.timeQuantum),
+    noStandardView: o.noStandardView === true,
+  };
+}
+
+export const SCHEMA_EVENTS: EventKinds<'IndexCreated' | 'IndexDeleted' | 'FieldCreated' | 'FieldDeleted'> = {
+  IndexCreated: {
+    code: 1,
+    replay: 'barrier',
+    snapshot: 'global',
+    encode: (e) => M.IndexCreated.encode({ index: e.index, options: e.options, meta: e.meta ?? '' }).finish(),
+    decode: (payload) => {
+      const m = obj(M.IndexCreated, payload);
+      const o = (m.options ?? {}) as Record<string, unknown>;
+      const options: IndexOptions = { keys: o.keys === true, trackExistence: o.trackExistence === true };
+      return { type: 'IndexCreated', index: str(m.index), options, ...incarnation(m.meta) };
+    },
+  },
+  IndexDeleted: {
+    code: 2,
+    replay: 'barrier',
+    snapshot: 'never',
+    encode: (e) => M.IndexDeleted.encode({ index: e.index }).finish(),
+    decode: (payload) => ({ type: 'IndexDeleted', index: str(obj(M.IndexDeleted, payload).index) }),
+  },
+  FieldCreated: {
+    code: 3,
+    replay: 'barrier',
+    snapshot: 'global',
+    encode: (e) =>
+      M.FieldCreated.encode({
+        index: e.index,
+        field: e.field,
+        options: fieldOptionsOut(e.options),
+        meta: e.meta ?? '',
+      }).finish(),
+    decode: (payload) => {
+      const m = obj(M.FieldCreated, payload);
+      const options = fieldOptionsIn((m.options ?? {}) as Record<string, unknown>);
+      return { type: 'FieldCreated', index: str(m.index), field: str(m.field), options, ...incarnation(m.meta) };
+    },
+  },
+  FieldDeleted: {
+    code: 4,
+    replay: 'barrier',
+    snapshot: 'never',
+    encode: (e) => M.FieldDeleted.encode({ index: e.index, field: e.field }).finish(),
+    decode: (payload) => {
+      const m = obj(M.FieldDeleted, payload);
+      return { type: 'FieldDeleted', index: str(m.index), field: str(m.field) };
+    },
+  },
+};

@@ -1,0 +1,40 @@
+// The event registry: one entry per event type (events/kind.ts), gathered from the family files
+// of events/kinds/. The type says every event type has exactly one entry, so adding an event is
+// its type (events/types.ts), its entry in a kinds/ file, its apply() entry (state/apply.ts,
+// held to the same list) and its message in proto/log/events.proto.
+import { AssertionError } from '../util/assert.js';
+import type { EventKind, EventKinds } from './kind.js';
+import { BITS_EVENTS } from './kinds/bits.js';
+import { INGEST_EVENTS } from './kinds/ingest.js';
+import { KEY_ATTR_EVENTS } from './kinds/keys-attrs.js';
+import { META_EVENTS } from './kinds/meta.js';
+import { SCHEMA_EVENTS } from './kinds/schema.js';
+import { VALUES_EVENTS } from './kinds/values.js';
+import type { EventType } from './types.js';
+
+export const EVENT_KINDS: EventKinds<EventType> = {
+  ...SCHEMA_EVENTS,
+  ...BITS_EVENTS,
+  ...VALUES_EVENTS,
+  ...KEY_ATTR_EVENTS,
+  ...INGEST_EVENTS,
+  ...META_EVENTS,
+};
+
+/** An entry of any type, for the codec's dispatch (the table pairs each type with its entry). */
+export const kindOf = (type: EventType): EventKind<EventType> => EVENT_KINDS[type] as unknown as EventKind<EventType>;
+
+/** Type byte → entry; a code given twice is a programming error caught at load. */
+export const KIND_BY_CODE: ReadonlyMap<number, EventKind<EventType>> = (() => {
+  const byCode = new Map<number, EventKind<EventType>>();
+  for (const type of Object.keys(EVENT_KINDS) as EventType[]) {
+    const kind = kindOf(type);
+    if (byCode.has(kind.code)) throw new AssertionError(`event type code ${kind.code} given twice`);
+    byCode.set(kind.code, kind);
+  }
+  return byCode;
+})();
+
+export const EVENT_TYPE_CODES: Readonly<Record<EventType, number>> = Object.fromEntries(
+  (Object.keys(EVENT_KINDS) as EventType[]).map((type) => [type, EVENT_KINDS[type].code]),
+) as Record<EventType, number>;

@@ -1,0 +1,72 @@
+// Large answers written in slices: the pieces of an encoder are gathered into writes of about
+// WRITE_BYTES, each handed to the socket, with a return to the event loop after every write and
+// a wait for 'drain' whenever the socket's buffer is full, so one large answer never holds the
+// process (/status, other queries) for longer than one slice, and never exists as one string or
+// buffer. A client that closes the connection ends the encoding: nothing more is produced.
+import { once } from 'node:events';
+import type { FastifyReply } from 'fastify';
+
+/** Answers estimated below this are sent as one body, as before (most answers). */
+export const SLICED_FROM_BYTES = 1024 * 1024;
+const WRITE_BYTES = 256 * 1024;
+const PIECES_PER_SLICE = 64;
+
+export type Piece = string | Uint8Array;
+
+/**
+ * Writes the pieces as a chunked 200 answer of `type`. The reply is hijacked: the headers fastify
+ * set for it (request id, CORS) are written with it. Resolves when the answer is written or the
+ * client is gone.
+ */
+export async function sendSliced(reply: FastifyReply, type: string, pieces: Iterable<Piece>): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  let gone = false;
+  const onClose = (): void => {
+    gone = true;
+  };
+  res.once('close', onClose);
+  res.writeHead(200, { ...headersOf(reply), 'content-type': type });
+  let pending: Piece[] = [];
+  let size = 0;
+  try {
+    for (const piece of pieces) {
+      if (gone) return;
+      pending.push(piece);
+      size += piece.length;
+      // Pieces can be empty (an encoder's yield points) or small: a slice ends at either bound.
+      if (size < WRITE_BYTES && pending.length < PIECES_PER_SLICE) continue;
+      const full = !res.write(joined(pending));
+      pending = [];
+      size = 0;
+      if (full) await drainedOrClosed(res);
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    if (!gone) res.end(joined(pending));
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+function joined(pieces: Piece[]): Piece {
+  if (pieces.every((p) => typeof p === 'string')) return (pieces as string[]).join('');
+  return Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+}
+
+async function drainedOrClosed(res: FastifyReply['raw']): Promise<void> {
+  if (res.destroyed) return;
+  const ac = new AbortController();
+  try {
+    await Promise.race([once(res, 'drain', { signal: ac.signal }), once(res, 'close', { signal: ac.signal })]);
+  } finally {
+    ac.abort();
+  }
+}
+
+function headersOf(reply: FastifyReply): Record<string, string | string[] | number> {
+  const out: Record<string, string | string[] | number> = {};
+  for (const [k, v] of Object.entries(reply.getHeaders())) {
+    if (v !== undefined && k !== 'content-length') out[k] = v;
+  }
+  return out;
+}
