@@ -35,6 +35,8 @@ const COUNT_PQL = 'Count(Intersect(Row(f=1), Row(f=2)))';
 const TAKEOVER_BITS = Number(process.env.BENCH_CLUSTER_TAKEOVER_BITS ?? 10_000_000);
 const WAIT_MS = 180_000;
 const ROWS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+/** The second takeover's partition holds the same bits, imported this many times over (a longer history). */
+const HISTORY_TIMES = Number(process.env.BENCH_CLUSTER_HISTORY_TIMES ?? 10);
 
 export async function runClusterBench(r: Reporter): Promise<void> {
   r.begin('cluster', 'cluster mode on one machine (issue 12)');
@@ -47,7 +49,14 @@ export async function runClusterBench(r: Reporter): Promise<void> {
   }
   try {
     await fanOutAndImport(r, kafka.brokers);
-    await takeover(r, kafka.brokers);
+    const once = await takeover(r, kafka.brokers, 1);
+    const tenfold = await takeover(r, kafka.brokers, HISTORY_TIMES);
+    if (once !== undefined && tenfold !== undefined)
+      r.figure(`  … takeover with ${HISTORY_TIMES}× the history / with 1×`, tenfold / once, '×', {
+        op: '<=',
+        value: 1.2,
+        source: 'issue 21 (no slower; 20% for noise)',
+      });
   } finally {
     await kafka.release();
   }
@@ -178,6 +187,40 @@ async function queryRate(url: string): Promise<number> {
   }
 }
 
+/** GET /cluster's count of shared read-end refreshes at a node (reads/cluster-ends.ts). */
+async function endsRefreshes(url: string): Promise<number> {
+  const body = (await (await fetch(`${url}/cluster`)).json()) as { node?: { readEndsRefreshes?: unknown } };
+  return Number(body.node?.readEndsRefreshes ?? 0);
+}
+
+/** Issue 21: the same query at one connection, rate and p50, and the Kafka end refreshes it cost. */
+async function oneConnection(r: Reporter, singleUrl: string, clusterUrl: string): Promise<void> {
+  const run = async (url: string) => {
+    const http = new HttpClient(url, 1);
+    try {
+      return await closedLoop(1, QUERY_MS, () =>
+        http.ok('POST', '/index/q/query', COUNT_PQL, 'text/plain').then(() => undefined),
+      );
+    } finally {
+      http.close();
+    }
+  };
+  const single = await run(singleUrl);
+  const before = await endsRefreshes(clusterUrl);
+  const fan = await run(clusterUrl);
+  const refreshes = (await endsRefreshes(clusterUrl)) - before;
+  r.figure(`${COUNT_PQL} at the single node, 1 connection`, single.perSecond, 'req/s');
+  r.figure('  … p50 at the single node', single.p50Ms, 'ms');
+  r.figure('  … at a cluster node, 1 connection', fan.perSecond, 'req/s');
+  r.figure('  … p50 at the cluster node', fan.p50Ms, 'ms', { op: '<=', value: 2.5, source: 'issue 21' });
+  r.figure('  … cluster / single node, 1 connection', fan.perSecond / single.perSecond, '×', {
+    op: '>=',
+    value: 0.15,
+    source: 'issue 21',
+  });
+  r.figure('  … end-offset refreshes per query (ListOffsets rounds)', refreshes / Math.max(1, fan.requests), '');
+}
+
 async function fanOutAndImport(r: Reporter, brokers: string[]): Promise<void> {
   const single = await startChildServer({ label: 'cluster-single' });
   let cluster: Cluster | undefined;
@@ -221,21 +264,23 @@ async function fanOutAndImport(r: Reporter, brokers: string[]): Promise<void> {
     r.figure(`${COUNT_PQL} at the single node, ${CLIENTS} clients`, singleRate, 'req/s');
     r.figure('  … at a cluster node, fanned out over 3 nodes', fanRate, 'req/s');
     r.figure('  … fan-out / single node', fanRate / singleRate, '×');
+    await oneConnection(r, single.url, urls[0]);
   } finally {
     await single.dispose();
     if (cluster !== undefined) await stopCluster(cluster, brokers);
   }
 }
 
-async function takeover(r: Reporter, brokers: string[]): Promise<void> {
+/** Returns the time from the join until the joiner answers for the loaded partition (ms). */
+async function takeover(r: Reporter, brokers: string[], times: number): Promise<number | undefined> {
   const partitions = 3;
   const cluster = await startCluster(brokers, 2, partitions, 'cluster-takeover');
   const single = await startChildServer({ label: 'cluster-takeover-single' });
   try {
     const map = await settledMap(cluster, partitions);
-    // The node holding two partitions gives one to the joiner: load both, so whichever moves is full.
-    const heavy = cluster.ids.find((id) => map.holders.filter((h) => h[0] === id).length > 1) ?? cluster.ids[0];
-    const loaded = [...map.holders.keys()].filter((p) => owners(map, p, 1)[0] === heavy);
+    // Every partition is loaded, so whichever the joiner is given is full (the assignor need not
+    // move one of the node holding two: it moved the other node's in one run).
+    const loaded = [...map.holders.keys()];
     const shardsPer = Math.max(1, Math.round(TAKEOVER_BITS / ROWS.length / (SHARD_WIDTH / 10)));
     const shardsOf = new Map(loaded.map((p) => [p, shardsOfPartition('t', p, partitions, shardsPer)]));
     for (const url of [cluster.nodes[0].url, single.url]) {
@@ -261,14 +306,16 @@ async function takeover(r: Reporter, brokers: string[]): Promise<void> {
           bodies.map((b) => b.body),
         );
       }
-      await timedImport(
-        cluster.nodes.map((n) => n.url),
-        't',
-        bodies.map((b) => b.body),
-      );
+      // The same bits `times` over: the state is the same, the partition's history `times` as long.
+      for (let t = 0; t < times; t++)
+        await timedImport(
+          cluster.nodes.map((n) => n.url),
+          't',
+          bodies.map((b) => b.body),
+        );
     }
     r.note(
-      `takeover: 2 nodes, R=1, ${partitions} partitions; partitions [${loaded.join(',')}] of the node holding two loaded with ${bits.toLocaleString('en-US')} bits each (${shardsPer} shards × 10 rows at 10%)`,
+      `takeover: 2 nodes, R=1, ${partitions} partitions; partitions [${loaded.join(',')}] loaded with ${bits.toLocaleString('en-US')} bits each (${shardsPer} shards × 10 rows at 10%), imported ${times}× over`,
     );
 
     const t0 = now();
@@ -281,7 +328,7 @@ async function takeover(r: Reporter, brokers: string[]): Promise<void> {
     const full = taken.find((p) => shardsOf.has(p));
     if (full === undefined) {
       r.note(`the joiner took partitions [${taken.join(',')}], none of them loaded: takeover time not measured`);
-      return;
+      return undefined;
     }
     const shards = shardsOf.get(full) ?? [];
     const pql = `Options(Count(Row(f=3)), shards=[${shards.join(',')}])`;
@@ -301,13 +348,34 @@ async function takeover(r: Reporter, brokers: string[]): Promise<void> {
       c.close();
     }
     const answered = now() - t0;
+    const node = (await (await fetch(`${joiner.url}/cluster`)).json()) as {
+      node?: { partitions?: { partition: number; catchUpMs?: number }[] };
+    };
+    const catchUpMs = node.node?.partitions?.find((x) => x.partition === full)?.catchUpMs;
     r.note(
       `the joiner (${joiner.url}) took partitions [${taken.join(',')}]; it listened after ${started.toFixed(0)} ms`,
     );
-    r.figure(`join → map settled (partition of ${(bits / 1e6).toFixed(1)}M bits moved)`, settled / 1000, 's');
-    r.figure('join → the joiner answers for the partition', answered / 1000, 's');
+    const history = `${times}× history`;
+    r.figure(
+      `join → map settled (partition of ${(bits / 1e6).toFixed(1)}M bits moved, ${history})`,
+      settled / 1000,
+      's',
+    );
+    r.figure(`join → the joiner answers for the partition (${history})`, answered / 1000, 's');
     r.figure('local import of the same bits into a single node', localMs / 1000, 's');
-    r.figure('  … takeover / local import', answered / localMs, '×');
+    if (catchUpMs === undefined) {
+      r.note(`the joiner reported no catch-up time for partition ${full}`);
+      return undefined;
+    }
+    // The takeover itself: from the rebalance that gave the joiner the partition until it caught up
+    // (the joiner's start and its group join before it are the same whatever the partition holds).
+    r.figure(`takeover: assigned → caught up (${history})`, catchUpMs / 1000, 's');
+    r.figure(`  … takeover / local import (${history})`, catchUpMs / localMs, '×', {
+      op: '<=',
+      value: 1.5,
+      source: 'issue 21',
+    });
+    return catchUpMs;
   } finally {
     await single.dispose();
     await stopCluster(cluster, brokers);

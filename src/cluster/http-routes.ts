@@ -53,8 +53,14 @@ export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): voi
             position: String(pos),
             end: end ?? null,
             lag: lag(end, pos),
+            // From this node's assignment of the partition until it caught up (a takeover's cost).
+            ...(h.catchUpMs === undefined ? {} : { catchUpMs: Math.round(h.catchUpMs) }),
           };
         }),
+        // Shared refreshes of the ends reads wait for (reads/cluster-ends.ts): per query, the bench's figure.
+        readEndsRefreshes: rt.view.endsRefreshes,
+        // Partitions taken over from another holder's snapshot (membership/takeover.ts).
+        takeovers: rt.takeover.done.map((t) => ({ ...t })),
         ...(endsError !== undefined ? { endOffsetsError: endsError } : {}),
         ...(rt.lastError !== undefined ? { lastError: rt.lastError } : {}),
       },

@@ -17,6 +17,7 @@ import { clusterPartialRoutes } from './reads/partial-routes.js';
 import type { PartialRunner } from './reads/partial-runner.js';
 import { QueryFanout } from './reads/query-fanout.js';
 import { shardsMaxAnswer } from './reads/shards-max.js';
+import { takeoverRoutes } from './membership/takeover.js';
 import { clusterStatus, shardNodes, statusNodes } from './membership/status.js';
 import { ClusterFrameService, ClusterLegacyImports } from './coordination/legacy-coordinator.js';
 import { type ClusterWritePath, clusterWritePath } from './coordination/write-path.js';
@@ -170,6 +171,11 @@ export class ClusterNode {
     clusterHttpRoutes(app, this.runtime);
     bitDepthRoutes(app, this.engine);
     this.runner = clusterPartialRoutes(app, { engine: this.engine, view: this.runtime.view });
+    takeoverRoutes(app, {
+      engine: this.engine,
+      view: this.runtime.view,
+      holdsCaughtUp: (p) => this.runtime.holdsCaughtUp(p),
+    });
     this.writes.routes(app);
     this.ingests.routes(app);
   }

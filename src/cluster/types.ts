@@ -49,6 +49,11 @@ export interface ClusterMessage {
  */
 export interface CommandSink {
   deliver(topic: ClusterTopic, partition: number, messages: readonly ClusterMessage[], next: string): Promise<void>;
+  /**
+   * Takeover (commands/partition-snapshot.ts): installs a holder's snapshot of log partition
+   * `partition` when it is newer than what was applied here; answers the new next offset.
+   */
+  install?(partition: number, body: Uint8Array): Promise<bigint | undefined>;
 }
 
 /** Log-meta key of the next offset to read of one partition of one topic. */
@@ -77,6 +82,11 @@ export interface ClusterView {
   logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>>;
   /** Read-committed end offset of the meta topic's only partition. */
   metaEndOffset(): Promise<string>;
+  /**
+   * Ends of NAME.meta and NAME.log that hold every write acknowledged anywhere before `arrived`
+   * (systemClock.monotonic() when the read arrived), from a shared refresh (reads/cluster-ends.ts).
+   */
+  endsForRead(arrived: number): Promise<{ meta: string; log: ReadonlyMap<number, string> }>;
   /**
    * Resolves once this node has applied the partition up to `next` (position ≥ next); rejects
    * with a DomainError('unavailable') when the node does not hold it or `signal` aborts.

@@ -15,7 +15,7 @@ import roaring from 'roaring';
 import type { Bitmap } from '../roaring/bitmap.js';
 import { FROZEN_ALIGN, FROZEN_FORMAT, FrozenRow, frozenPad } from '../roaring/frozen.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
-import { stateEvents } from '../state/snapshot.js';
+import { type FragmentState, stateEvents } from '../state/snapshot.js';
 import { AssertionError } from '../util/assert.js';
 
 /**
@@ -57,9 +57,14 @@ type Captured = { record: { type: number; payload: Uint8Array } } | { fragment: 
  * one record per pull between its awaited writes, so a snapshot of frozen rows does not hold the
  * event loop for the whole body.
  */
-export function captureSnapshot(holder: ReadonlyHolder): { events: number; chunks: Iterable<Uint8Array> } {
+export function captureSnapshot(
+  holder: ReadonlyHolder,
+  /** A part of the state only (a cluster partition's shards): what to keep of the whole. */
+  keep?: (e: Event | FragmentState) => boolean,
+): { events: number; chunks: Iterable<Uint8Array> } {
   const captured: Captured[] = [];
   for (const e of stateEvents(holder)) {
+    if (keep !== undefined && !keep(e)) continue;
     if (e.type !== 'Fragment') {
       captured.push({ record: encodeEvent(e) });
       continue;

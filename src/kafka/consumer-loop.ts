@@ -56,6 +56,20 @@ export class ConsumerLoop {
     return this.consumer?.describeGroup();
   }
 
+  /** Stops fetching a partition (until resume); a no-op while no consumer runs. */
+  pause(partition: number): void {
+    this.consumer?.pause([{ topic: this.opts.topic, partitions: [partition] }]);
+  }
+
+  resume(partition: number): void {
+    this.consumer?.resume([{ topic: this.opts.topic, partitions: [partition] }]);
+  }
+
+  /** The next fetch of a partition starts at `offset`. */
+  seek(partition: number, offset: string): void {
+    this.consumer?.seek({ topic: this.opts.topic, partition, offset });
+  }
+
   private async openUntilStopped(): Promise<void> {
     for (let attempt = 0; !this.stopped; attempt++) {
       try {

@@ -68,6 +68,9 @@ class StaticView implements ClusterView {
   async metaEndOffset(): Promise<string> {
     return '0';
   }
+  async endsForRead(): Promise<{ meta: string; log: Map<number, string> }> {
+    return { meta: '0', log: new Map() };
+  }
   /** A lagging node never catches up on its log partitions (until the waiter gives up). */
   lagging = false;
   async waitApplied(topic: ClusterTopic, partition: number, _next: string, signal?: AbortSignal): Promise<void> {

@@ -125,6 +125,7 @@ export function soleView(name: string, applier: CommandApplier): ClusterView {
     position: (topic, p) => applier.position(topic, p) ?? 0n,
     logEndOffsets: async () => new Map(),
     metaEndOffset: async () => '0',
+    endsForRead: async () => ({ meta: '0', log: new Map() }),
     waitApplied: (topic, p, next, signal) => applier.waitApplied(topic, p, next, signal),
     memberFetch: (url, init) => fetch(url, init),
   };

@@ -31,6 +31,7 @@ import { decideDefine, decideDelete, decideOffsets, decideRunning } from '../../
 import type { Command, CommandResult, FrameOp, LogCommand, MetaCommand, SchemaOp } from './command.js';
 import { type AssembledCommand, CommandAssembler, decodeCommand } from './command-codec.js';
 import { markImportExistence, markSetExistence, namesAny, newerThan } from './incarnations.js';
+import { decideInstall, installedMark, readPartitionSnapshot } from './partition-snapshot.js';
 import { decodeStoredPosition, encodePosition, positionText } from './position.js';
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
@@ -179,6 +180,33 @@ export class CommandApplier implements CommandSink {
       this.appliedAfter.set(key, new Set(kept));
       this.setPosition(topic, partition, target);
     }
+  }
+
+  /**
+   * Takeover from a snapshot (partition-snapshot.ts): installs another holder's snapshot of a log
+   * partition in one commit — with its position and a CommandApplied marking it installed — when
+   * it covers more than this node has applied; the partition is then read on from its position.
+   * Returns the new position, or undefined when the snapshot was not newer. The caller keeps
+   * deliveries of the partition away meanwhile (Feed.exclusive).
+   */
+  async install(partition: number, body: Uint8Array): Promise<bigint | undefined> {
+    const key = `log/${partition}`;
+    if (!this.loaded.has(key)) await this.load('log', [partition]);
+    const snap = readPartitionSnapshot(body, partition);
+    if (snap.position.next <= this.positions.get('log', partition)) return undefined;
+    // The snapshot's fields exist here once meta is applied as far as the holder had.
+    await this.waitMeta(String(snap.metaNext), AbortSignal.timeout(this.metaWaitMs));
+    const cursors = [{ key: positionKey('log', partition), value: Buffer.from(snap.positionText, 'utf8') }];
+    await this.parts.engine.commit({
+      cursors,
+      origin: 'cluster',
+      applied: installedMark(partition, snap),
+      decide: (h, sink) => decideInstall(h, sink, snap, partition, this.parts.partitionOf),
+    });
+    this.assemblers.delete(key);
+    this.appliedAfter.set(key, new Set(snap.position.appliedAfter));
+    this.setPosition('log', partition, snap.position.next);
+    return snap.position.next;
   }
 
   /** Commands applied at or beyond `target` (to skip when a restart re-reads from it). */

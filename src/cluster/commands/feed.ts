@@ -5,6 +5,7 @@
 // calls no eachBatch), from its END_BATCH_PROCESS event. Otherwise a reader would stop one short
 // of the end offset after every committed transaction and a wait for it would never end.
 import type { EachBatchPayload } from 'kafkajs';
+import { type BatchControl, type LogBatch, STEADY } from '../log/log-port.js';
 import type { Positions } from './positions.js';
 import type { ClusterMessage, ClusterTopic, CommandSink } from '../types.js';
 
@@ -23,7 +24,15 @@ export class Feed {
     private readonly onAdvanced: (partition: number) => void = () => undefined,
   ) {}
 
-  async eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  /** A kafkajs batch (membership's consumer loop). */
+  eachBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const b: LogBatch = { partition: batch.partition, messages: batch.messages, lastOffset: batch.lastOffset() };
+    return this.deliverBatch(b, { resolveOffset, heartbeat, isRunning, isStale });
+  }
+
+  /** One fetched batch of a partition, from any log (log/log-port.ts). */
+  async deliverBatch(batch: LogBatch, ctl: BatchControl = STEADY): Promise<void> {
+    const { resolveOffset, heartbeat, isRunning, isStale } = ctl;
     const p = batch.partition;
     await this.serial(p, async () => {
       const from = this.positions.get(this.topic, p);
@@ -33,14 +42,14 @@ export class Feed {
         const chunk = msgs.slice(i, i + CHUNK);
         const last = chunk[chunk.length - 1];
         // The last chunk carries the batch's end (markers after the last message included).
-        const next = i + CHUNK >= msgs.length ? BigInt(batch.lastOffset()) + 1n : BigInt(last.offset) + 1n;
+        const next = i + CHUNK >= msgs.length ? BigInt(batch.lastOffset) + 1n : BigInt(last.offset) + 1n;
         await this.deliver(p, chunk, next);
         resolveOffset(last.offset);
         await heartbeat();
       }
       if (msgs.length === 0 && isRunning() && !isStale()) {
         // Everything was below the position (a re-fetch after a seek): only the end may be new.
-        const next = BigInt(batch.lastOffset()) + 1n;
+        const next = BigInt(batch.lastOffset) + 1n;
         if (next > from) await this.deliver(p, [], next);
         const last = batch.messages[batch.messages.length - 1];
         if (last !== undefined) resolveOffset(last.offset);
@@ -54,6 +63,21 @@ export class Feed {
     void this.serial(partition, async () => {
       if (next > this.positions.get(this.topic, partition)) await this.deliver(partition, [], next);
     }).catch(() => undefined); // a failed write stops the node through the engine's onFatal
+  }
+
+  /**
+   * Runs `fn` in the partition's order, with no delivery beside it (a takeover's install), and
+   * moves the position to what it returns.
+   */
+  async exclusive(partition: number, fn: () => Promise<bigint | undefined>): Promise<bigint | undefined> {
+    let next: bigint | undefined;
+    await this.serial(partition, async () => {
+      next = await fn();
+      if (next === undefined) return;
+      this.positions.advance(this.topic, partition, next);
+      this.onAdvanced(partition);
+    });
+    return next;
   }
 
   private async deliver(p: number, msgs: readonly ClusterMessage[], next: bigint): Promise<void> {

@@ -6,6 +6,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { LogCommand, MetaCommand } from '../commands/command.js';
 import type { CommandApplier } from '../commands/applier.js';
 import type { ClusterProducer, Produced } from '../commands/producer.js';
+import { AckHold } from '../reads/cluster-ends.js';
 import { fetchResult } from './result-route.js';
 import { OPEN_GATE } from '../membership/broker-watch.js';
 import type { ClusterTopic, ClusterView, KafkaGate } from '../types.js';
@@ -26,6 +27,8 @@ export interface ClusterWritesParts {
   clock?: Clock;
   /** The broker watch: Kafka steps answer 503 with one sentence while the broker is unreachable. */
   gate?: KafkaGate;
+  /** How long an acknowledgment waits after Kafka's (reads/cluster-ends.ts; default FRESH_MS). */
+  hold?: AckHold;
   /** How long a request waits for this node to apply earlier meta changes (default 10 s). */
   metaSyncMs?: number;
 }
@@ -33,10 +36,12 @@ export interface ClusterWritesParts {
 export class ClusterWrites {
   readonly metaTopic: string;
   readonly logTopic: string;
+  private readonly hold: AckHold;
 
   constructor(private readonly parts: ClusterWritesParts) {
     this.metaTopic = `${parts.view.name}.meta`;
     this.logTopic = `${parts.view.name}.log`;
+    this.hold = parts.hold ?? new AckHold();
   }
 
   get view(): ClusterView {
@@ -66,12 +71,15 @@ export class ClusterWrites {
 
   /**
    * Read-your-writes for schema and keys: resolves once this node has applied every meta command
-   * acknowledged before the call (the meta topic's end, read now). A field created at another
-   * node just before is known here after it. Bounded: past metaSyncMs, 503.
+   * acknowledged before the call (the meta end of a shared refresh, reads/cluster-ends.ts: the
+   * acknowledgment hold makes it cover every meta command acknowledged before the call, without
+   * a ListOffsets of its own). A field created at another node just before is known here after
+   * it. Bounded: past metaSyncMs, 503.
    */
   async caughtUpMeta(): Promise<void> {
     const ms = this.parts.metaSyncMs ?? 10_000;
-    const end = await this.gate.through(() => this.parts.view.metaEndOffset());
+    const arrived = systemClock.monotonic();
+    const { meta: end } = await this.gate.through(() => this.parts.view.endsForRead(arrived));
     if (this.parts.view.position('meta', 0) >= BigInt(end)) return;
     await this.parts.view.waitApplied('meta', 0, end, AbortSignal.timeout(ms)).catch(() => {
       throw new DomainError(
@@ -87,11 +95,32 @@ export class ClusterWrites {
     const [at] = await this.gate.through(() =>
       this.parts.producer.send([{ topic: this.metaTopic, partition: 0, command: stamped }]),
     );
-    return this.gate.through(() => this.localResult('meta', 0, at.offset), unapplied(at));
+    const held = this.hold.since(this.hold.now());
+    const result = await this.gate.through(() => this.localResult('meta', 0, at.offset), unapplied(at));
+    await held;
+    return result;
   }
 
-  /** Sends log commands (one transaction when they span partitions; one time for all); answers where they landed. */
-  log(commands: readonly LogCommand[]): Promise<Produced[]> {
+  /**
+   * Sends log commands (one transaction when they span partitions; one time for all); answers
+   * where they landed, once their acknowledgment may leave (AckHold).
+   */
+  async log(commands: readonly LogCommand[]): Promise<Produced[]> {
+    const produced = await this.send(commands);
+    await this.hold.since(this.hold.now());
+    return produced;
+  }
+
+  /** log() and each command's result from a holder, the hold running beside the results. */
+  async logResults(commands: readonly LogCommand[]): Promise<unknown[]> {
+    const produced = await this.send(commands);
+    const held = this.hold.since(this.hold.now());
+    const results = await Promise.all(produced.map((at) => this.logResult(at)));
+    await held;
+    return results;
+  }
+
+  private send(commands: readonly LogCommand[]): Promise<Produced[]> {
     const time = this.stamp();
     return this.gate.through(() =>
       this.parts.producer.send(

@@ -154,8 +154,7 @@ export class ClusterQueryService {
       metaOffset,
       ...(this.release !== '' ? { release: this.release } : {}),
     }));
-    const produced = await this.writes.log(commands);
-    const answers = await Promise.all(produced.map((at) => this.writes.logResult(at)));
+    const answers = await this.writes.logResults(commands);
     [...byPartition.values()].forEach((js, k) => {
       const res = answers[k] as QueryResult[];
       js.forEach((j, n) => {

@@ -35,6 +35,12 @@ export interface MembershipOptions {
   endOffsets(partitions: readonly number[]): Promise<Map<number, string>>;
   /** Called when a partition is no longer this node's (waits on it fail). */
   onRevoked(partition: number): void;
+  /**
+   * Takeover (takeover.ts): run for a partition newly assigned here, before any of it is read
+   * (the partition is paused); installs a live holder's snapshot when it is newer and answers
+   * the new position, from which the topic is then read.
+   */
+  takeover?(partition: number): Promise<bigint | undefined>;
   logger: Logger;
 }
 
@@ -58,6 +64,11 @@ export class Membership {
   private stopped = false;
   private leaving = false;
   private readonly feed: Feed;
+  /** Partitions paused for a takeover, with the token of the takeover that resumes them. */
+  private readonly installing = new Map<number, object>();
+  /** When each partition was newly assigned here (monotonic ms), and how long it took to catch up. */
+  private readonly assignedAt = new Map<number, number>();
+  private readonly catchUp = new Map<number, number>();
   lastError: string | undefined;
   rebalances = 0;
 
@@ -170,14 +181,45 @@ export class Membership {
       this.targets.delete(p);
       this.opts.onRevoked(p);
     }
+    const fresh = this.opts.takeover === undefined ? [] : partitions.filter((p) => !this.assigned.has(p));
     for (const p of partitions) {
       // Seek to this node's own position (0: the beginning): never to Kafka's committed offsets.
       seek(p, String(this.opts.positions.get('log', p)));
       if (!this.assigned.has(p)) this.targets.delete(p);
     }
+    for (const p of partitions) if (!this.assigned.has(p)) this.assignedAt.set(p, systemClock.monotonic());
+    for (const p of fresh) this.loop?.pause(p);
     this.assigned = now;
-    void this.readMap(partitions);
+    const mapped = this.readMap(partitions);
+    for (const p of fresh) void this.takeOver(p, mapped);
     void this.checkCatchUp();
+  }
+
+  /**
+   * A partition new here: once the map says who else holds it, a holder's snapshot is installed
+   * if it is newer (opts.takeover); then the partition is read on from this node's position.
+   */
+  private async takeOver(p: number, mapped: Promise<void>): Promise<void> {
+    const token = {};
+    this.installing.set(p, token);
+    try {
+      await mapped;
+      const takeover = this.opts.takeover;
+      if (takeover !== undefined && this.assigned.has(p) && !this.stopped)
+        await this.feed.exclusive(p, () => takeover(p));
+    } catch (err) {
+      this.lastError = errorText(err);
+      this.opts.logger.warn(
+        { partition: p, err: errorText(err) },
+        'cluster: no takeover from a snapshot; reading the topic',
+      );
+    } finally {
+      if (this.installing.get(p) === token) {
+        this.installing.delete(p);
+        if (this.assigned.has(p)) this.loop?.seek(p, String(this.opts.positions.get('log', p)));
+        this.loop?.resume(p);
+      }
+    }
   }
 
   /** kafkajs gives a member only its partitions: the map comes from the group's description. */
@@ -221,8 +263,15 @@ export class Membership {
     for (const p of this.assigned) this.onAdvanced(p);
   }
 
+  /** ms from this node's assignment of p until it caught up (undefined: not yet, or held from the start). */
+  catchUpMs(p: number): number | undefined {
+    return this.catchUp.get(p);
+  }
+
   private markCaughtUp(p: number): void {
     this.caughtUp.add(p);
+    const since = this.assignedAt.get(p);
+    if (since !== undefined) this.catchUp.set(p, systemClock.monotonic() - since);
     this.targets.delete(p);
     this.opts.logger.debug({ partition: p }, 'cluster: caught up');
     this.maybeNudge();

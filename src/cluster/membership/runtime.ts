@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { Engine } from '../../engine/engine.js';
 import { createKafka } from '../../kafka/client.js';
+import { ClusterEnds } from '../reads/cluster-ends.js';
 import { EndOffsets } from '../reads/end-offsets.js';
 import { Membership } from './membership.js';
 import { MetaFollower } from '../commands/meta-follower.js';
@@ -16,6 +17,7 @@ import { Positions } from '../commands/positions.js';
 import { type ClusterSettings, clusterSettings, derivedAdvertise } from '../settings.js';
 import { type ClusterTopics, ensureClusterTopics } from './topics.js';
 import type { ClusterView, CommandSink, Member } from '../types.js';
+import { Takeover } from './takeover.js';
 import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
 import { BrokerWatch } from './broker-watch.js';
@@ -39,6 +41,8 @@ export class ClusterRuntime {
   readonly view: NodeView;
   private readonly membership: Membership;
   private readonly meta: MetaFollower;
+  /** Takeovers from snapshots (GET /cluster lists the last ones). */
+  readonly takeover: Takeover;
   /** Which other members answer now (membership/health.ts). */
   readonly health: MemberHealth;
   /**
@@ -67,6 +71,9 @@ export class ClusterRuntime {
     this.degradedReasons.push(() => broker.reason());
     // Built on first delivery: the applier may need the view, which needs the membership.
     const sink: CommandSink = { deliver: (...a) => this.sink().deliver(...a) };
+    // A partition new here starts from a live holder's snapshot when the sink can install one.
+    const install = (p: number, body: Uint8Array): Promise<bigint | undefined> =>
+      this.sink().install?.(p, body) ?? Promise.resolve(undefined);
     const self = (): Member => this.self;
     this.membership = new Membership({
       kafka,
@@ -81,6 +88,8 @@ export class ClusterRuntime {
         const all = await ends.of(topics.log);
         return new Map(ps.map((p) => [p, all.get(p) ?? '0']));
       },
+      // Only a sink that can install a snapshot asks holders for one (tests of membership alone cannot).
+      takeover: (p) => (this.sink().install === undefined ? Promise.resolve(undefined) : takeover.run(p)),
       onRevoked: (p) =>
         positions.failAll(
           'log',
@@ -105,9 +114,12 @@ export class ClusterRuntime {
       this.membership,
       positions,
       ends,
+      new ClusterEnds(ends, topics),
       this.health,
       settings.memberToken,
     );
+    const takeover = new Takeover(this.view, install, logger);
+    this.takeover = takeover;
     this.meta = new MetaFollower(kafka, settings.name, topics.meta, sink, positions, logger);
   }
 
@@ -170,9 +182,17 @@ export class ClusterRuntime {
     return this.self;
   }
 
+  /** Whether this node consumes log partition p and has caught up on it (a takeover's source). */
+  holdsCaughtUp(p: number): boolean {
+    return this.membership.holds(p) && this.membership.isCaughtUp(p);
+  }
+
   /** Partitions this node consumes now, and whether each has caught up. */
-  held(): { partition: number; caughtUp: boolean }[] {
-    return this.membership.partitionsHeld().map((p) => ({ partition: p, caughtUp: this.membership.isCaughtUp(p) }));
+  held(): { partition: number; caughtUp: boolean; catchUpMs?: number }[] {
+    return this.membership.partitionsHeld().map((p) => {
+      const ms = this.membership.catchUpMs(p);
+      return { partition: p, caughtUp: this.membership.isCaughtUp(p), ...(ms === undefined ? {} : { catchUpMs: ms }) };
+    });
   }
 
   get lastError(): string | undefined {

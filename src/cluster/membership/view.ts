@@ -1,6 +1,7 @@
 // The node's view of the cluster (ClusterView, types.ts): the map from the last rebalance, which
 // members can answer for a partition now, positions, end offsets and the waits for them.
 import { DomainError } from '../../domain/errors.js';
+import type { ClusterEnds } from '../reads/cluster-ends.js';
 import type { EndOffsets } from '../reads/end-offsets.js';
 import { isRefused, isUnreachable, type MemberHealth } from './health.js';
 import type { Membership } from './membership.js';
@@ -22,6 +23,7 @@ export class NodeView implements ClusterView {
     private readonly membership: Membership,
     private readonly positions: Positions,
     private readonly ends: EndOffsets,
+    private readonly readEnds: ClusterEnds,
     /** Which members answer now (probes and failed calls). */
     readonly health: MemberHealth,
     /** The members' bearer token (--auth-token-file); undefined: none. */
@@ -106,6 +108,15 @@ export class NodeView implements ClusterView {
 
   async metaEndOffset(): Promise<string> {
     return (await this.ends.of(this.topics.meta)).get(0) ?? '0';
+  }
+
+  endsForRead(arrived: number): Promise<{ meta: string; log: ReadonlyMap<number, string> }> {
+    return this.readEnds.forRead(arrived);
+  }
+
+  /** Shared refreshes of the read ends started so far (GET /cluster; the bench counts them per query). */
+  get endsRefreshes(): number {
+    return this.readEnds.refreshes;
   }
 
   waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void> {

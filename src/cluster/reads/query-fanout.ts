@@ -98,15 +98,15 @@ export class QueryFanout {
     const signal = timeoutMs > 0 ? anySignal(req.signal, AbortSignal.timeout(timeoutMs)) : req.signal;
     const budget = queryBudget(timeoutMs, req.signal);
     const now = systemClock.now();
+    const arrived = systemClock.monotonic();
     const queryOpts: QueryOptions = { ...opts, maxResultRows: this.settings.maxResultRows };
-    // Both topics' ends are read at once, after the query arrived (every partition's: one
-    // ListOffsets answers them all); the log's are waited for below, once the plan is known.
-    const allEnds = fresh
-      ? gate.through(() => this.view.logEndOffsets(this.allPartitions()))
-      : Promise.resolve(new Map<number, string>());
-    allEnds.catch(() => undefined); // awaited below; a failure of the meta read comes first
-    // The schema and keys as of now: a field created just before the query is known here.
-    const metaOffset = fresh ? await gate.through(() => this.view.metaEndOffset()) : '0';
+    // The ends of both topics that hold every write acknowledged before the query arrived (a
+    // shared refresh, cluster-ends.ts): the meta end here (the schema and keys), the log's below.
+    // A stale read (broker down, --cluster-stale-reads) waits for none.
+    const ends = fresh
+      ? await gate.through(() => this.view.endsForRead(arrived))
+      : { meta: '0', log: new Map<number, string>() };
+    const metaOffset = ends.meta;
     await this.view.waitApplied('meta', 0, metaOffset, signal).catch((err: unknown) => {
       checkBudget(budget);
       throw err;
@@ -120,9 +120,8 @@ export class QueryFanout {
       (h) => compileReads(lookupIndex(h, index), query.calls, queryOpts, new QueryClock(now)).plans,
     );
     const partitions = this.partitionsFor(index, plans, opts);
-    const ends = await allEnds;
     const waitFor: Record<string, string> = {};
-    for (const p of partitions) waitFor[String(p)] = ends.get(p) ?? '0';
+    for (const p of partitions) waitFor[String(p)] = ends.log.get(p) ?? '0';
     const base = {
       index,
       query: encodeQuery(query),
@@ -182,6 +181,52 @@ export class QueryFanout {
   }
 
   /**
+   * Which holder answers for each partition: this node for those it holds caught up, then as few
+   * other members as cover the rest (one HTTP round trip less per member left out), among the
+   * holders that are not restoring; a partition with none of those goes to its first holder.
+   */
+  private pick(
+    pending: readonly number[],
+    failed: ReadonlySet<string>,
+    reasons: readonly string[],
+  ): Map<string, { member: Member; partitions: number[] }> {
+    const groups = new Map<string, { member: Member; partitions: number[] }>();
+    const add = (member: Member, p: number): void => {
+      const g = groups.get(member.id) ?? { member, partitions: [] };
+      g.partitions.push(p);
+      groups.set(member.id, g);
+    };
+    const restoring = this.view.map()?.restoring;
+    const open = new Map<number, Member[]>();
+    for (const p of pending) {
+      const all = this.view.holders(p).filter((m) => !failed.has(m.id));
+      if (all.length === 0)
+        throw new DomainError(
+          'unavailable',
+          `cluster: no node holding log partition ${p} could answer${reasons.length > 0 ? ` (${reasons.join('; ')})` : ''}; try again`,
+        );
+      const ready = all.filter((m) => !(restoring?.[p] ?? []).includes(m.id));
+      if (all[0].id === this.view.self.id || ready.length === 0) add(all[0], p);
+      else open.set(p, ready);
+    }
+    while (open.size > 0) {
+      const cover = new Map<string, { member: Member; n: number }>();
+      for (const ms of open.values())
+        for (const m of ms) cover.set(m.id, { member: m, n: (cover.get(m.id)?.n ?? 0) + 1 });
+      let best: { member: Member; n: number } | undefined;
+      for (const c of cover.values()) if (best === undefined || c.n > best.n) best = c;
+      if (best === undefined) break;
+      const chosen = best.member;
+      for (const [p, ms] of open)
+        if (ms.some((m) => m.id === chosen.id)) {
+          add(chosen, p);
+          open.delete(p);
+        }
+    }
+    return groups;
+  }
+
+  /**
    * One answer per holder asked, covering every partition once. A holder that fails (down,
    * 5xx, too slow) is dropped for the rest of the query and its partitions go to their next
    * holder; a 4xx is the query's own error and ends it.
@@ -202,18 +247,7 @@ export class QueryFanout {
     await this.mapped(partitions, budget);
     while (pending.length > 0) {
       checkBudget(budget);
-      const groups = new Map<string, { member: Member; partitions: number[] }>();
-      for (const p of pending) {
-        const member = this.view.holders(p).find((m) => !failed.has(m.id));
-        if (member === undefined)
-          throw new DomainError(
-            'unavailable',
-            `cluster: no node holding log partition ${p} could answer${reasons.length > 0 ? ` (${reasons.join('; ')})` : ''}; try again`,
-          );
-        const g = groups.get(member.id) ?? { member, partitions: [] };
-        g.partitions.push(p);
-        groups.set(member.id, g);
-      }
+      const groups = this.pick(pending, failed, reasons);
       const asked = [...groups.values()];
       if (whole && (asked.length > 1 || out.length > 0)) throw shiftRefused();
       const settled = await Promise.allSettled(

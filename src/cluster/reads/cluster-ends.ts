@@ -1,0 +1,101 @@
+// The end offsets a read waits for, without a Kafka round trip per read (docs/CLUSTER.md, "Reads:
+// how a read sees every acknowledged write"). A read that arrived at time s may use the ends of a
+// refresh (ListOffsets of NAME.meta and NAME.log, read committed) that was sent after
+// s − FRESH_MS; every coordinator holds a write's acknowledgment until FRESH_MS after Kafka
+// acknowledged it (AckHold). A write acknowledged before the read arrived was in Kafka at least
+// FRESH_MS before s, so before any refresh the read may use was sent: it is below those ends.
+// Refreshes are shared: at steady load one is started in the background when the newest is half
+// its life old, so reads rarely wait for one; a read that finds none young enough waits for the
+// next (one in flight serves every read that arrived before it was sent).
+import { type Clock, systemClock } from '../../util/clock.js';
+
+/** How long a refresh serves reads, and how long every write's acknowledgment is held back. */
+export const FRESH_MS = 10;
+
+export interface Ends {
+  /** Monotonic time (ms) at which the refresh was started (its requests go out after it). */
+  sentAt: number;
+  meta: string;
+  log: ReadonlyMap<number, string>;
+}
+
+export interface EndsSource {
+  /** partition → read-committed end offset of `topic`, from requests sent after this call. */
+  of(topic: string): Promise<Map<number, string>>;
+}
+
+export class ClusterEnds {
+  private newest: Ends | undefined;
+  /** Refreshes under way, by the time they were started. */
+  private readonly running = new Map<number, Promise<Ends>>();
+  /** Refreshes started (each: one end-offsets fetch per topic, ListOffsets requests to the broker). */
+  refreshes = 0;
+
+  constructor(
+    private readonly source: EndsSource,
+    private readonly topics: { meta: string; log: string },
+    private readonly clock: Clock = systemClock,
+    readonly freshMs = FRESH_MS,
+  ) {}
+
+  /** Now, on the clock that `arrived` and AckHold use. */
+  now(): number {
+    return this.clock.monotonic();
+  }
+
+  /** Ends that hold every write acknowledged anywhere before `arrived` (monotonic ms). */
+  forRead(arrived: number): Promise<Ends> {
+    const oldest = arrived - this.freshMs;
+    const n = this.newest;
+    // Strictly after: a refresh sent at the very instant a write's hold began may predate it.
+    if (n !== undefined && n.sentAt > oldest) {
+      // Still good; a younger one is started beside it so that the next reads need not wait.
+      if (this.now() - n.sentAt > this.freshMs / 2 && this.youngestRunning() < n.sentAt + this.freshMs / 2)
+        this.refresh().catch(() => undefined);
+      return Promise.resolve(n);
+    }
+    for (const [sentAt, p] of this.running) if (sentAt > oldest) return p;
+    return this.refresh();
+  }
+
+  private youngestRunning(): number {
+    let out = -Infinity;
+    for (const sentAt of this.running.keys()) out = Math.max(out, sentAt);
+    return out;
+  }
+
+  private refresh(): Promise<Ends> {
+    const sentAt = this.now();
+    this.refreshes++;
+    const p = Promise.all([this.source.of(this.topics.meta), this.source.of(this.topics.log)])
+      .then(([meta, log]): Ends => {
+        const ends = { sentAt, meta: meta.get(0) ?? '0', log };
+        if (this.newest === undefined || this.newest.sentAt < sentAt) this.newest = ends;
+        return ends;
+      })
+      .finally(() => this.running.delete(sentAt));
+    this.running.set(sentAt, p);
+    return p;
+  }
+}
+
+/**
+ * The writer's side: an acknowledgment leaves FRESH_MS after Kafka acknowledged the write, so a
+ * read that arrives after it never uses ends read before the write was in Kafka.
+ */
+export class AckHold {
+  constructor(
+    private readonly clock: Clock = systemClock,
+    readonly ms = FRESH_MS,
+  ) {}
+
+  /** Call when Kafka has acknowledged; resolves once the acknowledgment may leave. */
+  since(ackedAt: number): Promise<void> {
+    const left = ackedAt + this.ms - this.clock.monotonic();
+    return left <= 0 ? Promise.resolve() : this.clock.sleep(Math.ceil(left));
+  }
+
+  now(): number {
+    return this.clock.monotonic();
+  }
+}

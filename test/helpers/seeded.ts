@@ -1,0 +1,11 @@
+// Deterministic pseudo-random numbers in [0, 1) from a seed (mulberry32): a test that draws its
+// workload from one replays the same workload on every run.
+export function seededRandom(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
