@@ -2,7 +2,12 @@
 // after another, then prints the summary table. Benches are imported lazily, so one whose code
 // does not load yet (or fails) is reported and the others still run.
 import { cpus, loadavg } from 'node:os';
+// Before any bench loads kafkajs (test/helpers/kafka-broker.ts imports it): the corrected
+// read-committed filter must be in its module cache first (src/kafka/kafkajs.ts).
+import { kafkajs } from '../src/kafka/kafkajs.js';
 import { Reporter } from './lib/report.js';
+
+kafkajs();
 
 interface Bench {
   name: string;
