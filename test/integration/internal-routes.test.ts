@@ -1,6 +1,7 @@
 // Internal endpoints Pilosa client libraries call (translate keys, fragment nodes, max shards)
 // and GET /export, over inject() against a real server and LevelDB; keys survive a restart.
 import { afterEach, describe, expect, it } from 'vitest';
+import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
 import { decodeTranslateKeysResponse, encodeTranslateKeysRequest } from '../../src/encoding/public-proto.js';
 import { startServer, type TestServer, stopServer } from '../helpers/server.js';
 
@@ -171,6 +172,31 @@ describe('GET /export', () => {
     expect((await call('GET', '/export?index=i&frame=f&slice=0&view=standard', undefined, CSV)).raw).toBe(
       '1,9\n2,3\n2,7\n',
     );
+  });
+
+  it('writes a large shard in slices, from rows copied in one read', async () => {
+    server = await startServer();
+    await json('POST', '/index/i');
+    await json('POST', '/index/i/field/f');
+    const columnIds = Array.from({ length: 300_000 }, (_, k) => k * 3);
+    const body = encodeImportRequest({ index: 'i', field: 'f', shard: 0, rowIds: columnIds.map(() => 1), columnIds });
+    const imported = await server.app.inject({
+      method: 'POST',
+      url: '/index/i/field/f/import',
+      headers: { 'content-type': 'application/x-protobuf' },
+      payload: Buffer.from(body),
+    });
+    expect(imported.statusCode).toBe(200);
+    const port = await server.listen();
+    const res = await fetch(`http://127.0.0.1:${port}/export?index=i&field=f&shard=0`, { headers: CSV });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/csv');
+    // Chunked: the answer had no length when its first slice left.
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    const lines = (await res.text()).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.length).toBe(300_000);
+    expect([lines[0], lines[1], lines[lines.length - 1]]).toEqual(['1,0', '1,3', `1,${299_999 * 3}`]);
   });
 
   it('prints keys for keyed fields and indexes, CSV-quoted when needed', async () => {
