@@ -102,9 +102,9 @@ export const SETTINGS = [
   ),
   row(
     'query-workers',
-    0,
-    'threads that run read queries over shards (0: one per core; 1: the request thread alone, as before)',
-    { shown: '0 (one per core)' },
+    1,
+    'threads that run read queries over shards (0: one per core; 1: the request thread alone, the default until workers show a gain)',
+    { shown: '1' },
   ),
   row('max-result-rows', 1_000_000, 'rows, groups or pairs one Rows/GroupBy/TopN may return (0: no bound)'),
   row(

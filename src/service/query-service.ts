@@ -123,7 +123,9 @@ export class QueryService {
   ): { budget: QueryBudget; parsed: Query; legacy: boolean; calls: string[] } {
     const budget = queryBudget(
       effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs),
-      req.client ?? req.signal,
+      // Work sent to query workers is cancelled through an AbortSignal; without workers the
+      // client's flag is enough and cheaper (http ClientGone makes the signal on first read).
+      this.workers !== undefined ? (req.signal ?? req.client) : (req.client ?? req.signal),
       this.engine.clock,
     );
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)

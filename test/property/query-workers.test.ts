@@ -89,8 +89,8 @@ describe('query workers (differential)', () => {
       ),
       { numRuns: 150 },
     );
-    // Most cases are spread (unkeyed indexes over more than one shard): the property is not vacuous.
-    expect(spread).toBeGreaterThan(150);
+    // Many cases are spread (unkeyed indexes over more than one shard): the property is not vacuous.
+    expect(spread).toBeGreaterThan(75);
     // Generous: a few seconds on an idle machine, minutes on a loaded one.
   }, 600_000);
 });
