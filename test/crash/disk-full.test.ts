@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, spawnServer, type ChildServer } from '../helpers/server.js';
+import { freePort, serverArgv, spawnServer, type ChildServer } from '../helpers/server.js';
 import { isRoot, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 import { ROW_BITS as BITS, countRows, importRow, post } from '../helpers/row-imports.js';
 
@@ -95,11 +95,7 @@ describe.skipIf(!isRoot)('disk full on a 128 MiB tmpfs', () => {
     await server.kill('SIGKILL');
     rmSync(join(dataDir, 'disk-reserve'), { force: true });
     fill(0);
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', 'src/main.ts', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
+    const r = spawnSync(process.execPath, serverArgv(dataDir, port, args), { encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr.trim()).toMatch(
       /^bitledger: disk full: LevelDB in .* cannot open \(.*No space left.*\)\. Nothing was lost; free space/,

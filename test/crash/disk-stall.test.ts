@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, spawnServer, type ChildServer } from '../helpers/server.js';
+import { freePort, serverArgv, spawnServer, type ChildServer } from '../helpers/server.js';
 import { isRoot, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 import { until } from '../helpers/until.js';
 import { ROW_BITS as BITS, countRows, importRow, post } from '../helpers/row-imports.js';
@@ -29,28 +29,15 @@ afterAll(async () => {
   disk?.unmount();
 });
 
-const rowCounts = countRows;
-
 const args = ['--disk-reserve-bytes', String(RESERVE), '--snapshot-every-events', '1000000'];
 
 describe.skipIf(!isRoot)('a LevelDB background error on a 64 MiB tmpfs', () => {
   it('refuses a reserve below the floor at start, with the reason', async () => {
     const dataDir = join(disk!.dir, 'refused');
-    const r = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/main.ts',
-        'server',
-        '--bind',
-        `127.0.0.1:${await freePort()}`,
-        '--data-dir',
-        dataDir,
-        ...args,
-      ],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
+    const r = spawnSync(process.execPath, serverArgv(dataDir, await freePort(), args), {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/--disk-reserve-bytes 1048576 is below \d+ \([\d.]+ MiB\): LevelDB's compactions need/);
   }, 60_000);
@@ -94,8 +81,8 @@ describe.skipIf(!isRoot)('a LevelDB background error on a 64 MiB tmpfs', () => {
     expect(server.proc.exitCode).toBeNull();
 
     // Reads go on, from the log as it stands: every acknowledged import whole, the refused empty.
-    await until(async () => (await rowCounts(server!.url, [1])).status === 200, { what: 'reads after the stall' });
-    const { counts } = await rowCounts(server.url, [...acked, ...refusedRows]);
+    await until(async () => (await countRows(server!.url, [1])).status === 200, { what: 'reads after the stall' });
+    const { counts } = await countRows(server.url, [...acked, ...refusedRows]);
     expect(counts.slice(0, acked.length).every((c) => c > BITS * 0.95)).toBe(true);
     expect(counts.slice(acked.length)).toEqual(refusedRows.map(() => 0));
     expect((await fetch(`${server.url}/status`)).status).toBe(200);
@@ -107,12 +94,12 @@ describe.skipIf(!isRoot)('a LevelDB background error on a 64 MiB tmpfs', () => {
       stepMs: 200,
     });
     acked.push(next);
-    const expected = (await rowCounts(server.url, acked)).counts;
+    const expected = (await countRows(server.url, acked)).counts;
     expect(expected.every((c) => c > BITS * 0.95)).toBe(true);
 
     // A crash now loses nothing acknowledged.
     await server.kill('SIGKILL');
     server = await spawnServer(dataDir, port, args, { BITLEDGER_TEST_DISK_RESERVE_FLOOR: '0' });
-    expect((await rowCounts(server.url, acked)).counts).toEqual(expected);
+    expect((await countRows(server.url, acked)).counts).toEqual(expected);
   }, 600_000);
 });

@@ -49,6 +49,21 @@ export interface ChildServer {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** Node's arguments to run `bitledger server` from src/ on 127.0.0.1:`port` over `dataDir`. */
+export function serverArgv(dataDir: string, port: number, extraArgs: string[] = []): string[] {
+  return [
+    '--import',
+    'tsx',
+    'src/main.ts',
+    'server',
+    '--bind',
+    `127.0.0.1:${port}`,
+    '--data-dir',
+    dataDir,
+    ...extraArgs,
+  ];
+}
+
 /** `env` adds to the inherited environment (e.g. LD_PRELOAD for the power-cut tests). */
 export async function spawnServer(
   dataDir: string,
@@ -56,26 +71,10 @@ export async function spawnServer(
   extraArgs: string[] = [],
   env: NodeJS.ProcessEnv = {},
 ): Promise<ChildServer> {
-  const proc = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/main.ts',
-      'server',
-      '--bind',
-      `127.0.0.1:${port}`,
-      '--data-dir',
-      dataDir,
-      '--log-level',
-      'warn',
-      ...extraArgs,
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NODE_ENV: 'test', ...env },
-    },
-  );
+  const proc = spawn(process.execPath, serverArgv(dataDir, port, ['--log-level', 'warn', ...extraArgs]), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_ENV: 'test', ...env },
+  });
   let out = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));

@@ -109,12 +109,11 @@ function queryRequest(
     };
   } else {
     text = bodyBuffer(body).toString('utf8');
-    const q = query;
     opts = {
-      shards: parseShards(q.shards ?? q.slices),
-      columnAttrs: boolArg(q.columnAttrs),
-      excludeColumns: boolArg(q.excludeColumns) || boolArg(q.excludeBits),
-      excludeRowAttrs: boolArg(q.excludeRowAttrs) || boolArg(q.excludeAttrs),
+      shards: parseShards(query.shards ?? query.slices),
+      columnAttrs: boolArg(query.columnAttrs),
+      excludeColumns: boolArg(query.excludeColumns) || boolArg(query.excludeBits),
+      excludeRowAttrs: boolArg(query.excludeRowAttrs) || boolArg(query.excludeAttrs),
     };
   }
   return { text, opts };
