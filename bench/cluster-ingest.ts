@@ -4,7 +4,7 @@
 // spreads the source partitions over its nodes, and each batch is one Kafka transaction of
 // commands that the holders then apply; the figure is its rate against the single node's.
 // BENCH_CLUSTER_INGEST_RECORDS sets the records (default 300k: 3M bits).
-import { kafkajs } from '../src/kafka/kafkajs.js';
+import { Kafka, logLevel } from 'kafkajs';
 import { acquireKafka, type KafkaHandle } from '../test/helpers/kafka-broker.js';
 import { type Cluster, startCluster, stopCluster } from './cluster.js';
 import { HttpClient } from './lib/http-client.js';
@@ -28,11 +28,7 @@ export async function runClusterIngestBench(r: Reporter): Promise<void> {
     return;
   }
   const shape: Shape = { label: 'JSON arrays of 100 records', perMessage: 100, records: RECORDS, target: false };
-  const client = new (kafkajs().Kafka)({
-    clientId: 'bitledger-bench',
-    brokers: kafka.brokers,
-    logLevel: kafkajs().logLevel.NOTHING,
-  });
+  const client = new Kafka({ clientId: 'bitledger-bench', brokers: kafka.brokers, logLevel: logLevel.NOTHING });
   try {
     const topic = await fillTopic(r, client, shape);
     const single = await startChildServer({

@@ -10,8 +10,7 @@
 // The broker: KAFKA_BROKERS when set, else testcontainers or the ops/kafka launcher (stopped at
 // the end). BENCH_KAFKA_RECORDS sets the records of the arrays case (default 1M, 10 bits each);
 // the one-record-per-message case takes a fifth of them (the kafkajs client bounds it anyway).
-import type { Kafka } from 'kafkajs';
-import { kafkajs } from '../src/kafka/kafkajs.js';
+import { Kafka, logLevel } from 'kafkajs';
 import { encodeImportRequest } from '../src/encoding/import-request-encode.js';
 import { acquireKafka } from '../test/helpers/kafka-broker.js';
 import { HttpClient } from './lib/http-client.js';
@@ -62,7 +61,7 @@ async function importBench(r: Reporter, brokers: string[]): Promise<void> {
   r.note(
     `data: JSON records {"id": column, "f": [${BITS_PER_RECORD} row IDs]}, ${BITS_PER_RECORD} bits each, of a set field; ${PARTITIONS} partitions; fsync always; trackExistence on`,
   );
-  const kafka = new (kafkajs().Kafka)({ clientId: 'bitledger-bench', brokers, logLevel: kafkajs().logLevel.NOTHING });
+  const kafka = new Kafka({ clientId: 'bitledger-bench', brokers, logLevel: logLevel.NOTHING });
   const topics = new Map<Shape, string>();
   for (const shape of SHAPES) topics.set(shape, await fillTopic(r, kafka, shape));
 
