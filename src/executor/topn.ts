@@ -25,6 +25,7 @@ import {
   tanimotoPasses,
 } from './topn-select.js';
 import type { ReadonlyFragment, ReadonlyIndex } from '../state/readonly.js';
+import { type TotalsInput, topFromTotals } from './topn-totals.js';
 
 export type { TopNCounts } from './topn-select.js';
 
@@ -32,16 +33,34 @@ type Work<T> = Generator<void, T, undefined>;
 
 export function* topN(ctx: ReadContext, p: TopNPlan): Work<QueryResult> {
   const inputs = topNInputs(ctx, p);
-  let counted: TopNCounts;
+  let counted: TopNCounts | undefined;
   if (p.ids !== undefined)
     counted = yield* countCandidates(inputs.shards, inputs.query, topNCandidateFilter(p, p.ids), inputs.exact);
-  else counted = yield* selectTopN(inputs.shards, inputs.query, candidateTest(ctx, p), inputs.exact);
+  else {
+    const isCandidate = candidateTest(ctx, p);
+    // Unfiltered: a row's count is its total over the shards, kept while they do not change.
+    if (inputs.exact === undefined) counted = topFromTotals(totalsInput(p, inputs), p.n, isCandidate);
+    counted ??= yield* selectTopN(inputs.shards, inputs.query, isCandidate, inputs.exact);
+  }
   return topNResult(ctx.index, p, counted, ctx.opts.maxResultRows);
+}
+
+function totalsInput(p: TopNPlan, inputs: TopNInputs): TotalsInput {
+  return {
+    owner: p.field,
+    key: `${p.view ?? STANDARD_VIEW}|${p.threshold}|${inputs.shardIds.join(',')}`,
+    fragments: inputs.fragments,
+    rankings: inputs.shards.map((s) => s.ranking),
+    threshold: p.threshold,
+  };
 }
 
 /** The per-shard inputs of topn-select.ts for the context's shards. */
 interface TopNInputs {
   shards: TopNShard[];
+  /** The shards' IDs and fragments, in the order of `shards`. */
+  shardIds: number[];
+  fragments: ReadonlyFragment[];
   query: TopNQuery;
   exact: ExactCount;
 }
@@ -53,6 +72,7 @@ function topNInputs(ctx: ReadContext, p: TopNPlan): TopNInputs {
     for (const s of outShards(ctx, p.src)) srcCount += bitmapAt(ctx, p.src, s).size;
   const shards: TopNShard[] = [];
   const frags: ReadonlyFragment[] = [];
+  const shardIds: number[] = [];
   const srcs: RO[] = [];
   for (const s of ctx.shards) {
     const frag = ctx.fragment(p.field, p.view ?? STANDARD_VIEW, s);
@@ -60,10 +80,11 @@ function topNInputs(ctx: ReadContext, p: TopNPlan): TopNInputs {
     const src = p.src === undefined ? undefined : bitmapAt(ctx, p.src, s);
     shards.push({ ranking: rankingOf(frag), cap: src === undefined ? Number.POSITIVE_INFINITY : src.size });
     frags.push(frag);
+    shardIds.push(s);
     if (src !== undefined) srcs.push(src);
   }
   const exact: ExactCount = p.src === undefined ? undefined : (i, row) => frags[i].countWith(row, srcs[i]);
-  return { shards, query: { n: p.n, threshold: p.threshold, tanimoto, srcCount }, exact };
+  return { shards, shardIds, fragments: frags, query: { n: p.n, threshold: p.threshold, tanimoto, srcCount }, exact };
 }
 
 /** Which rows are candidates: the shards' caches' (attr-filtered), or every row of a 0.x inverse view. */
