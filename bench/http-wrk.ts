@@ -99,9 +99,9 @@ export async function runHttpWrk(r: Reporter): Promise<void> {
         .join(' ')}`,
     );
     const targets = {
-      floor: { url: `${floorUrl}/index/i/query`, body: COUNT },
-      count: { url: `${server.url}/index/i/query`, body: COUNT },
-      topN: { url: `${server.url}/index/i/query`, body: TOPN },
+      floor: { url: `${floorUrl}/index/i/query`, body: COUNT, pid: floor?.pid },
+      count: { url: `${server.url}/index/i/query`, body: COUNT, pid: server.pid },
+      topN: { url: `${server.url}/index/i/query`, body: TOPN, pid: server.pid },
     };
     let countUs = 0;
     let topNUs = 0;
@@ -109,7 +109,7 @@ export async function runHttpWrk(r: Reporter): Promise<void> {
       const runs: Record<keyof typeof targets, WrkResult[]> = { floor: [], count: [], topN: [] };
       for (let round = 0; round < ROUNDS; round++)
         for (const k of Object.keys(targets) as (keyof typeof targets)[])
-          runs[k].push(await wrkPost(targets[k].url, targets[k].body, c, SECONDS));
+          runs[k].push(await wrkPost(targets[k].url, targets[k].body, c, SECONDS, targets[k].pid));
       reportConnections(r, c, runs);
       if (c === 1) {
         countUs = 1e6 / Math.max(...runs.count.map((x) => x.perSecond));
@@ -150,6 +150,7 @@ function reportConnections(r: Reporter, c: number, runs: Record<'floor' | 'count
   r.figure(`  Count / Pilosa 1.4 (${PILOSA.count[i]} req/s)`, median(rate('count')) / PILOSA.count[i], '×');
   r.figure(`  Count p50, ${c} conn`, median(runs.count.map((x) => x.p50Ms)), 'ms');
   r.figure(`  Count p99, ${c} conn`, median(runs.count.map((x) => x.p99Ms)), 'ms');
+  reportCpu(r, c, runs);
   r.figure(`TopN(g, n=10) req/s, ${c} conn`, median(rate('topN')), 'req/s', {
     op: '>=',
     value: c === 1 ? 1600 : 2500,
@@ -158,6 +159,24 @@ function reportConnections(r: Reporter, c: number, runs: Record<'floor' | 'count
   r.figure(`  TopN / Pilosa 1.4 (${PILOSA.topN[i]} req/s)`, median(rate('topN')) / PILOSA.topN[i], '×');
   r.figure(`  TopN p50, ${c} conn`, median(runs.topN.map((x) => x.p50Ms)), 'ms');
   r.figure(`  TopN p99, ${c} conn`, median(runs.topN.map((x) => x.p99Ms)), 'ms');
+}
+
+/**
+ * The servers' CPU time a request (median of the rounds): what a request costs the server
+ * whatever else the machine runs, where req/s at 1 connection also counts waits for a core.
+ */
+function reportCpu(r: Reporter, c: number, runs: Record<'floor' | 'count' | 'topN', WrkResult[]>): void {
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const cpu = (k: 'floor' | 'count' | 'topN'): number | undefined => {
+    const xs = runs[k].flatMap((x) => (x.cpuUs === undefined ? [] : [x.cpuUs]));
+    return xs.length === 0 ? undefined : median(xs);
+  };
+  const [floor, count, topN] = [cpu('floor'), cpu('count'), cpu('topN')];
+  if (floor === undefined || count === undefined || topN === undefined) return;
+  r.figure(`  server CPU a request, ${c} conn: floor Count`, floor, 'µs');
+  r.figure(`  server CPU a request, ${c} conn: Count`, count, 'µs');
+  r.figure(`  server CPU a request, ${c} conn: TopN`, topN, 'µs');
+  r.figure(`  floor's CPU a Count / bitledger's, ${c} conn`, floor / count, '×');
 }
 
 /** The raw count work of TopN's shards (every row's size) and of Count (16 intersections). */

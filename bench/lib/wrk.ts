@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { processCpuSeconds } from './process-cpu.js';
 import { removeDir, tempDir } from './server-child.js';
 
 const run = promisify(execFile);
@@ -12,10 +13,22 @@ export interface WrkResult {
   perSecond: number;
   p50Ms: number;
   p99Ms: number;
+  requests: number;
+  /** The server's CPU time a request over the run (µs), when its PID was given. */
+  cpuUs?: number;
 }
 
-/** POSTs `body` to `url` over `connections` connections of one wrk thread for `seconds`. */
-export async function wrkPost(url: string, body: string, connections: number, seconds: number): Promise<WrkResult> {
+/**
+ * POSTs `body` to `url` over `connections` connections of one wrk thread for `seconds`; with
+ * `serverPid`, also the server's CPU time a request.
+ */
+export async function wrkPost(
+  url: string,
+  body: string,
+  connections: number,
+  seconds: number,
+  serverPid?: number,
+): Promise<WrkResult> {
   const dir = tempDir('wrk');
   try {
     const script = join(dir, 'post.lua');
@@ -24,8 +37,12 @@ export async function wrkPost(url: string, body: string, connections: number, se
       `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "text/plain"\n`,
     );
     const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, url];
+    const cpuBefore = serverPid === undefined ? undefined : processCpuSeconds(serverPid);
     const { stdout } = await run('wrk', args, { timeout: (seconds + 30) * 1000 });
-    return parseWrk(stdout);
+    const cpuAfter = serverPid === undefined ? undefined : processCpuSeconds(serverPid);
+    const result = parseWrk(stdout);
+    if (cpuBefore === undefined || cpuAfter === undefined || result.requests === 0) return result;
+    return { ...result, cpuUs: ((cpuAfter - cpuBefore) * 1e6) / result.requests };
   } finally {
     removeDir(dir);
   }
@@ -35,7 +52,13 @@ export function parseWrk(out: string): WrkResult {
   if (/Non-2xx or 3xx responses/.test(out) || /Socket errors/.test(out)) throw new Error(`wrk saw errors:\n${out}`);
   const rate = /Requests\/sec:\s+([\d.]+)/.exec(out);
   if (rate === null) throw new Error(`no rate in wrk's output:\n${out}`);
-  return { perSecond: Number(rate[1]), p50Ms: percentileMs(out, '50%'), p99Ms: percentileMs(out, '99%') };
+  const requests = /(\d+) requests in/.exec(out);
+  return {
+    perSecond: Number(rate[1]),
+    p50Ms: percentileMs(out, '50%'),
+    p99Ms: percentileMs(out, '99%'),
+    requests: requests === null ? 0 : Number(requests[1]),
+  };
 }
 
 function percentileMs(out: string, label: string): number {
