@@ -7,12 +7,13 @@ import { type Config, ConfigError } from './config/config.js';
 import type { Engine } from './engine/engine.js';
 import { recalculateCaches } from './executor/index.js';
 import { type HttpSecurity, buildHttpApp } from './http/app.js';
-import type { NodeInfo } from './http/context.js';
+import type { HttpContext, NodeInfo } from './http/context.js';
+import { localTopology } from './http/topology.js';
 import { installOpsHooks } from './http/ops-hooks.js';
 import { readiness } from './http/readiness.js';
 import { opsRoutes } from './http/routes/ops-routes.js';
 import { readTokenFile } from './http/security.js';
-import { kafkaRoutes } from './kafka/http-routes.js';
+import { kafkaPlugins } from './kafka/http-routes.js';
 import type { ServerMetrics } from './metrics/server-metrics.js';
 import type { Integrations } from './server-integrations.js';
 import type { Boot } from './stop-list.js';
@@ -57,23 +58,24 @@ export function buildServerApp(
     maxResultBytes: cfg.maxResultBytes,
     maxQueryMemory: cfg.maxQueryMemory,
   };
-  const context = {
+  const imports = new ImportService(eng);
+  const context: HttpContext = {
     engine: eng,
     schema: new SchemaService(eng),
     query: new QueryService(eng, bounds, cfg.legacyRelease, p.workers),
-    imports: new ImportService(eng),
+    imports,
     node: p.node,
     version: VERSION,
     recalculateCaches: recalculate,
     statusExtras,
+    topology: localTopology(kafka.replica !== undefined ? 'replica' : 'single', eng, imports, p.node),
     legacyRelease: cfg.legacyRelease,
     ...(cluster !== undefined ? cluster.httpContext() : {}),
   };
-  const app = buildHttpApp(context, logger, onFatal, cfg.maxBodyBytes, p.security, cfg.requestBodyTimeout);
-  // Kafka's routes (ingests, mirror and replica gauges) sit beside the HTTP app's: http/ and
-  // kafka/ do not import each other.
-  kafkaRoutes(app, kafka);
-  cluster?.routes(app);
+  // Kafka's plugins (ingests, mirror and replica gauges, their hooks) and the cluster's are
+  // registered by the HTTP app beside its own: http/ and kafka/ do not import each other.
+  const contributed = [...kafkaPlugins(kafka), ...(cluster?.plugins() ?? [])];
+  const app = buildHttpApp(context, logger, onFatal, cfg.maxBodyBytes, p.security, cfg.requestBodyTimeout, contributed);
   installOpsHooks(app, { metrics, logger, accessLogPerSecond: cfg.accessLogPerSecond, slowQueryMs: cfg.slowQueryMs });
   opsRoutes(app, metrics, ready, () => eng.state);
   return { app, recalculate };

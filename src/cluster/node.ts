@@ -2,11 +2,13 @@
 // the write path whose applier membership delivers to, the read fan-out, and what the HTTP app
 // needs in cluster mode (the cluster services, /status members, holders of a shard, the
 // cluster-wide max shard, the internal routes).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { Engine } from '../engine/engine.js';
 import type { HttpContext } from '../http/context.js';
+import type { Topology } from '../http/topology.js';
+import { everyRoutePlugin, scopedPlugin } from '../util/fastify-plugins.js';
 import type { LegacyRelease } from '../service/legacy/legacy-release.js';
 import { bitDepthRoutes, clusterBitDepths, recalculateAtMembers } from './reads/member-figures.js';
 import { clusterExport } from './reads/export-route.js';
@@ -55,8 +57,8 @@ export class ClusterNode {
         engine: o.engine,
         kafka: rt.kafka,
         view: rt.view,
-        // The fan-out needs this node's partial runner, which exists once the routes are
-        // registered (before the node joins the group, so before any query can come).
+        // The fan-out needs this node's partial runner, which exists once the cluster's routes
+        // plugin has loaded (app.ready, before the node joins the group and any query comes).
         reads: (index, query, opts, req, at) => {
           fanout ??= new QueryFanout(
             rt.view,
@@ -103,37 +105,28 @@ export class ClusterNode {
   }
 
   /** What buildHttpApp's context takes from the cluster in place of the local parts. */
-  httpContext(): Pick<
-    HttpContext,
-    | 'schema'
-    | 'query'
-    | 'imports'
-    | 'keys'
-    | 'frames'
-    | 'legacyImports'
-    | 'clusterNodes'
-    | 'shardNodes'
-    | 'shardsMax'
-    | 'bitDepths'
-    | 'recalculateEverywhere'
-    | 'exportShard'
-  > {
+  httpContext(): Pick<HttpContext, 'schema' | 'query' | 'imports' | 'topology'> {
+    const s = this.writes.services;
+    return { schema: s.schema, query: s.query, imports: s.imports, topology: this.topology() };
+  }
+
+  /** The routes' view of the cluster (http/topology.ts): every member, and who holds what. */
+  private topology(): Topology {
     const s = this.writes.services;
     return {
-      schema: s.schema,
-      query: s.query,
-      imports: s.imports,
+      kind: 'cluster',
       keys: s.keys,
       frames: new ClusterFrameService(this.engine, this.writes.writes, async (index, pql) => {
         const opts = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
         return (await s.query.execute(index, pql, opts)).response;
       }),
       legacyImports: new ClusterLegacyImports(this.engine, s.imports),
-      clusterNodes: () => statusNodes(this.runtime),
-      shardNodes: (index, shard) => this.shardNodes(index, shard),
-      shardsMax: this.shardsMax(),
+      nodes: () => statusNodes(this.runtime),
+      shardNodes: (index, shard) => shardNodes(this.runtime, index, shard),
+      shardsMax: shardsMaxAnswer(this.runtime.view, this.engine),
       bitDepths: () => clusterBitDepths(this.runtime.view, this.engine),
-      recalculateEverywhere: () => recalculateAtMembers(this.runtime.view),
+      recalculateElsewhere: () => recalculateAtMembers(this.runtime.view),
+      exportsThroughMembers: true,
       exportShard: (req, own) => {
         const run = (): Promise<string> =>
           clusterExport(
@@ -157,17 +150,20 @@ export class ClusterNode {
     };
   }
 
-  shardNodes(index: string, shard: number): ReturnType<typeof shardNodes> {
-    return shardNodes(this.runtime, index, shard);
+  /**
+   * What the cluster contributes to the HTTP app (src/server-http.ts registers them before the
+   * route modules): the read-your-writes wait on every route, and in a scope of their own GET
+   * /cluster, the members' internal routes (partial reads, results, takeover, bit depths, ingest
+   * status).
+   */
+  plugins(): FastifyPluginAsync[] {
+    return [
+      everyRoutePlugin('clusterHooks', async (app) => this.writes.hooks(app)),
+      scopedPlugin('clusterRoutes', async (app) => this.routes(app)),
+    ];
   }
 
-  /** GET /internal/shards/max: the cluster's answer (a member asking with ?local=true: this node's). */
-  shardsMax(): ReturnType<typeof shardsMaxAnswer> {
-    return shardsMaxAnswer(this.runtime.view, this.engine);
-  }
-
-  /** GET /cluster, POST /internal/cluster/partial, GET /internal/cluster/result. */
-  routes(app: FastifyInstance): void {
+  private routes(app: FastifyInstance): void {
     clusterHttpRoutes(app, this.runtime);
     bitDepthRoutes(app, this.engine);
     this.runner = clusterPartialRoutes(app, { engine: this.engine, view: this.runtime.view });

@@ -4,7 +4,7 @@
 import { RoaringBitmap32, type Bitmap } from '../roaring/bitmap.js';
 import { AssertionError } from '../util/assert.js';
 import { PayloadReader } from './payload-reader.js';
-import type { BitDelta } from './types.js';
+import type { BitDelta } from './bits-encode.js';
 import { NameCache } from './name-cache.js';
 
 export interface BitsPayload extends BitDelta {

@@ -5,6 +5,16 @@
 import type { Bitmap, ColumnOffsets } from '../roaring/bitmap.js';
 import { RoaringBitmap32 } from '../roaring/bitmap.js';
 
+/** The bits of one (field, view, shard) a bit delta sets or clears: each row's column offsets. */
+export interface BitDelta {
+  index: string;
+  field: string;
+  view: string;
+  shard: number;
+  rows: number[];
+  columns: ColumnOffsets[];
+}
+
 export interface BitsFields {
   index: string;
   field: string;

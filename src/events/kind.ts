@@ -1,10 +1,13 @@
 // What the log and the engine know of one event type, in one entry per type (the tables of
 // events/registry.ts): its type byte, its record encoding and how replay and snapshot
-// composition treat it. How it changes the state is the state layer's (state/apply.ts, a table
-// with one entry per type that the compiler holds to the same list).
-import type { Event, EventType } from './types.js';
+// composition treat it. Each family file of events/kinds/ declares its events' shapes beside
+// their entries; events/types.ts gathers the shapes into the Event union. How an event changes
+// the state is the state layer's (state/apply.ts, a table the compiler holds to the same list).
 
-export type EventOf<K extends EventType> = Extract<Event, { type: K }>;
+/** An event of some family: a past-tense fact named by its `type`. */
+export interface NamedEvent {
+  type: string;
+}
 
 /**
  * Replay (engine/replay-coalescer.ts): `merge` — small ones are merged with their kind before
@@ -21,18 +24,18 @@ export type ReplayRole = 'merge' | 'commutes' | 'barrier';
  */
 export type SnapshotRole = 'global' | 'shard' | 'mark' | 'never';
 
-export interface EventKind<K extends EventType> {
+export interface EventKind<E extends NamedEvent> {
   /** The record's type byte: append-only, never reused or renumbered. */
   readonly code: number;
-  encode(e: EventOf<K>): Uint8Array;
+  encode(e: E): Uint8Array;
   /**
    * `reuse` (replay only): the event may carry scratch arrays that the next decode overwrites,
    * so it must be applied before the next is decoded.
    */
-  decode(payload: Uint8Array, reuse: boolean): EventOf<K>;
+  decode(payload: Uint8Array, reuse: boolean): E;
   readonly replay: ReplayRole;
   readonly snapshot: SnapshotRole;
 }
 
-/** Entries for some of the event types: each kinds/ file gives those of one family. */
-export type EventKinds<K extends EventType> = { readonly [T in K]: EventKind<T> };
+/** The entries of one family's events (each kinds/ file gives one), one per type of `E`. */
+export type EventKinds<E extends NamedEvent> = { readonly [T in E['type']]: EventKind<Extract<E, { type: T }>> };

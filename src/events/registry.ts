@@ -1,7 +1,8 @@
 // The event registry: one entry per event type (events/kind.ts), gathered from the family files
-// of events/kinds/. The type says every event type has exactly one entry, so adding an event is
-// its type (events/types.ts), its entry in a kinds/ file, its apply() entry (state/apply.ts,
-// held to the same list) and its message in proto/log/events.proto.
+// of events/kinds/. The type says every event type has exactly one entry. Adding an event to a
+// family is its shape and entry in that family's file, its message in proto/log/events.proto,
+// and its apply() entry (state/apply.ts), which the compiler asks for: apply is state's layer,
+// above this one. A new family is also one line here and one in events/types.ts.
 import { AssertionError } from '../util/assert.js';
 import type { EventKind, EventKinds } from './kind.js';
 import { BITS_EVENTS } from './kinds/bits.js';
@@ -10,9 +11,9 @@ import { KEY_ATTR_EVENTS } from './kinds/keys-attrs.js';
 import { META_EVENTS } from './kinds/meta.js';
 import { SCHEMA_EVENTS } from './kinds/schema.js';
 import { VALUES_EVENTS } from './kinds/values.js';
-import type { EventType } from './types.js';
+import type { Event, EventType } from './types.js';
 
-export const EVENT_KINDS: EventKinds<EventType> = {
+export const EVENT_KINDS: EventKinds<Event> = {
   ...SCHEMA_EVENTS,
   ...BITS_EVENTS,
   ...VALUES_EVENTS,
@@ -22,11 +23,11 @@ export const EVENT_KINDS: EventKinds<EventType> = {
 };
 
 /** An entry of any type, for the codec's dispatch (the table pairs each type with its entry). */
-export const kindOf = (type: EventType): EventKind<EventType> => EVENT_KINDS[type] as unknown as EventKind<EventType>;
+export const kindOf = (type: EventType): EventKind<Event> => EVENT_KINDS[type] as unknown as EventKind<Event>;
 
 /** Type byte → entry; a code given twice is a programming error caught at load. */
-export const KIND_BY_CODE: ReadonlyMap<number, EventKind<EventType>> = (() => {
-  const byCode = new Map<number, EventKind<EventType>>();
+export const KIND_BY_CODE: ReadonlyMap<number, EventKind<Event>> = (() => {
+  const byCode = new Map<number, EventKind<Event>>();
   for (const type of Object.keys(EVENT_KINDS) as EventType[]) {
     const kind = kindOf(type);
     if (byCode.has(kind.code)) throw new AssertionError(`event type code ${kind.code} given twice`);

@@ -2,6 +2,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { LIMITS } from '../config/limits.js';
+import { scopedPlugin } from '../util/fastify-plugins.js';
 import type { HttpContext } from './context.js';
 import { installErrorHandler } from './errors.js';
 import { type SecurityOptions, installSecurity } from './security.js';
@@ -41,9 +42,7 @@ const ROUTE_MODULES: readonly RouteModule[] = [
 
 /** A route module as a fastify plugin (named after it, as fastify's plugin tree shows it). */
 export function routePlugin(routes: RouteModule): FastifyPluginAsync<{ ctx: HttpContext }> {
-  const plugin: FastifyPluginAsync<{ ctx: HttpContext }> = async (scope, { ctx }) => routes(scope, ctx);
-  Object.defineProperty(plugin, 'name', { value: routes.name });
-  return plugin;
+  return scopedPlugin<{ ctx: HttpContext }>(routes.name, async (scope, { ctx }) => routes(scope, ctx));
 }
 
 /** TLS and the request checks of security.ts; none: plain http, no checks (tests, tools). */
@@ -75,6 +74,11 @@ export function buildHttpApp(
   bodyLimit: number = LIMITS.maxBodyBytes,
   security: HttpSecurity = {},
   requestTimeoutMs = 60_000,
+  /**
+   * What the integrations contribute (Kafka, the cluster: src/server-http.ts), registered before
+   * the route modules so that hooks meant for every route reach them.
+   */
+  contributed: readonly FastifyPluginAsync[] = [],
 ): FastifyInstance {
   // With `https` fastify serves TLS; its instance type then names an https.Server, which routes
   // never touch, so it is used as the plain instance type.
@@ -100,6 +104,7 @@ export function buildHttpApp(
   // Options the 0.x variants add to other modules' routes: installed before any route exists.
   legacyIndexOptions(app, ctx);
   legacyReleaseRoutes(app, ctx, ctx.legacyRelease ?? '');
+  for (const plugin of contributed) app.register(plugin);
   for (const routes of ROUTE_MODULES) app.register(routePlugin(routes), { ctx });
   return app;
 }

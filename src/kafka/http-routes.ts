@@ -1,6 +1,7 @@
 // HTTP surface of src/kafka: ingest definitions (create, inspect, start, stop, delete) and the
 // mirror / replica gauges. Errors are DomainErrors rendered by the shared error handler.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
+import { everyRoutePlugin, scopedPlugin } from '../util/fastify-plugins.js';
 import { DomainError, notFound } from '../domain/errors.js';
 import { jsonBody } from '../encoding/json-body.js';
 import { noteStaged, type RequestWrites, runInRequest } from './request-writes.js';
@@ -18,9 +19,19 @@ function send(reply: FastifyReply, body: unknown, status = 200): FastifyReply {
     .send(JSON.stringify(body) + '\n');
 }
 
-export function kafkaRoutes(app: FastifyInstance, kafka: KafkaRuntime): void {
-  const ingests = kafka.ingests;
+/**
+ * What Kafka contributes to the HTTP app (src/server-http.ts registers them before the route
+ * modules): hooks on every route, and the /ingest and /kafka routes in a scope of their own.
+ */
+export function kafkaPlugins(kafka: KafkaRuntime): FastifyPluginAsync[] {
+  return [
+    everyRoutePlugin('kafkaHooks', async (app) => kafkaHooks(app, kafka)),
+    scopedPlugin('kafkaRoutes', async (app) => kafkaRoutes(app, kafka)),
+  ];
+}
 
+/** A write waiting for the mirror (--kafka-mirror-ack kafka); a stuck replica refusing reads. */
+function kafkaHooks(app: FastifyInstance, kafka: KafkaRuntime): void {
   if (kafka.mirrorAck === 'kafka') {
     // Opt-in (--kafka-mirror-ack kafka): a write is answered once the mirror topic holds what
     // this request wrote (or 503 after the timeout); a request that wrote nothing never waits.
@@ -50,7 +61,10 @@ export function kafkaRoutes(app: FastifyInstance, kafka: KafkaRuntime): void {
         );
     });
   }
+}
 
+function kafkaRoutes(app: FastifyInstance, kafka: KafkaRuntime): void {
+  const ingests = kafka.ingests;
   app.get('/ingest', async (_req, reply) => send(reply, { ingests: ingests.list().map((n) => ingests.status(n)) }));
   app.get<{ Params: NameParams }>('/ingest/:name', async (req, reply) =>
     send(reply, await ingests.inspect(req.params.name)),

@@ -4,14 +4,13 @@
 import { EXISTS_FIELD, STANDARD_VIEW, bsiViewName } from '../domain/names.js';
 import { defaultFieldOptions } from '../domain/types.js';
 import { assert } from '../util/assert.js';
-import type { Event, EventType } from '../events/types.js';
+import type { Event, EventOf, EventType } from '../events/types.js';
 import { bitDepthFor, clearValues, setValues } from './bsi.js';
 import { Field } from './field.js';
 import { type Holder, commandMarkKey } from './holder.js';
 import { Index } from './index-state.js';
 import { fragmentLayout } from './view.js';
 
-type EventOf<K extends EventType> = Extract<Event, { type: K }>;
 type Appliers = { readonly [K in EventType]: (holder: Holder, event: EventOf<K>) => void };
 
 export function apply(holder: Holder, event: Event): void {

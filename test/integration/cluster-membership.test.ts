@@ -126,6 +126,12 @@ describe('cluster membership (real broker, three nodes)', () => {
       const self = (await n.server.app.inject({ url: '/status' })).json().localID;
       if (p.includes(self)) expect(named[0]).toBe(self);
     }
+    // The cluster's routes and hooks are plugins of their own, and the topology routes answer
+    // from the cluster's topology: /internal/nodes and 0.x /hosts list every member.
+    const tree = a.server.app.printPlugins();
+    for (const name of ['clusterHooks', 'clusterRoutes', 'kafkaHooks', 'kafkaRoutes']) expect(tree).toContain(name);
+    expect((await a.server.app.inject({ url: '/internal/nodes' })).json()).toHaveLength(3);
+    expect((await a.server.app.inject({ url: '/hosts' })).json()).toHaveLength(3);
   });
 
   it('a committed transaction over two partitions: each holder reaches the end offset (markers counted)', async () => {

@@ -12,6 +12,7 @@ import { ClusterSchemaService } from '../../src/cluster/coordination/schema-coor
 import { ClusterQueryService } from '../../src/cluster/coordination/write-coordinator.js';
 import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
 import { buildHttpApp } from '../../src/http/app.js';
+import { localTopology } from '../../src/http/topology.js';
 import { runQueryAsync } from '../../src/service/query/index.js';
 import { kafkaBrokersForTest } from '../helpers/kafka-broker.js';
 import { type TestServer, removeDir, startServer, stopServer } from '../helpers/server.js';
@@ -52,15 +53,19 @@ beforeAll(async () => {
     await sole.caughtUp(); // what this node wrote before is applied before the read runs
     return engine.readAsync((h) => runQueryAsync(h, index, query, opts));
   };
+  const imports = new ClusterImportService(engine, sole.writes);
+  const self = () => ({ id: 'n1', scheme: 'http', host: '127.0.0.1', port: 1 });
   cluster = buildHttpApp(
     {
       engine,
       schema: new ClusterSchemaService(engine, sole.writes),
       query: new ClusterQueryService(engine, sole.writes, reads),
-      imports: new ClusterImportService(engine, sole.writes),
-      node: () => ({ id: 'n1', scheme: 'http', host: '127.0.0.1', port: 1 }),
+      imports,
+      node: self,
       version: 'test',
       recalculateCaches: () => undefined,
+      statusExtras: () => ({}),
+      topology: localTopology('single', engine, imports, self),
     },
     silent,
     (err) => {

@@ -45,7 +45,7 @@ export class Positions {
 
   /**
    * Resolves once the position reaches `next`; rejects when `signal` aborts, after `timeoutMs`
-   * (with `timeoutText`), or when failAll() is called for the partition.
+   * (with `timeout.text`), or when failAll() is called for the partition.
    */
   wait(
     topic: ClusterTopic,

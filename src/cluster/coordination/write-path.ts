@@ -47,8 +47,10 @@ export interface ClusterWritePath {
     imports: ClusterImportService;
     keys: ClusterKeyService;
   };
-  /** Registers GET /internal/cluster/result, and the read-your-writes wait of schema-bound routes. */
+  /** Registers GET /internal/cluster/result. */
   routes(app: FastifyInstance): void;
+  /** The read-your-writes wait of schema-bound routes: a hook for every route of the app. */
+  hooks(app: FastifyInstance): void;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -84,10 +86,9 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       imports: new ClusterImportService(engine, writes),
       keys: new ClusterKeyService(engine, writes),
     },
-    routes: (app) => {
-      clusterResultRoute(app, { results: applier.results, waitApplied: (t, p, n, s) => view.waitApplied(t, p, n, s) });
-      readYourWritesHook(app, writes);
-    },
+    routes: (app) =>
+      clusterResultRoute(app, { results: applier.results, waitApplied: (t, p, n, s) => view.waitApplied(t, p, n, s) }),
+    hooks: (app) => readYourWritesHook(app, writes),
     start: () => producer.start(),
     stop: () => producer.stop(),
   };

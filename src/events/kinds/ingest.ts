@@ -2,13 +2,31 @@
 import type { EventKinds } from '../kind.js';
 import { message, num, nums, obj, str, strs } from '../proto-fields.js';
 
+export type IngestEvent =
+  /**
+   * Kafka-fed import: next offsets to consume per partition, committed in the same batch as the
+   * bits they produced; records/deadLettered are counts added by this commit (exactly-once totals).
+   */
+  | {
+      type: 'KafkaOffsetsCommitted';
+      ingest: string;
+      topic: string;
+      partitions: number[];
+      offsets: string[];
+      records: number;
+      deadLettered: number;
+    }
+  /** An ingest definition (src/kafka), stored as opaque JSON; re-defining keeps its offsets. */
+  | { type: 'IngestDefined'; name: string; spec: string; paused: boolean }
+  | { type: 'IngestDeleted'; name: string };
+
 const M = {
   KafkaOffsetsCommitted: message('KafkaOffsetsCommitted'),
   IngestDefined: message('IngestDefined'),
   IngestDeleted: message('IngestDeleted'),
 };
 
-export const INGEST_EVENTS: EventKinds<'KafkaOffsetsCommitted' | 'IngestDefined' | 'IngestDeleted'> = {
+export const INGEST_EVENTS: EventKinds<IngestEvent> = {
   KafkaOffsetsCommitted: {
     code: 14,
     replay: 'commutes',

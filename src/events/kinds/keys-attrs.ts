@@ -3,6 +3,12 @@ import type { AttrPatch, AttrValue } from '../../domain/types.js';
 import type { EventKinds } from '../kind.js';
 import { message, num, obj, str, strs } from '../proto-fields.js';
 
+export type KeyAttrEvent =
+  /** Keys given sequential IDs from firstId; field '' means the index's column keys. */
+  | { type: 'KeysAssigned'; index: string; field: string; firstId: number; keys: string[] }
+  | { type: 'RowAttrsSet'; index: string; field: string; row: number; attrs: AttrPatch }
+  | { type: 'ColumnAttrsSet'; index: string; column: number; attrs: AttrPatch };
+
 const M = {
   KeysAssigned: message('KeysAssigned'),
   RowAttrsSet: message('RowAttrsSet'),
@@ -41,7 +47,7 @@ function attrsIn(list: unknown): AttrPatch {
   return out;
 }
 
-export const KEY_ATTR_EVENTS: EventKinds<'KeysAssigned' | 'RowAttrsSet' | 'ColumnAttrsSet'> = {
+export const KEY_ATTR_EVENTS: EventKinds<KeyAttrEvent> = {
   KeysAssigned: {
     code: 11,
     replay: 'commutes',

@@ -2,9 +2,26 @@
 import type { EventKinds } from '../kind.js';
 import { message, num, obj, str } from '../proto-fields.js';
 
+export type MetaEvent =
+  /**
+   * Legacy (0.x frame API) metadata of an index — frame options, index time quantum, input
+   * definitions — as opaque JSON under a key (src/service/legacy owns the meaning); null deletes.
+   */
+  | { type: 'LegacyMetaSet'; index: string; key: string; value: string | null }
+  /**
+   * Cluster mode (src/cluster): a command of NAME.meta or NAME.log applied here — the offset of its
+   * last message, the stored position a consumer resumes from after it (cluster/commands/position.ts)
+   * and the time its coordinator stamped on it. It closes the commit of the command's events,
+   * so a replay knows which command each record came from (time-travel reads), and a snapshot
+   * carries each partition's position and newest time (cluster backups). A partition installed
+   * from another holder's snapshot is marked with an empty `offset` and the snapshot's newest
+   * time: a time-travel read before it cannot be answered from this node's log.
+   */
+  | { type: 'CommandApplied'; topic: string; partition: number; offset: string; position: string; timeMs: number };
+
 const M = { LegacyMetaSet: message('LegacyMetaSet'), CommandApplied: message('CommandApplied') };
 
-export const META_EVENTS: EventKinds<'LegacyMetaSet' | 'CommandApplied'> = {
+export const META_EVENTS: EventKinds<MetaEvent> = {
   LegacyMetaSet: {
     code: 18,
     replay: 'commutes',

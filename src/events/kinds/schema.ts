@@ -3,6 +3,16 @@ import type { CacheType, FieldOptions, FieldType, IndexOptions } from '../../dom
 import type { EventKinds } from '../kind.js';
 import { message, obj, num, str } from '../proto-fields.js';
 
+export type SchemaEvent =
+  /**
+   * `meta` (cluster mode): the offset in NAME.meta of the command that created it, so a write
+   * sent before a deletion and re-creation under the same name is told from one sent after it.
+   */
+  | { type: 'IndexCreated'; index: string; options: IndexOptions; meta?: string }
+  | { type: 'IndexDeleted'; index: string }
+  | { type: 'FieldCreated'; index: string; field: string; options: FieldOptions; meta?: string }
+  | { type: 'FieldDeleted'; index: string; field: string };
+
 const M = {
   IndexCreated: message('IndexCreated'),
   IndexDeleted: message('IndexDeleted'),
@@ -30,7 +40,7 @@ function fieldOptionsIn(o: Record<string, unknown>): FieldOptions {
   };
 }
 
-export const SCHEMA_EVENTS: EventKinds<'IndexCreated' | 'IndexDeleted' | 'FieldCreated' | 'FieldDeleted'> = {
+export const SCHEMA_EVENTS: EventKinds<SchemaEvent> = {
   IndexCreated: {
     code: 1,
     replay: 'barrier',

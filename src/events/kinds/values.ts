@@ -4,9 +4,16 @@ import type { EventKinds } from '../kind.js';
 import { bytesOf, message, num, obj, str } from '../proto-fields.js';
 import { decodeValuesPayload } from '../values-decode.js';
 
+export type ValuesEvent =
+  /** Int field values for columns (offsets) of one shard; apply does the BSI encoding. */
+  | { type: 'ValuesSet'; index: string; field: string; shard: number; columns: Uint32Array; values: BigInt64Array }
+  | { type: 'ValuesCleared'; index: string; field: string; shard: number; columns: Uint32Array }
+  /** int fields: BSI magnitude bits raised (snapshots carry it; live writes grow it in ValuesSet). */
+  | { type: 'BitDepthRaised'; index: string; field: string; bitDepth: number };
+
 const M = { Values: message('Values'), BitDepthRaised: message('BitDepthRaised') };
 
-export const VALUES_EVENTS: EventKinds<'ValuesSet' | 'ValuesCleared' | 'BitDepthRaised'> = {
+export const VALUES_EVENTS: EventKinds<ValuesEvent> = {
   ValuesSet: {
     code: 9,
     replay: 'merge',

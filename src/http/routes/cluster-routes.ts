@@ -5,22 +5,19 @@ import type { FastifyInstance } from 'fastify';
 import { SHARD_WIDTH } from '../../domain/shard.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
+import { selfNodeJson } from '../topology.js';
 
 export function clusterRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const nodeJson = (): Record<string, unknown> => {
-    const n = ctx.node();
-    return { id: n.id, uri: { scheme: n.scheme, host: n.host, port: n.port }, isCoordinator: true, state: 'READY' };
-  };
   app.get('/status', async (_req, reply) =>
     sendJson(reply, {
       state: ctx.engine.state === 'NORMAL' ? 'NORMAL' : ctx.engine.state,
-      nodes: [nodeJson() as never],
+      nodes: [selfNodeJson(ctx.node()) as never],
       localID: ctx.node().id,
-      ...((ctx.statusExtras?.() ?? {}) as Record<string, never>),
+      ...(ctx.statusExtras() as Record<string, never>),
     }),
   );
   // Cluster mode: every member, as in /status.
-  app.get('/internal/nodes', async (_req, reply) => sendJson(reply, (ctx.clusterNodes?.() ?? [nodeJson()]) as never));
+  app.get('/internal/nodes', async (_req, reply) => sendJson(reply, ctx.topology.nodes() as never));
   app.get('/version', async (_req, reply) => sendJson(reply, { version: ctx.version }));
   app.get('/info', async (_req, reply) => {
     const cpus = os.cpus();
@@ -38,7 +35,7 @@ export function clusterRoutes(app: FastifyInstance, ctx: HttpContext): void {
     // Cluster mode: every member recalculates (TopN candidates come from each holder's cache);
     // a member asks the others with ?local=true.
     const local = (req.query as Record<string, string | undefined>).local === 'true';
-    if (!local) await ctx.recalculateEverywhere?.();
+    if (!local) await ctx.topology.recalculateElsewhere();
     return reply.code(204).send();
   });
 }

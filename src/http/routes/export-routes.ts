@@ -19,17 +19,13 @@ export function exportRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.get<{ Querystring: Query }>('/export', { config: { errorShape: 'query' } }, async (req, reply) => {
     const { local, waitFor, ...q } = legacyArgs(req.query);
     // Cluster mode: members ask each other with these two (this node's own CSV, after waiting).
-    const cluster = ctx.exportShard;
-    checkArgs(
-      cluster === undefined ? { ...q, ...definedArgs({ local, waitFor }) } : q,
-      ['index', 'field', 'shard'],
-      ['view'],
-    );
+    const members = ctx.topology.exportsThroughMembers;
+    checkArgs(members ? q : { ...q, ...definedArgs({ local, waitFor }) }, ['index', 'field', 'shard'], ['view']);
     if (q.view !== undefined && q.view !== STANDARD_VIEW)
       throw badRequest(`only the ${STANDARD_VIEW} view can be exported`);
     if (!acceptsCsv(req.headers.accept)) throw new DomainError('not_acceptable', 'Not acceptable');
     const shard = parseShard(q.shard);
-    if (cluster === undefined) {
+    if (!members) {
       const rows = await exports.rows(q.index, q.field, shard);
       // A large shard's CSV goes out in slices, from the rows copied in one read.
       if (rows.lines * MIN_LINE_BYTES >= SLICED_FROM_BYTES) {
@@ -42,7 +38,10 @@ export function exportRoutes(app: FastifyInstance, ctx: HttpContext): void {
         .send([...csvPieces(rows)].join(''));
     }
     const own = (): Promise<string> => exports.csv(q.index, q.field, shard);
-    const csv = await cluster({ index: q.index, field: q.field, shard, local: local === 'true', waitFor }, own);
+    const csv = await ctx.topology.exportShard(
+      { index: q.index, field: q.field, shard, local: local === 'true', waitFor },
+      own,
+    );
     return reply.code(200).type('text/csv').send(csv);
   });
 }

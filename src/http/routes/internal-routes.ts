@@ -4,17 +4,14 @@ import { DomainError } from '../../domain/errors.js';
 import { argumentRequired, notValidArgument } from '../../domain/messages.js';
 import { parseShard } from '../../domain/shard.js';
 import { decodeTranslateKeysRequest, encodeTranslateKeysResponse } from '../../encoding/public-proto.js';
-import { maxShards } from '../../executor/max-shards.js';
-import { KeyService } from '../../service/key-service.js';
 import { bodyBuffer, isProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
-import { nodeJson } from './legacy-node-json.js';
 
 type Query = Record<string, string>;
 
 export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const keys = ctx.keys ?? new KeyService(ctx.engine);
+  const keys = ctx.topology.keys;
   // TranslateKeysRequest → TranslateKeysResponse; unknown keys get new IDs (one KeysAssigned).
   app.post('/internal/translate/keys', async (req, reply) => {
     if (!isProtobuf(req.headers['content-type'])) throw new DomainError('unsupported_media', 'Unsupported media type');
@@ -34,20 +31,16 @@ export function internalRoutes(app: FastifyInstance, ctx: HttpContext): void {
     async (req, reply) => {
       checkArgs(req.query, ['index', 'shard'], []);
       const shard = parseShard(req.query.shard);
-      return sendJson(reply, ctx.shardNodes?.(req.query.index, shard) ?? [nodeJson(ctx)]);
+      return sendJson(reply, ctx.topology.shardNodes(req.query.index, shard));
     },
   );
 
   // Pilosa registers this route's validator under a misspelt name: any argument is accepted.
   app.get('/internal/shards/max', async (req, reply) => {
-    const cluster = ctx.shardsMax;
-    if (cluster !== undefined) {
-      const q = req.query as Record<string, string | undefined>;
-      const r = await cluster(q);
-      // A member (?local=true) also gets the inverse maxima (0.x /slices/max); clients Pilosa's shape.
-      return sendJson(reply, q.local === 'true' ? r : { standard: r.standard });
-    }
-    return sendJson(reply, { standard: await ctx.engine.read(maxShards) });
+    const q = req.query as Record<string, string | undefined>;
+    const r = await ctx.topology.shardsMax(q);
+    // A member (?local=true) also gets the inverse maxima (0.x /slices/max); clients Pilosa's shape.
+    return sendJson(reply, q.local === 'true' ? r : { standard: r.standard });
   });
 }
 

@@ -6,32 +6,27 @@ import protobuf from 'protobufjs';
 import { boolArg, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
-import { maxShards } from '../../executor/max-shards.js';
 import { checkArgs } from './internal-routes.js';
 import { parseShard } from '../../domain/shard.js';
-import { legacyNodeJson, legacyShape } from './legacy-node-json.js';
+import { legacyShape } from './legacy-node-json.js';
 
 type Query = Record<string, string>;
 
 export function legacyClusterRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  app.get('/hosts', async (_req, reply) =>
-    sendJson(reply, ctx.clusterNodes?.().map(legacyShape) ?? [legacyNodeJson(ctx)]),
-  );
+  app.get('/hosts', async (_req, reply) => sendJson(reply, ctx.topology.nodes().map(legacyShape)));
 
   app.get<{ Querystring: Query }>('/fragment/nodes', { config: { errorShape: 'query' } }, async (req, reply) => {
     checkArgs(req.query, ['index', 'slice'], []);
     const slice = parseShard(req.query.slice, 'slice');
-    return sendJson(reply, ctx.shardNodes?.(req.query.index, slice).map(legacyShape) ?? [legacyNodeJson(ctx)]);
+    return sendJson(reply, ctx.topology.shardNodes(req.query.index, slice).map(legacyShape));
   });
 
   // 0.5–0.8 read {"maxSlices":…} (or protobuf MaxSlicesResponse), 0.9+ {"standard":…,"inverse":…}.
   // Inverse views (inverseEnabled frames) count their own maxima: their shards number rows.
   app.get<{ Querystring: Query }>('/slices/max', async (req, reply) => {
     checkArgs(req.query, [], ['inverse']);
-    const [standard, inverse] =
-      ctx.shardsMax !== undefined
-        ? await clusterSlices(ctx.shardsMax)
-        : await ctx.engine.read((h) => [maxShards(h), maxShards(h, true)]);
+    const r = await ctx.topology.shardsMax({});
+    const [standard, inverse] = [r.standard, r.inverse ?? {}];
     const maxSlices = boolArg(req.query.inverse) ? inverse : standard;
     if (wantsProtobuf(req.headers.accept))
       return reply
@@ -40,14 +35,6 @@ export function legacyClusterRoutes(app: FastifyInstance, ctx: HttpContext): voi
         .send(Buffer.from(encodeMaxSlices(maxSlices)));
     return sendJson(reply, { standard, inverse, maxSlices });
   });
-}
-
-/** Cluster mode: the members' standard and inverse maxima (the inverse ones answer to ?inverse). */
-async function clusterSlices(
-  shardsMax: NonNullable<HttpContext['shardsMax']>,
-): Promise<[{ [index: string]: number }, { [index: string]: number }]> {
-  const r = await shardsMax({});
-  return [r.standard, r.inverse ?? {}];
 }
 
 /** 0.x internal MaxSlicesResponse { map<string, uint64> MaxSlices = 1; } */

@@ -5,7 +5,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest } from '../../domain/errors.js';
 import { parseIndexOptions } from '../../service/schema-service.js';
 import { parseFrameBody, parseIntField, quantum } from '../../service/legacy/frame-options.js';
-import { FrameService } from '../../service/legacy/frame-service.js';
 import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
@@ -18,7 +17,7 @@ type FieldParams = FrameParams & { field: string };
 const EMPTY = {};
 
 export function legacyFrameRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const frames = ctx.frames ?? new FrameService(ctx.engine);
+  const frames = ctx.topology.frames;
 
   app.post<{ Params: FrameParams }>('/index/:index/frame/:frame', async (req, reply) => {
     await frames.createFrame(req.params.index, req.params.frame, parseFrameBody(jsonBody(req.body)));
@@ -73,7 +72,7 @@ export function legacyFrameRoutes(app: FastifyInstance, ctx: HttpContext): void 
  * exactly those requests over, before its handler.
  */
 export function legacyIndexOptions(app: FastifyInstance, ctx: HttpContext): void {
-  const frames = ctx.frames ?? new FrameService(ctx.engine);
+  const frames = ctx.topology.frames;
   const takeOver = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const legacy = legacyIndexBody(jsonBody(req.body));
     if (legacy === undefined) return;

@@ -7,12 +7,11 @@ import { DomainError, badRequest } from '../../domain/errors.js';
 import { checkShard } from '../../domain/shard.js';
 import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
 import { frameFieldName } from '../../encoding/legacy-import-value.js';
-import { LegacyImportService } from '../../service/legacy/legacy-import.js';
 import { bodyBuffer, isProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
 
 export function legacyImportRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const legacy = ctx.legacyImports ?? new LegacyImportService(ctx.engine, ctx.imports);
+  const legacy = ctx.topology.legacyImports;
   app.post('/import', async (req, reply) => {
     checkHeaders(req.headers['content-type'], req.headers.accept);
     const b = await decodeImportRequestAsync(bodyBuffer(req.body));

@@ -14,7 +14,7 @@ type FieldParams = { index: string; field: string };
 
 export function schemaRoutes(app: FastifyInstance, ctx: HttpContext): void {
   // Cluster mode: int fields' bit depths are the largest any member has seen.
-  const depths = async (): Promise<BitDepths | undefined> => ctx.bitDepths?.();
+  const depths = (): Promise<BitDepths | undefined> => ctx.topology.bitDepths();
   const listing = async (): Promise<ReturnType<typeof schemaJson>> => {
     const d = await depths();
     return ctx.engine.read((h) => schemaJson(h, d));

@@ -1,7 +1,8 @@
 // The event registry (src/events/registry.ts): the type codes are the log format's and never
 // change; every event type round-trips through its entry; and the snapshot roles are what the
 // snapshot writer (src/state/snapshot.ts) really writes, so a cluster restore's composition
-// (src/engine/compose-base.ts) keeps and drops the right records.
+// (src/engine/compose-base.ts) keeps and drops the right records; every type, decoded from its
+// record, applies to the same state as its original.
 import { describe, expect, it } from 'vitest';
 import { defaultFieldOptions } from '../../../src/domain/types.js';
 import { decodeEvent, encodeEvent } from '../../../src/events/codec.js';
@@ -9,6 +10,7 @@ import { EVENT_KINDS, EVENT_TYPE_CODES, KIND_BY_CODE } from '../../../src/events
 import type { Event, EventType } from '../../../src/events/types.js';
 import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { apply } from '../../../src/state/apply.js';
+import { stateDigest } from '../../../src/state/digest.js';
 import { Holder } from '../../../src/state/holder.js';
 import { stateEvents } from '../../../src/state/snapshot.js';
 
@@ -108,6 +110,18 @@ describe('event registry', () => {
       expect(r.type).toBe(CODES[e.type]);
       expect(encodeEvent(decodeEvent(r.type, r.payload))).toEqual(r);
     }
+  });
+
+  it('applies every event type as decoded from its record to the state its original makes', () => {
+    const original = new Holder();
+    const decoded = new Holder();
+    for (const e of building) {
+      apply(original, e);
+      const r = encodeEvent(e);
+      apply(decoded, decodeEvent(r.type, r.payload));
+    }
+    expect(stateDigest(decoded)).toBe(stateDigest(original));
+    expect(original.indexes.get('i')?.legacyMeta.get('frame:f')).toBe('{"cacheSize":5}');
   });
 
   it('gives each type the snapshot role the snapshot writer follows', () => {
