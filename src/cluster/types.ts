@@ -94,6 +94,8 @@ export interface ClusterView {
   waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void>;
   /** An HTTP request to another member (with the members' token when --auth-token-file is set). */
   memberFetch(url: string, init?: RequestInit): Promise<Response>;
+  /** Whether a member answers now (its probes and calls, membership/health.ts); this node always does. */
+  isLive(id: string): boolean;
 }
 
 /** Kafka's reachability as requests see it (membership/broker-watch.ts). */

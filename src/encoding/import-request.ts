@@ -523,6 +523,23 @@ function readHeader(h: Header, w: Wire, f: number, wt: number, text: Buffer): bo
   }
 }
 
+/**
+ * Index, Field and Shard of an ImportRequest or ImportValueRequest (tags 1–3 in both), every other
+ * field skipped unread (a packed column is skipped by its length): what cluster mode needs to
+ * forward a client's body as it is, without decoding its IDs (the holder that applies it does).
+ */
+export function peekImportHeader(buf: Uint8Array): { index: string; field: string; shard: number } {
+  const text = textView(buf);
+  const h: Header = { index: '', field: '', shard: 0 };
+  drainDecoding(
+    walk(buf, (w, f, wt) => {
+      if (!readHeader(h, w, f, wt, text)) w.skip(wt, f);
+      return undefined;
+    }),
+  );
+  return h;
+}
+
 export function decodeImportRequest(buf: Uint8Array): ImportRequest {
   const d = importRequestDecoding(buf);
   drainDecoding(d.work);

@@ -71,15 +71,24 @@ class StaticView implements ClusterView {
   async endsForRead(): Promise<{ meta: string; log: Map<number, string> }> {
     return { meta: '0', log: new Map() };
   }
+  /** Members this view takes for down (the probes' verdict). */
+  readonly down = new Set<string>();
+  isLive(id: string): boolean {
+    return !this.down.has(id);
+  }
   /** A lagging node never catches up on its log partitions (until the waiter gives up). */
   lagging = false;
+  /** Told when a lagging node is asked to wait. */
+  onLagging: () => void = () => undefined;
   async waitApplied(topic: ClusterTopic, partition: number, _next: string, signal?: AbortSignal): Promise<void> {
     if (topic === 'log' && !this.holderIds(partition).includes(this.self.id))
       throw new DomainError('unavailable', `node ${this.self.id} does not hold log partition ${partition}`);
-    if (topic === 'log' && this.lagging)
+    if (topic === 'log' && this.lagging) {
+      this.onLagging();
       await new Promise<void>((_, reject) =>
         signal?.addEventListener('abort', () => reject(new DomainError('unavailable', 'gave up waiting'))),
       );
+    }
   }
 }
 
@@ -384,6 +393,29 @@ describe('query fan-out over real nodes', () => {
         expect({ q, got: await fanout.run('i', parse(q), opts) }).toEqual({ q, got: await want(q) });
     } finally {
       lagging.lagging = false;
+    }
+  });
+
+  it('a holder that stops answering mid-query is given up once found down, not after its timeout', async () => {
+    // A stopped process: node2 takes the request and never answers (no timeout would end it in
+    // this test); once the asking node's probes find it down, its partitions go to their other holder.
+    const stopped = routeViews[2];
+    stopped.lagging = true;
+    const n = nodes[1];
+    const view = new StaticView(n.member, () => members, holdersR(2), 2);
+    stopped.onLagging = () => view.down.add('node2');
+    try {
+      const fanout = new QueryFanout(
+        view,
+        { engine: n.server.engine, runner: nodeRunners[1] },
+        { queryTimeoutMs: 0, maxResultRows: 0, holderTimeoutMs: 600_000 },
+      );
+      const q = 'Count(Row(s=1))';
+      expect(await fanout.run('i', parse(q), opts)).toEqual(await want(q));
+      expect(view.down.has('node2')).toBe(true);
+    } finally {
+      stopped.lagging = false;
+      stopped.onLagging = () => undefined;
     }
   });
 

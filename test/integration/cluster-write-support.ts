@@ -128,6 +128,7 @@ export function soleView(name: string, applier: CommandApplier): ClusterView {
     endsForRead: async () => ({ meta: '0', log: new Map() }),
     waitApplied: (topic, p, next, signal) => applier.waitApplied(topic, p, next, signal),
     memberFetch: (url, init) => fetch(url, init),
+    isLive: () => true,
   };
 }
 

@@ -19,6 +19,7 @@ import {
   type RoaringImport,
   type ValuesImport,
 } from '../../service/import/import-service.js';
+import type { ProtobufImport } from '../../service/import/import-types.js';
 import type { LogCommand } from '../commands/command.js';
 import type { ClusterWrites } from './cluster-writes.js';
 import { missingKeys } from './write-keys.js';
@@ -43,39 +44,30 @@ export class ClusterImportService {
   }
 
   async importBits(req: BitsImport): Promise<void> {
-    if (this.forwardable(req, (f) => f.options.keys !== true)) return this.forward(req, 'bits');
     await this.send(await this.commandsForBits(req));
   }
 
   async importValues(req: ValuesImport): Promise<void> {
-    if (this.forwardable(req, () => true)) return this.forward(req, 'values');
     await this.send(await this.commandsForValues(req));
   }
 
   /**
-   * A client's per-shard protobuf import of IDs (no key to translate) goes as it is: its body is
-   * the command, sent to its shard's partition, and the holders validate it as they apply it —
-   * a single node's rules and errors, where a column outside the named shard is refused too.
+   * A client's per-shard protobuf import of IDs (no key to translate) goes as it is, undecoded:
+   * its body is the command, sent to its shard's partition, and the holders validate it as they
+   * apply it — a single node's rules and errors, where a column outside the named shard is
+   * refused too. The answer is the first holder's outcome (its 4xx is the client's). False for a
+   * field or index with keys: the route decodes the body and importBits/importValues translate.
    */
-  private forwardable(
-    req: BitsImport | ValuesImport,
-    fieldOk: (f: NonNullable<ReturnType<ReadonlyIndex['field']>>) => boolean,
-  ): req is (BitsImport | ValuesImport) & { encoded: Uint8Array; shard: number } {
-    if (req.encoded === undefined || req.shard === undefined) return false;
-    return this.engine.peekApplied((h) => {
+  async forwardProtobuf(req: ProtobufImport): Promise<boolean> {
+    const plain = this.engine.peekApplied((h) => {
       const idx = h.index(req.index);
       const f = idx?.field(req.field);
-      return idx !== undefined && !idx.options.keys && f !== undefined && fieldOk(f);
+      return idx !== undefined && !idx.options.keys && f !== undefined && (req.format === 'values' || !f.options.keys);
     });
-  }
-
-  /** Sends the client's body and answers with the first holder's outcome (its 4xx is the client's). */
-  private async forward(
-    req: (BitsImport | ValuesImport) & { encoded: Uint8Array; shard: number },
-    format: 'bits' | 'values',
-  ): Promise<void> {
-    const [at] = await this.writes.log([this.command(req.index, req.field, req.shard, format, req.clear, req.encoded)]);
-    await this.writes.logResult(at);
+    if (!plain) return false;
+    // The acknowledgment's hold (reads/cluster-ends.ts) runs beside the wait for the holder.
+    await this.writes.logResults([this.command(req.index, req.field, req.shard, req.format, req.clear, req.encoded)]);
+    return true;
   }
 
   /**

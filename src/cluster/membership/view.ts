@@ -114,9 +114,12 @@ export class NodeView implements ClusterView {
     return this.readEnds.forRead(arrived);
   }
 
-  /** Shared refreshes of the read ends started so far (GET /cluster; the bench counts them per query). */
+  /**
+   * Requests that waited for a refresh of the read ends, none young enough being ready (GET
+   * /cluster; the bench counts them per query): the others found one the keeper had refreshed.
+   */
   get endsRefreshes(): number {
-    return this.readEnds.refreshes;
+    return this.readEnds.waited;
   }
 
   waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void> {

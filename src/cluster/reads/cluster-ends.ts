@@ -4,13 +4,20 @@
 // s − FRESH_MS; every coordinator holds a write's acknowledgment until FRESH_MS after Kafka
 // acknowledged it (AckHold). A write acknowledged before the read arrived was in Kafka at least
 // FRESH_MS before s, so before any refresh the read may use was sent: it is below those ends.
-// Refreshes are shared: at steady load one is started in the background when the newest is half
-// its life old, so reads rarely wait for one; a read that finds none young enough waits for the
-// next (one in flight serves every read that arrived before it was sent).
+// Refreshes are shared, and kept young ahead of the reads: while requests keep asking (within
+// KEEP_MS of the last one), a refresh is started every freshMs/2 in the background, so a read
+// finds ends young enough without a Kafka round trip of its own even at one connection (one
+// request at a time would otherwise wait for a refresh nearly every time: they come less than
+// freshMs apart only under load). A read that finds none young enough waits for the next (one in
+// flight serves every read that arrived before it was sent). Idle, no refresh is sent.
 import { type Clock, systemClock } from '../../util/clock.js';
 
 /** How long a refresh serves reads, and how long every write's acknowledgment is held back. */
 export const FRESH_MS = 10;
+/** How long after the last request refreshes are still kept young in the background. */
+export const KEEP_MS = 1_000;
+/** Background refreshes in flight at most (a slow broker must not pile them up). */
+const KEEP_IN_FLIGHT = 2;
 
 export interface Ends {
   /** Monotonic time (ms) at which the refresh was started (its requests go out after it). */
@@ -30,6 +37,11 @@ export class ClusterEnds {
   private readonly running = new Map<number, Promise<Ends>>();
   /** Refreshes started (each: one end-offsets fetch per topic, ListOffsets requests to the broker). */
   refreshes = 0;
+  /** Refreshes a request had to wait for (none young enough was done): the rest ran ahead of them. */
+  waited = 0;
+  /** Monotonic time of the last request; the keeper runs while it is within KEEP_MS. */
+  private lastAsked = -Infinity;
+  private keeping = false;
 
   constructor(
     private readonly source: EndsSource,
@@ -45,17 +57,37 @@ export class ClusterEnds {
 
   /** Ends that hold every write acknowledged anywhere before `arrived` (monotonic ms). */
   forRead(arrived: number): Promise<Ends> {
+    this.lastAsked = this.now();
+    this.keep();
     const oldest = arrived - this.freshMs;
     const n = this.newest;
     // Strictly after: a refresh sent at the very instant a write's hold began may predate it.
-    if (n !== undefined && n.sentAt > oldest) {
-      // Still good; a younger one is started beside it so that the next reads need not wait.
-      if (this.now() - n.sentAt > this.freshMs / 2 && this.youngestRunning() < n.sentAt + this.freshMs / 2)
-        this.refresh().catch(() => undefined);
-      return Promise.resolve(n);
-    }
+    if (n !== undefined && n.sentAt > oldest) return Promise.resolve(n);
+    this.waited++;
     for (const [sentAt, p] of this.running) if (sentAt > oldest) return p;
     return this.refresh();
+  }
+
+  /**
+   * The background keeper: while requests came within KEEP_MS, a refresh is started whenever the
+   * youngest one (done or in flight) is freshMs/2 old, so the newest done one is rarely older than
+   * freshMs when a request arrives. Its failures are the next request's own (it refreshes itself).
+   */
+  private keep(): void {
+    if (this.keeping) return;
+    this.keeping = true;
+    const tick = (): void => {
+      const now = this.now();
+      if (now - this.lastAsked > KEEP_MS) {
+        this.keeping = false;
+        return;
+      }
+      const youngest = Math.max(this.newest?.sentAt ?? -Infinity, this.youngestRunning());
+      if (now - youngest >= this.freshMs / 2 && this.running.size < KEEP_IN_FLIGHT)
+        this.refresh().catch(() => undefined);
+      this.clock.setTimeout(tick, Math.max(1, Math.floor(this.freshMs / 4)), { unref: true });
+    };
+    tick();
   }
 
   private youngestRunning(): number {

@@ -28,7 +28,7 @@ import type { ReadonlyHolder } from '../../state/readonly.js';
 import { encodeQuery } from './query-wire.js';
 import type { ClusterView, KafkaGate, Member } from '../types.js';
 import { OPEN_GATE } from '../membership/broker-watch.js';
-import { systemClock } from '../../util/clock.js';
+import { type ClockTimer, systemClock } from '../../util/clock.js';
 
 export interface FanoutSettings {
   /** --query-timeout (0: none); a request's `timeout` can shorten it. */
@@ -289,7 +289,10 @@ export class QueryFanout {
     }
     const wait = Math.min(this.settings.holderTimeoutMs ?? 30_000, left ?? Infinity);
     const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(wait)));
-    const signal = anySignal(budget.signal, timeout);
+    // A holder found down meanwhile (a SIGSTOPped process keeps its port open: only the probes
+    // tell) is given up at once, not after its timeout: its partitions go to the next holder.
+    const down = watchDown(() => this.view.isLive(member.id));
+    const signal = AbortSignal.any([timeout, down.signal, ...(budget.signal === undefined ? [] : [budget.signal])]);
     let res: Response;
     let text: string;
     try {
@@ -302,7 +305,10 @@ export class QueryFanout {
       text = await res.text();
     } catch (err) {
       checkBudget(budget);
+      if (down.signal.aborted) throw new HolderFailure(`node ${member.id} stopped answering its probes`);
       throw new HolderFailure(err instanceof Error ? err.message : String(err));
+    } finally {
+      down.stop();
     }
     if (res.ok) return JSON.parse(text) as PartialResponse;
     const message = errorText(text) ?? `HTTP ${res.status}`;
@@ -310,6 +316,21 @@ export class QueryFanout {
     // The holder refused the query itself (its deadline, the result bound, an index deleted).
     throw new DomainError(codeOf(res.status), message);
   }
+}
+
+/** How often an outstanding holder call looks at the member's liveness (membership/health.ts). */
+const LIVENESS_POLL_MS = 100;
+
+/** A signal that aborts once `live()` turns false, looked at every LIVENESS_POLL_MS until stop(). */
+function watchDown(live: () => boolean): { signal: AbortSignal; stop(): void } {
+  const ac = new AbortController();
+  let timer: ClockTimer | undefined;
+  const look = (): void => {
+    if (!live()) ac.abort();
+    else timer = systemClock.setTimeout(look, LIVENESS_POLL_MS, { unref: true });
+  };
+  look();
+  return { signal: ac.signal, stop: () => timer?.cancel() };
 }
 
 function shiftRefused(): DomainError {

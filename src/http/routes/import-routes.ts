@@ -6,10 +6,14 @@ import { fieldNotFoundNamed, indexNotFoundNamed, notValidArgument } from '../../
 import { STANDARD_VIEW } from '../../domain/names.js';
 import type { WideIdArray } from '../../domain/id-array.js';
 import { checkShard, MAX_COLUMN_ID, parseShard } from '../../domain/shard.js';
-import { decodeImportRequestAsync, decodeImportValueRequestAsync } from '../../encoding/import-request.js';
+import {
+  decodeImportRequestAsync,
+  decodeImportValueRequestAsync,
+  peekImportHeader,
+} from '../../encoding/import-request.js';
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
-import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
+import { type BitsImport, isProtobufForwarder, type ValuesImport } from '../../service/import/import-types.js';
 import { bodyBuffer, boolArg, importEncoding, isProtobuf } from '../body.js';
 import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
@@ -36,16 +40,25 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
         return f.options.type;
       });
       const body = bodyBuffer(req.body);
+      if (proto && isProtobufForwarder(ctx.imports)) {
+        // Cluster mode: the body goes on as it is when it can, its IDs decoded by the holders only.
+        const h = peekImportHeader(body);
+        checkTarget(h.index, h.field, index, field);
+        checkShard(h.shard);
+        const format = type === 'int' ? 'values' : 'bits';
+        if (await ctx.imports.forwardProtobuf({ index, field, shard: h.shard, clear, format, encoded: body }))
+          return done(reply, proto);
+      }
       if (type === 'int') {
         const v = proto ? await decodeImportValueRequestAsync(body) : valuesFromJson(jsonBody(req.body));
         checkTarget(v.index, v.field, index, field);
         if (v.shard !== undefined) checkShard(v.shard);
-        await ctx.imports.importValues({ ...v, index, field, clear, ...(proto ? { encoded: body } : {}) });
+        await ctx.imports.importValues({ ...v, index, field, clear });
       } else {
         const b = proto ? await decodeImportRequestAsync(body) : bitsFromJson(jsonBody(req.body));
         checkTarget(b.index, b.field, index, field);
         if (b.shard !== undefined) checkShard(b.shard);
-        await ctx.imports.importBits({ ...b, index, field, clear, ...(proto ? { encoded: body } : {}) });
+        await ctx.imports.importBits({ ...b, index, field, clear });
       }
       return done(reply, proto);
     },

@@ -15,8 +15,6 @@ export interface BitsImport {
   rowKeys: string[];
   columnKeys: string[];
   clear: boolean;
-  /** The client's protobuf body this was decoded from: cluster mode forwards it as it is. */
-  encoded?: Uint8Array;
 }
 
 export interface ValuesImport {
@@ -28,8 +26,6 @@ export interface ValuesImport {
   values: BigInt64Array;
   columnKeys: string[];
   clear: boolean;
-  /** The client's protobuf body this was decoded from: cluster mode forwards it as it is. */
-  encoded?: Uint8Array;
 }
 
 export interface RoaringImport {
@@ -39,4 +35,28 @@ export interface RoaringImport {
   clear: boolean;
   /** Full view names (`standard`, `standard_2018…`) with Pilosa roaring (or official roaring) data. */
   views: { view: string; data: Uint8Array }[];
+}
+
+/** A client's protobuf import body, named by its header only (encoding/import-request.ts peekImportHeader). */
+export interface ProtobufImport {
+  index: string;
+  field: string;
+  shard: number;
+  clear: boolean;
+  /** Bits (ImportRequest) or int values (ImportValueRequest), by the field's type. */
+  format: 'bits' | 'values';
+  encoded: Uint8Array;
+}
+
+/**
+ * An import service that can send a client's protobuf body on without decoding it (cluster mode:
+ * the holders decode and validate it as they apply it). False: it cannot take this one as it is
+ * (keys to translate), and the route decodes it and calls importBits/importValues.
+ */
+export interface ProtobufForwarder {
+  forwardProtobuf(req: ProtobufImport): Promise<boolean>;
+}
+
+export function isProtobufForwarder(x: object): x is ProtobufForwarder {
+  return typeof (x as Partial<ProtobufForwarder>).forwardProtobuf === 'function';
 }

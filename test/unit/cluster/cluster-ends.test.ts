@@ -4,7 +4,7 @@
 // acknowledgments leave through AckHold, reads arrive at random times; a refresh reads Kafka's
 // end when it is sent. Fails when the hold is shorter than the refreshes' life.
 import { describe, expect, it } from 'vitest';
-import { AckHold, ClusterEnds, FRESH_MS } from '../../../src/cluster/reads/cluster-ends.js';
+import { AckHold, ClusterEnds, FRESH_MS, KEEP_MS } from '../../../src/cluster/reads/cluster-ends.js';
 import type { Clock, ClockTimer } from '../../../src/util/clock.js';
 import { seededRandom } from '../../helpers/seeded.js';
 
@@ -92,5 +92,32 @@ describe('ClusterEnds', () => {
   it('without the hold, reads miss acknowledged writes (the simulation can fail)', async () => {
     const { stale } = await simulate(0, 1);
     expect(stale).toBeGreaterThan(0);
+  });
+});
+
+describe('ClusterEnds keeper', () => {
+  it('one request at a time rarely waits for a refresh, and an idle node sends none', async () => {
+    const clock = new VirtualClock();
+    let sent = 0;
+    const source = {
+      of: (): Promise<Map<number, string>> => {
+        sent++;
+        return clock.sleep(2).then(() => new Map([[0, '0']]));
+      },
+    };
+    const ends = new ClusterEnds(source, { meta: 'm', log: 'l' }, clock);
+    for (let i = 0; i < 200; i++) {
+      // One connection: the next request comes once the last answered, 4 ms of work later.
+      const e = ends.forRead(clock.monotonic());
+      let done = false;
+      void e.then(() => (done = true));
+      while (!done) await clock.advance(1);
+      await clock.advance(4);
+    }
+    expect(ends.waited / 200).toBeLessThan(0.05);
+    await clock.advance(2 * KEEP_MS);
+    const quiet = sent;
+    await clock.advance(2 * KEEP_MS);
+    expect(sent).toBe(quiet);
   });
 });
