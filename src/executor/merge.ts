@@ -74,11 +74,24 @@ export function mergePartials(plan: ReadPlan, parts: readonly CallPartial[]): Ca
   }
 }
 
-/** Columns of disjoint shard sets, each list ascending: one ascending list. */
+/**
+ * Columns of disjoint shard sets, each list ascending: one ascending list, by a linear merge of
+ * the few lists (one per holder) into an array made at its final length (a sort of 10M columns
+ * held the coordinator for seconds).
+ */
 function mergeColumns(lists: readonly ColumnId[][]): ColumnId[] {
   const nonEmpty = lists.filter((l) => l.length > 0);
   if (nonEmpty.length <= 1) return nonEmpty[0] ?? [];
-  return nonEmpty.flat().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const total = nonEmpty.reduce((n, l) => n + l.length, 0);
+  const out = new Array<ColumnId>(total);
+  const at = nonEmpty.map(() => 0);
+  for (let n = 0; n < total; n++) {
+    let best = -1;
+    for (let i = 0; i < nonEmpty.length; i++)
+      if (at[i] < nonEmpty[i].length && (best < 0 || nonEmpty[i][at[i]] < nonEmpty[best][at[best]])) best = i;
+    out[n] = nonEmpty[best][at[best]++];
+  }
+  return out;
 }
 
 function mergeTopN(parts: readonly TopNCounts[]): TopNCounts {
