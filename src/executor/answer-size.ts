@@ -197,8 +197,3 @@ export function countPartialColumns(parts: readonly (readonly CallPartial[])[], 
     if (n > 0) budget.add(n * bytesPerColumn(Math.floor(Number(last) / SHARD_WIDTH)), 'columns');
   }
 }
-
-/** Adds a finalized response's results (those countPartialColumns did not count). */
-export function countResults(resp: QueryResponse, budget: AnswerBytes): void {
-  for (const r of resp.results) budget.add(resultBytes(r), r.type);
-}

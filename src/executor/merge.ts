@@ -3,6 +3,7 @@
 // offsets, tie-breaks, the result bound (--max-result-rows), keys and attributes come here,
 // after the merge, never per node.
 import type { ColumnId } from '../domain/shard.js';
+import { AnswerBytes, countPartialColumns, resultBytes } from './answer-size.js';
 import { mergeBestRow, mergeValCount, minMaxRowResult, valCountResult } from './aggregate.js';
 import type { ResultOptions } from './context.js';
 import { groupByResult, mergeAllowed, mergeGroups } from './group-by.js';
@@ -163,6 +164,23 @@ export function finalizeQuery(
     ),
   );
   return respond(index, outputs, opts.columnAttrs);
+}
+
+/**
+ * finalizeQuery within --max-result-bytes (opts.maxResultBytes): the bitmap calls' columns are
+ * counted from the partials before they are merged, the other results once finalized.
+ */
+export function finalizeWithinBytes(
+  index: ReadonlyIndex,
+  plans: readonly ReadPlan[],
+  parts: readonly (readonly CallPartial[])[],
+  opts: QueryOptions,
+): QueryResponse {
+  const bytes = new AnswerBytes(opts.maxResultBytes ?? 0);
+  countPartialColumns(parts, bytes);
+  const response = finalizeQuery(index, plans, parts, opts);
+  for (const r of response.results) bytes.add(resultBytes(r), r.type);
+  return response;
 }
 
 /** Every call's phase one over all shards from every node's (preps[node][call]). */

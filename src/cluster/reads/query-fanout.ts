@@ -16,8 +16,7 @@ import {
   queryBudget,
   type ReadPlan,
 } from '../../executor/index.js';
-import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
-import { AnswerBytes, countPartialColumns, countResults } from '../../executor/answer-size.js';
+import { finalizeWithinBytes, mergeAllPreps } from '../../executor/merge.js';
 import { type CallPartial, type CallPrep, needsPrep, readMovesColumns } from '../../executor/partial.js';
 import { type WirePrep, decodePartial, decodePrep, encodePrep } from '../../executor/partial-wire.js';
 import type { QueryOptions, QueryResponse } from '../../executor/result.js';
@@ -153,12 +152,8 @@ export class QueryFanout {
     const answers = await this.collect('partial', partitions, base, preps?.map(encodePrep), failed, budget, whole);
     const parts: CallPartial[][] = answers.map((a) => ('partials' in a ? a.partials.map(decodePartial) : []));
     if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
-    // The merged answer's byte budget, as one node's: columns before the merge, the rest after.
-    const bytes = new AnswerBytes(queryOpts.maxResultBytes ?? 0);
-    countPartialColumns(parts, bytes);
-    const response = onState((h) => finalizeQuery(lookupIndex(h, index), plans, parts, queryOpts));
-    countResults(response, bytes);
-    return response;
+    // Within the answer's byte budget, as one node's (the columns counted before the merge).
+    return onState((h) => finalizeWithinBytes(lookupIndex(h, index), plans, parts, queryOpts));
   }
 
   /** All partitions; only those of the request's shards when no Options() names others. */
