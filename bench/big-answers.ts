@@ -18,7 +18,7 @@ const MAX = { op: '<=' as const, value: 250, source: 'issue 23: /status max ≤ 
 
 export async function runBigAnswers(r: Reporter): Promise<void> {
   r.begin('big-answers', '/status beside three 10M-column answers written in slices (issue 23)');
-  const server = await startChildServer({ label: 'answers', fsync: 'always' });
+  const server = await startChildServer({ label: 'answers', fsync: 'always', loopStall: true });
   const setup = new HttpClient(server.url);
   try {
     await createIndex(setup, 'i');
@@ -35,7 +35,9 @@ export async function runBigAnswers(r: Reporter): Promise<void> {
       ['JSON', 'application/json'],
       ['protobuf', 'application/x-protobuf'],
     ] as const) {
+      await server.loopStall(); // from here on
       const b = await beside(server.url, accept);
+      const stall = await server.loopStall();
       r.note(
         `${ANSWERS} × Row(g=1) as ${format} (${SHARDS * 1_048_576} columns, ${(b.bytes / 1e6).toFixed(0)} MB each): all written after ${(b.ms / 1000).toFixed(1)} s`,
       );
@@ -47,6 +49,10 @@ export async function runBigAnswers(r: Reporter): Promise<void> {
         P99,
       );
       r.figure(`/status max during three ${format} answers`, Math.max(...b.status), 'ms', MAX);
+      // The server's own longest synchronous step or GC pause: what load on the machine adds to
+      // the client's figures is not in it.
+      r.figure(`server event loop: longest stall during three ${format} answers (wall)`, stall.maxMs, 'ms');
+      r.figure(`server main thread: most CPU between two loop turns, three ${format} answers`, stall.maxCpuMs, 'ms');
     }
   } finally {
     setup.close();

@@ -3,7 +3,7 @@
 // BENCH_CPU_PROF=DIR adds --cpu-prof to every child (profiles are written on clean exit, into
 // DIR/<label>-<time>/; the largest file there is the main thread).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -19,6 +19,16 @@ export interface ChildServerOptions {
   extraArgs?: string[];
   /** Node options before the entry point (e.g. --expose-gc). */
   nodeArgs?: string[];
+  /** Measure the server's event-loop stalls (loop-stall-preload.ts); read with loopStall(). */
+  loopStall?: boolean;
+}
+
+export interface LoopStall {
+  /** The longest the server's event loop was held since the last reading, ms (wall time). */
+  maxMs: number;
+  p99Ms: number;
+  /** The most CPU time the server's main thread spent between two 2 ms timer runs, ms. */
+  maxCpuMs: number;
 }
 
 export interface ChildServer {
@@ -29,6 +39,8 @@ export interface ChildServer {
   stop(): Promise<void>;
   /** stop() and remove the data directory. */
   dispose(): Promise<void>;
+  /** The event loop's stalls since the last reading (needs the loopStall option). */
+  loopStall(): Promise<LoopStall>;
 }
 
 export function tempDir(prefix: string): string {
@@ -85,8 +97,11 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
   const entry = existsSync(join(REPO_ROOT, 'dist/src/main.js'))
     ? ['dist/src/main.js']
     : ['--import', 'tsx', 'src/main.ts'];
+  const stallFile = join(dataDir, 'loop-stall.json');
+  const stallArgs = opts.loopStall ? ['--import', new URL('./loop-stall-preload.js', import.meta.url).href] : [];
   const args = [
     ...nodeArgs,
+    ...stallArgs,
     ...(opts.nodeArgs ?? []),
     ...entry,
     'server',
@@ -100,7 +115,8 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
     opts.fsync ?? 'always',
     ...(opts.extraArgs ?? []),
   ];
-  const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = opts.loopStall ? { ...process.env, BENCH_LOOP_STALL_FILE: stallFile } : process.env;
+  const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (d: Buffer): void => {
     output = (output + d.toString()).slice(-20_000);
@@ -133,7 +149,26 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
       await stop();
       removeDir(dataDir);
     },
+    loopStall: () => readLoopStall(proc, stallFile),
   };
+}
+
+/** Signals the server for its stall figures and waits for the file it writes. */
+async function readLoopStall(proc: ChildProcess, file: string): Promise<LoopStall> {
+  rmSync(file, { force: true });
+  proc.kill('SIGUSR2');
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (existsSync(file)) {
+      try {
+        return JSON.parse(readFileSync(file, 'utf8')) as LoopStall;
+      } catch {
+        // written but not yet whole: read again
+      }
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('the server did not write its event-loop stall figures (started without loopStall?)');
 }
 
 async function waitReady(proc: ChildProcess, url: string, output: () => string): Promise<void> {

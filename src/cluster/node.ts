@@ -66,6 +66,7 @@ export class ClusterNode {
             {
               queryTimeoutMs: o.cfg.queryTimeout,
               maxResultRows: o.cfg.maxResultRows,
+              maxResultBytes: o.cfg.maxResultBytes,
               gate: rt.broker,
               staleReads: o.cfg.clusterStaleReads,
             },

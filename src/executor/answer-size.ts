@@ -9,8 +9,9 @@
 // same query would be refused again; 413 would blame the request's body.
 import { badRequest } from '../domain/errors.js';
 import type { AttrMap } from '../domain/types.js';
-import { MAX_SAFE_SHARD, SHARD_WIDTH } from '../domain/shard.js';
+import { type ColumnId, MAX_SAFE_SHARD, SHARD_WIDTH } from '../domain/shard.js';
 import type { ReadContext } from './context.js';
+import type { CallPartial } from './partial.js';
 import type { BitmapPlan, ReadPlan } from './plan.js';
 import type { QueryResponse, QueryResult } from './result.js';
 import { countWork, type Work } from './run.js';
@@ -173,4 +174,26 @@ export function roughAnswerBytes(resp: QueryResponse): number {
   let n = (resp.columnAttrs?.length ?? 0) * 32;
   for (const r of resp.results) n += resultBytes(r) + (r.type === 'row' ? r.columns.length * 8 : 0);
   return n;
+}
+
+/**
+ * A cluster read's merged answer (cluster/reads/query-fanout.ts), counted from its partials before
+ * they are merged into one answer: each bitmap call's columns from the lengths of the holders'
+ * lists. The other kinds are counted with resultBytes once finalized (bounded by
+ * --max-result-rows), as a single node counts them.
+ */
+export function countPartialColumns(parts: readonly (readonly CallPartial[])[], budget: AnswerBytes): void {
+  if (budget.max <= 0 || parts.length === 0) return;
+  for (let call = 0; call < parts[0].length; call++) {
+    let n = 0;
+    let last: ColumnId = 0;
+    for (const node of parts) {
+      const p = node[call];
+      if (p?.kind !== 'columns' || p.columns.length === 0) continue;
+      n += p.columns.length;
+      const top = p.columns[p.columns.length - 1];
+      if (top > last) last = top;
+    }
+    if (n > 0) budget.add(n * bytesPerColumn(Math.floor(Number(last) / SHARD_WIDTH)), 'columns');
+  }
 }

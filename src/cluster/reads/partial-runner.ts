@@ -12,6 +12,7 @@ import { type CallPrep, partialsWork, prepsWork } from '../../executor/partial.j
 import { type WirePartial, type WirePrep, decodePrep, encodePartial, encodePrep } from '../../executor/partial-wire.js';
 import { runSliced } from '../../executor/query-async.js';
 import { compileReads } from '../../executor/reads.js';
+import { precountAnswer } from '../../executor/answer-size.js';
 import type { QueryOptions } from '../../executor/result.js';
 import type { Work } from '../../executor/run.js';
 import type { ClusterView } from '../types.js';
@@ -26,6 +27,8 @@ export interface PartialRequest {
     excludeColumns: boolean;
     excludeRowAttrs: boolean;
     maxResultRows?: number;
+    /** --max-result-bytes: this holder's own part past it is refused before it is built. */
+    maxResultBytes?: number;
   };
   /** Log partitions whose local shards this node answers for. */
   partitions: number[];
@@ -80,11 +83,11 @@ export class PartialRunner {
     const run = (h: ReadonlyHolder): Promise<PartialResponse> => {
       const prepare = (): Work<PartialResponse> => {
         const index = lookupIndex(h, req.index);
-        const { plans } = compileReads(index, query.calls, opts, clock);
+        const { plans, answer } = compileReads(index, query.calls, opts, clock);
         const ctx = queryContext(index, opts, (s) => parts.has(this.view.partitionOf(index.name, s)));
         return req.phase === 'prep'
           ? prepWork(prepsWork(ctx, plans))
-          : partialWork(partialsWork(ctx, plans, preps ?? []));
+          : partialWork(partialsWork(ctx, plans, preps ?? []), precountAnswer(ctx, plans, answer));
       };
       return runSliced(prepare(), prepare, h, { budget });
     };
@@ -108,7 +111,9 @@ function* prepWork(w: Work<CallPrep[]>): Work<PartialResponse> {
   return { preps: (yield* w).map(encodePrep) };
 }
 
-function* partialWork(w: ReturnType<typeof partialsWork>): Work<PartialResponse> {
+/** `precount` first: a part already past the answer's byte budget is refused before it is built. */
+function* partialWork(w: ReturnType<typeof partialsWork>, precount: Work<void>): Work<PartialResponse> {
+  yield* precount;
   return { partials: (yield* w).map(encodePartial) };
 }
 
@@ -160,6 +165,11 @@ function options(v: unknown): PartialRequest['opts'] {
     if (typeof o.maxResultRows !== 'number' || !Number.isSafeInteger(o.maxResultRows))
       throw bad('opts.maxResultRows: expected an integer');
     out.maxResultRows = o.maxResultRows;
+  }
+  if (o.maxResultBytes !== undefined) {
+    if (typeof o.maxResultBytes !== 'number' || !Number.isSafeInteger(o.maxResultBytes) || o.maxResultBytes < 0)
+      throw bad('opts.maxResultBytes: expected a non-negative integer');
+    out.maxResultBytes = o.maxResultBytes;
   }
   return out;
 }

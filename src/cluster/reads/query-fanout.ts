@@ -16,7 +16,7 @@ import {
   queryBudget,
   type ReadPlan,
 } from '../../executor/index.js';
-import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
+import { finalizeWithinBytes, mergeAllPreps } from '../../executor/merge.js';
 import { type CallPartial, type CallPrep, needsPrep, readMovesColumns } from '../../executor/partial.js';
 import { type WirePrep, decodePartial, decodePrep, encodePrep } from '../../executor/partial-wire.js';
 import type { QueryOptions, QueryResponse } from '../../executor/result.js';
@@ -35,6 +35,8 @@ export interface FanoutSettings {
   queryTimeoutMs: number;
   /** --max-result-rows (0: none). */
   maxResultRows: number;
+  /** --max-result-bytes (0 or absent: none): the merged answer's byte budget. */
+  maxResultBytes?: number;
   /** Longest wait for one holder's answer before asking the next holder (default 30 s). */
   holderTimeoutMs?: number;
   /** The broker watch: with the broker unreachable a read answers 503 at once (default: none). */
@@ -99,7 +101,11 @@ export class QueryFanout {
     const budget = queryBudget(timeoutMs, req.signal);
     const now = systemClock.now();
     const arrived = systemClock.monotonic();
-    const queryOpts: QueryOptions = { ...opts, maxResultRows: this.settings.maxResultRows };
+    const queryOpts: QueryOptions = {
+      ...opts,
+      maxResultRows: this.settings.maxResultRows,
+      maxResultBytes: this.settings.maxResultBytes,
+    };
     // The ends of both topics that hold every write acknowledged before the query arrived (a
     // shared refresh, cluster-ends.ts): the meta end here (the schema and keys), the log's below.
     // A stale read (broker down, --cluster-stale-reads) waits for none.
@@ -146,7 +152,8 @@ export class QueryFanout {
     const answers = await this.collect('partial', partitions, base, preps?.map(encodePrep), failed, budget, whole);
     const parts: CallPartial[][] = answers.map((a) => ('partials' in a ? a.partials.map(decodePartial) : []));
     if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
-    return onState((h) => finalizeQuery(lookupIndex(h, index), plans, parts, queryOpts));
+    // Within the answer's byte budget, as one node's (the columns counted before the merge).
+    return onState((h) => finalizeWithinBytes(lookupIndex(h, index), plans, parts, queryOpts));
   }
 
   /** All partitions; only those of the request's shards when no Options() names others. */
@@ -350,6 +357,7 @@ function wireOpts(o: QueryOptions): PartialRequest['opts'] {
   };
   if (o.shards !== undefined) out.shards = o.shards;
   if (o.maxResultRows !== undefined) out.maxResultRows = o.maxResultRows;
+  if (o.maxResultBytes !== undefined) out.maxResultBytes = o.maxResultBytes;
   return out;
 }
 
