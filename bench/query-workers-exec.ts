@@ -25,6 +25,7 @@ import type { Publication } from '../src/state/published.js';
 import { bitmapPool } from './lib/bitmaps.js';
 import { closedLoop } from './lib/load.js';
 import type { Reporter } from './lib/report.js';
+import { type ThreadCpu, cpuPerRequest, threadCpu } from './lib/thread-cpu.js';
 
 const SHARDS = 256;
 const PQL = parse('Count(Intersect(Row(f=1), Row(f=2)))');
@@ -41,14 +42,17 @@ export async function runQueryWorkersExec(r: Reporter): Promise<void> {
   const holder = buildHolder();
   const feed = new FrozenFeed(holder);
   const expected = count(runQuery(holder, NO_WRITES, 'w', PQL, OPTS, LIMITS));
+  const cpu0 = threadCpu(process.pid);
   const inThread = await closedLoop(1, MS, async () => check(runQuery(holder, NO_WRITES, 'w', PQL, OPTS, LIMITS)));
   r.figure(`request thread alone, q/s (load ${loadavg()[0].toFixed(2)})`, inThread.perSecond, 'q/s');
+  cpuFigures(r, 'request thread alone', cpuPerRequest(cpu0, threadCpu(process.pid), inThread.requests));
   const rates = new Map<string, number>();
   for (const n of [1, 2]) {
     const pool = QueryWorkers.start(n, publisherOf(feed), pino({ level: 'silent' }));
     await pool.whenReady();
     try {
       for (const inFlight of [1, 4]) {
+        const before = threadCpu(process.pid);
         const res = await closedLoop(inFlight, MS, async () => {
           const answer = workerRead(pool, holder, 'w', PQL, OPTS, queryBudget(0));
           if (answer === undefined) throw new Error('the query was not spread');
@@ -59,6 +63,11 @@ export async function runQueryWorkersExec(r: Reporter): Promise<void> {
           `${n} worker${n > 1 ? 's' : ''}, ${inFlight} in flight, q/s (load ${loadavg()[0].toFixed(2)})`,
           res.perSecond,
           'q/s',
+        );
+        cpuFigures(
+          r,
+          `${n} worker${n > 1 ? 's' : ''}, ${inFlight} in flight`,
+          cpuPerRequest(before, threadCpu(process.pid), res.requests),
         );
       }
     } finally {
@@ -73,6 +82,16 @@ export async function runQueryWorkersExec(r: Reporter): Promise<void> {
   function check(resp: QueryResponse): void {
     if (count(resp) !== expected) throw new Error(`answered ${count(resp)}, expected ${expected}`);
   }
+}
+
+/**
+ * CPU ms a query took on the request thread and on the others (the workers; V8's helpers):
+ * load-independent where q/s is not (under load the process gets its session's share of the
+ * cores, however many threads it runs).
+ */
+function cpuFigures(r: Reporter, label: string, c: ThreadCpu): void {
+  r.figure(`  CPU ms/q, ${label}: request thread`, c.main, 'ms');
+  r.figure(`  CPU ms/q, ${label}: other threads`, c.others, 'ms');
 }
 
 function count(resp: QueryResponse): number {

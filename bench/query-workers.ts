@@ -14,6 +14,7 @@ import { HttpClient } from './lib/http-client.js';
 import { createField, createIndex, importRoaring, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { type ChildServer, startChildServer, tempDir } from './lib/server-child.js';
+import { type ThreadCpu, cpuPerRequest, threadCpu } from './lib/thread-cpu.js';
 
 const run = promisify(execFile);
 const PQL = 'Count(Intersect(Row(f=1), Row(f=2)))';
@@ -43,8 +44,20 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
     const script = luaScript();
     for (const conns of [1, 16]) {
       const best = new Map<string, number>();
+      const cpu = new Map<string, ThreadCpu & { requests: number }>();
       for (let round = 0; round < ROUNDS; round++)
-        for (const [name, s] of servers) best.set(name, Math.max(best.get(name) ?? 0, await wrk(s.url, conns, script)));
+        for (const [name, s] of servers) {
+          const before = threadCpu(s.pid);
+          const res = await wrk(s.url, conns, script);
+          const used = cpuPerRequest(before, threadCpu(s.pid), 1);
+          const sum = cpu.get(name) ?? { main: 0, others: 0, requests: 0 };
+          cpu.set(name, {
+            main: sum.main + used.main,
+            others: sum.others + used.others,
+            requests: sum.requests + res.requests,
+          });
+          best.set(name, Math.max(best.get(name) ?? 0, res.perSecond));
+        }
       const def = best.get('default') ?? 0;
       const one = best.get('1 worker') ?? 0;
       const load1 = loadavg()[0].toFixed(2);
@@ -55,6 +68,8 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
         value: conns === 1 ? 1.6 : 1.3,
         source: 'issue 25',
       });
+      for (const [name] of servers)
+        cpuFigures(r, `${conns} conn, ${name === 'default' ? 'one per core' : '1 worker'}`, cpu.get(name));
     }
   } finally {
     for (const [, s] of servers) await s.dispose();
@@ -98,6 +113,19 @@ async function load(url: string, bodies: Uint8Array[]): Promise<number> {
   }
 }
 
+/**
+ * CPU ms a request took on the request thread and on the other threads (workers, GC helpers):
+ * what a loaded machine's rates hide. With autogroup scheduling a process gets its session's
+ * share of the cores whatever its thread count, so under load two workers cannot run faster
+ * than one; these figures show what each thread's part of a request costs.
+ */
+function cpuFigures(r: Reporter, label: string, c: (ThreadCpu & { requests: number }) | undefined): void {
+  if (c === undefined) return;
+  const n = Math.max(1, c.requests);
+  r.figure(`  CPU ms/req, ${label}: request thread`, c.main / n, 'ms');
+  r.figure(`  CPU ms/req, ${label}: other threads`, c.others / n, 'ms');
+}
+
 function luaScript(): string {
   const path = join(tempDir('wrk'), 'count.lua');
   writeFileSync(
@@ -108,10 +136,11 @@ function luaScript(): string {
 }
 
 /** wrk's requests/s over SECONDS; a run with any non-2xx answer or socket error fails the bench. */
-async function wrk(url: string, conns: number, script: string): Promise<number> {
+async function wrk(url: string, conns: number, script: string): Promise<{ perSecond: number; requests: number }> {
   const { stdout } = await run('wrk', ['-t1', `-c${conns}`, `-d${SECONDS}s`, '-s', script, `${url}/index/w/query`]);
   if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`wrk saw errors:\n${stdout}`);
   const m = /Requests\/sec:\s+([\d.]+)/.exec(stdout);
   if (m === null) throw new Error(`no rate in wrk's output:\n${stdout}`);
-  return Number(m[1]);
+  const total = /(\d+) requests in/.exec(stdout);
+  return { perSecond: Number(m[1]), requests: total === null ? 0 : Number(total[1]) };
 }
