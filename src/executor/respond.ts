@@ -30,8 +30,12 @@ export function columnAttrSets(
   if (index.columnAttrs.size === 0) return [];
   const ids = new Set<number>();
   // Attributes are set on columns up to 2^53−1 (SetColumnAttrs refuses larger): a bigint has none.
-  for (const list of columnLists)
-    for (const c of list) if (typeof c === 'number' && index.columnAttrs.has(c)) ids.add(c);
+  for (const list of columnLists) {
+    // A large row's pieces, not its iterator: a generator step per column is slow at 10M.
+    const pieces = Array.isArray(list) ? [list] : list.pieces(65_536);
+    for (const piece of pieces)
+      for (const c of piece) if (typeof c === 'number' && index.columnAttrs.has(c)) ids.add(c);
+  }
   return [...ids]
     .sort((a, b) => a - b)
     .map((id) => {
