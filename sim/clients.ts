@@ -152,7 +152,7 @@ export class Clients {
       [model, mine.columns],
       [other, theirs.columns],
     ] as const) {
-      const seen = new Map<Cell, number>(row.map((col) => [`b${col}`, 1]));
+      const seen = new Map<Cell, number>([...row].map((col) => [`b${col}`, 1]));
       const k = m.matchPrefix(seen, m.mustHold(since), `read by client ${model.client}`, true);
       m.observed(k, at);
       shown.push(`${m.client}:${row.length}`);

@@ -9,7 +9,14 @@ import protobuf from 'protobufjs';
 import type { Type, Writer } from 'protobufjs';
 import { badRequest, DomainError } from '../domain/errors.js';
 import type { AttrMap, AttrValue } from '../domain/types.js';
-import type { ColumnAttrSet, FieldRow, PairResult, QueryResponse, QueryResult } from '../executor/result.js';
+import type {
+  ColumnAttrSet,
+  FieldRow,
+  PairResult,
+  QueryResponse,
+  QueryResult,
+  RowColumns,
+} from '../executor/result.js';
 import { assert, assertNever } from '../util/assert.js';
 import { encodePackedUint64s } from './import-request-encode.js';
 
@@ -179,7 +186,7 @@ function writeResult(w: Writer, r: QueryResult): void {
   switch (r.type) {
     case 'row':
       w.uint32(tag(F.row, LEN)).fork();
-      writePacked(w, F.rowColumns, r.columns);
+      writePacked(w, F.rowColumns, Array.isArray(r.columns) ? r.columns : r.columns.toArray());
       for (const a of attrMessages(r.attrs)) writeSub(w, F.rowAttrs, T.Attr, a);
       writeStrings(w, F.rowKeys, r.keys);
       w.ldelim();
@@ -478,9 +485,8 @@ function* rowResultPieces(r: Extract<QueryResult, { type: 'row' }>): Generator<U
   writeStrings(rest, F.rowKeys, r.keys);
   const restBytes = rest.finish();
   let packed = 0;
-  for (let at = 0; at < r.columns.length; at += PROTO_SLICE) {
-    const end = Math.min(r.columns.length, at + PROTO_SLICE);
-    for (let i = at; i < end; i++) packed += uint64Size(r.columns[i]);
+  for (const piece of columnPieces(r.columns)) {
+    for (const c of piece) packed += uint64Size(c);
     yield NO_BYTES;
   }
   const rowHead = protobuf.Writer.create().uint32(tag(F.rowColumns, LEN)).uint32(packed).finish();
@@ -490,9 +496,17 @@ function* rowResultPieces(r: Extract<QueryResult, { type: 'row' }>): Generator<U
   const resultLen = inRow.length + rowLen + typeBytes.length;
   const head = protobuf.Writer.create().uint32(tag(F.results, LEN)).uint32(resultLen).finish();
   yield Buffer.concat([head, inRow, rowHead]);
-  for (let at = 0; at < r.columns.length; at += PROTO_SLICE)
-    yield encodePackedUint64s(r.columns.slice(at, at + PROTO_SLICE));
+  for (const piece of columnPieces(r.columns)) yield encodePackedUint64s(piece);
   yield Buffer.concat([restBytes, typeBytes]);
+}
+
+/** A row's columns PROTO_SLICE at a time (an array's slices, or ShardColumns' pieces). */
+function* columnPieces(columns: RowColumns): Generator<readonly (number | bigint)[], void, undefined> {
+  if (!Array.isArray(columns)) {
+    yield* columns.pieces(PROTO_SLICE);
+    return;
+  }
+  for (let at = 0; at < columns.length; at += PROTO_SLICE) yield columns.slice(at, at + PROTO_SLICE);
 }
 
 /** Bytes of a uint64 as a varint. */
@@ -502,6 +516,8 @@ function uint64Size(v: number | bigint): number {
     for (let x = v; x >= 128n; x >>= 7n) n++;
     return n;
   }
+  // Compares, not divisions: the sizing pass runs over every column of a large row.
+  if (v < 2 ** 28) return v < 128 ? 1 : v < 16_384 ? 2 : v < 2_097_152 ? 3 : 4;
   for (let x = v; x >= 128; x = Math.floor(x / 128)) n++;
   return n;
 }

@@ -2,6 +2,7 @@
 // stringify(queryResponseJson(…)) + '\n', for answers too large to build as one string: a row's
 // columns and keys, pairs, groups and row IDs are written in pieces of about 64 KiB.
 import type { QueryResponse, QueryResult } from '../executor/result.js';
+import type { ShardColumns } from '../executor/shard-columns.js';
 import { type Jsonish, stringify } from './json.js';
 import { attrsJson, columnAttrsJson, resultJson } from './query-json.js';
 
@@ -64,7 +65,15 @@ function* resultChunks(r: QueryResult, legacy: boolean, sumShape: boolean): Gene
 }
 
 /** IDs (integers, bigints) joined by commas, IDS_PER_PIECE at a time: Array.join is native. */
-function* slicedIds(ids: readonly (number | bigint)[]): Generator<string, void, undefined> {
+function* slicedIds(ids: readonly (number | bigint)[] | ShardColumns): Generator<string, void, undefined> {
+  if (!Array.isArray(ids)) {
+    let first = true;
+    for (const piece of (ids as ShardColumns).pieces(IDS_PER_PIECE)) {
+      yield (first ? '' : ',') + piece.join(',');
+      first = false;
+    }
+    return;
+  }
   for (let at = 0; at < ids.length; at += IDS_PER_PIECE)
     yield (at > 0 ? ',' : '') + ids.slice(at, at + IDS_PER_PIECE).join(',');
 }

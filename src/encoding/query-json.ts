@@ -26,7 +26,8 @@ export function columnAttrsJson(resp: QueryResponse): Jsonish[] | undefined {
 export function resultJson(r: QueryResult, legacy: boolean, sumShape = legacy): Jsonish {
   switch (r.type) {
     case 'row': {
-      const o: { [k: string]: Jsonish } = { attrs: attrsJson(r.attrs), [legacy ? 'bits' : 'columns']: r.columns };
+      const columns = Array.isArray(r.columns) ? r.columns : r.columns.toArray();
+      const o: { [k: string]: Jsonish } = { attrs: attrsJson(r.attrs), [legacy ? 'bits' : 'columns']: columns };
       if (r.keys !== undefined && r.keys.length > 0) o.keys = r.keys;
       return o;
     }

@@ -9,6 +9,7 @@ import { RoaringBitmap32 } from '../roaring/bitmap.js';
 import type { ReadContext } from './context.js';
 import type { BitmapPlan } from './plan.js';
 import { resolveRow } from './refs.js';
+import { SHARD_COLUMNS_FROM, ShardColumns, type ShardOffsets } from './shard-columns.js';
 
 export type RO = ReadonlyRoaringBitmap32;
 export const EMPTY: RO = new RoaringBitmap32().freeze();
@@ -152,25 +153,51 @@ function lastStep(ctx: ReadContext, children: BitmapPlan[], shard: number, op: O
 
 const COPY_SLICE = 65_536;
 
-/**
- * The columns (IDs) of a plan across its shards, ascending. Yields between shards and inside
- * large ones. Each shard's offsets are copied out first (4 bytes a column, off the JS heap; a
- * write meanwhile cannot change them), then the answer's array is made at its final length and
- * filled COPY_SLICE at a time: an array grown by push is copied whole each time it grows, and at
- * 10M columns one such copy held the event loop for hundreds of ms (issue 23's bench).
- */
-export function* planColumns(ctx: ReadContext, p: BitmapPlan): Generator<void, ColumnId[], undefined> {
-  const parts: { shard: number; offsets: Uint32Array }[] = [];
-  let total = 0;
+/** Each non-empty shard's offsets, copied out (a write meanwhile cannot change them). Yields between shards. */
+function* columnParts(ctx: ReadContext, p: BitmapPlan): Generator<void, ShardOffsets[], undefined> {
+  const parts: ShardOffsets[] = [];
   for (const s of outShards(ctx, p)) {
     const bm = bitmapAt(ctx, p, s);
-    if (!bm.isEmpty) {
-      const offsets = bm.toUint32Array();
-      parts.push({ shard: s, offsets });
-      total += offsets.length;
-    }
+    if (!bm.isEmpty) parts.push({ shard: s, offsets: bm.toUint32Array() });
     yield;
   }
+  return parts;
+}
+
+/**
+ * A row answer's columns: a large one (SHARD_COLUMNS_FROM) as the shards' offsets, off the JS
+ * heap (shard-columns.ts), a small one (or one with columns past 2^53) as an array.
+ */
+export function* planRowColumns(
+  ctx: ReadContext,
+  p: BitmapPlan,
+): Generator<void, ColumnId[] | ShardColumns, undefined> {
+  const parts = yield* columnParts(ctx, p);
+  let total = 0;
+  for (const part of parts) total += part.offsets.length;
+  const last = parts[parts.length - 1];
+  if (total >= SHARD_COLUMNS_FROM && (last === undefined || last.shard <= MAX_SAFE_SHARD))
+    return new ShardColumns(parts);
+  return yield* columnsOf(parts, total);
+}
+
+/**
+ * The columns (IDs) of a plan across its shards, ascending, as one array (a holder's partial).
+ * Yields between shards and inside large ones.
+ */
+export function* planColumns(ctx: ReadContext, p: BitmapPlan): Generator<void, ColumnId[], undefined> {
+  const parts = yield* columnParts(ctx, p);
+  let total = 0;
+  for (const part of parts) total += part.offsets.length;
+  return yield* columnsOf(parts, total);
+}
+
+/**
+ * The parts' columns in an array made at its final length, filled COPY_SLICE at a time: an array
+ * grown by push is copied whole each time it grows, and at 10M columns one such copy held the
+ * event loop for hundreds of ms (issue 23's bench).
+ */
+function* columnsOf(parts: readonly ShardOffsets[], total: number): Generator<void, ColumnId[], undefined> {
   const cols = new Array<ColumnId>(total);
   let n = 0;
   for (const { shard, offsets } of parts) {

@@ -3,6 +3,7 @@
 import type { ColumnId } from '../domain/shard.js';
 import type { ColumnAttrSet, QueryResponse, QueryResult } from './result.js';
 import type { CallOutput } from './run.js';
+import type { ShardColumns } from './shard-columns.js';
 import type { ReadonlyIndex } from '../state/readonly.js';
 
 /** Results plus columnAttrs when requested (by the options or by Options()) and non-empty. */
@@ -22,12 +23,19 @@ export function respond(index: ReadonlyIndex, outputs: readonly CallOutput[], co
 }
 
 /** Attributes of the columns of all row results, by ascending ID (keys on a keyed index). */
-export function columnAttrSets(index: ReadonlyIndex, columnLists: readonly ColumnId[][]): ColumnAttrSet[] {
+export function columnAttrSets(
+  index: ReadonlyIndex,
+  columnLists: readonly (ColumnId[] | ShardColumns)[],
+): ColumnAttrSet[] {
   if (index.columnAttrs.size === 0) return [];
   const ids = new Set<number>();
   // Attributes are set on columns up to 2^53−1 (SetColumnAttrs refuses larger): a bigint has none.
-  for (const list of columnLists)
-    for (const c of list) if (typeof c === 'number' && index.columnAttrs.has(c)) ids.add(c);
+  for (const list of columnLists) {
+    // A large row's pieces, not its iterator: a generator step per column is slow at 10M.
+    const pieces = Array.isArray(list) ? [list] : list.pieces(65_536);
+    for (const piece of pieces)
+      for (const c of piece) if (typeof c === 'number' && index.columnAttrs.has(c)) ids.add(c);
+  }
   return [...ids]
     .sort((a, b) => a - b)
     .map((id) => {

@@ -1,6 +1,7 @@
 // Query results, independent of the wire encoding (JSON or protobuf: see src/encoding/).
 import type { ColumnId } from '../domain/shard.js';
 import type { AttrMap } from '../domain/types.js';
+import type { ShardColumns } from './shard-columns.js';
 
 export interface PairResult {
   id: number;
@@ -14,9 +15,12 @@ export interface FieldRow {
   rowKey?: string;
 }
 
+/** A row's columns: an array, or (large answers) the shards' offsets off the JS heap. */
+export type RowColumns = ColumnId[] | ShardColumns;
+
 export type QueryResult =
   /** Row-like results. `keys` present (and columns empty) on an index with keys. */
-  | { type: 'row'; columns: ColumnId[]; keys?: string[]; attrs: AttrMap }
+  | { type: 'row'; columns: RowColumns; keys?: string[]; attrs: AttrMap }
   /** Count */
   | { type: 'count'; n: number }
   /** Set, Clear, ClearRow, Store */

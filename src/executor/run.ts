@@ -4,9 +4,10 @@
 import type { ColumnId } from '../domain/shard.js';
 import type { AttrMap } from '../domain/types.js';
 import { assertNever } from '../util/assert.js';
-import type { QueryResult } from './result.js';
+import type { QueryResult, RowColumns } from './result.js';
 import { minMaxRow, valCount } from './aggregate.js';
-import { countAt, outShards, planColumns } from './bitmap-eval.js';
+import { countAt, outShards, planRowColumns } from './bitmap-eval.js';
+import { columnArray } from './shard-columns.js';
 import type { ReadContext, ResultOptions } from './context.js';
 import { groupBy } from './group-by.js';
 import type { BitmapPlan, ReadPlan } from './plan.js';
@@ -20,7 +21,7 @@ export type Work<T> = Generator<void, T, undefined>;
 export interface CallOutput {
   result: QueryResult;
   /** Column IDs of a row result, for the response's columnAttrs. */
-  columns?: ColumnId[];
+  columns?: RowColumns;
   /** Options(columnAttrs=true) switches the response-level columnAttrs on. */
   columnAttrs?: boolean;
 }
@@ -60,7 +61,7 @@ export function drainSync<T>(work: Work<T>): T {
 export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput> {
   switch (plan.kind) {
     case 'bitmap': {
-      const columns = ctx.opts.excludeColumns ? [] : yield* planColumns(ctx, plan.plan);
+      const columns = ctx.opts.excludeColumns ? [] : yield* planRowColumns(ctx, plan.plan);
       return bitmapOutput(ctx.index, plan, columns, ctx.opts);
     }
     case 'count':
@@ -88,7 +89,7 @@ export function* executeRead(ctx: ReadContext, plan: ReadPlan): Work<CallOutput>
 export function bitmapOutput(
   index: ReadonlyIndex,
   plan: Extract<ReadPlan, { kind: 'bitmap' }>,
-  columns: ColumnId[],
+  columns: RowColumns,
   opts: ResultOptions,
 ): CallOutput {
   let attrs: AttrMap = {};
@@ -104,13 +105,13 @@ export function rowResult(ctx: ReadContext, columns: ColumnId[], attrs: AttrMap)
   return rowResultOf(ctx.index, columns, attrs);
 }
 
-export function rowResultOf(index: ReadonlyIndex, columns: ColumnId[], attrs: AttrMap): QueryResult {
+export function rowResultOf(index: ReadonlyIndex, columns: RowColumns, attrs: AttrMap): QueryResult {
   if (index.options.keys)
     // Keys are assigned IDs from 1 on: a column beyond 2^53−1 (import-roaring) has none.
     return {
       type: 'row',
       columns: [],
-      keys: columns.map((c) => (typeof c === 'number' ? columnKeyOf(index, c) : '')),
+      keys: columnArray(columns).map((c) => (typeof c === 'number' ? columnKeyOf(index, c) : '')),
       attrs,
     };
   return { type: 'row', columns, attrs };

@@ -32,11 +32,14 @@ export async function sendSliced(reply: FastifyReply, type: string, pieces: Iter
   try {
     for (const piece of pieces) {
       if (gone) return;
-      pending.push(piece);
-      size += piece.length;
-      // Pieces can be empty (an encoder's yield points) or small: a slice ends at either bound.
-      if (size < WRITE_BYTES && pending.length < PIECES_PER_SLICE) continue;
-      const full = !res.write(joined(pending));
+      // An empty piece is an encoder's yield point (work done without output, e.g. the sizing
+      // pass of a protobuf row): the slice ends there. Small pieces end it at either bound.
+      if (piece.length > 0) {
+        pending.push(piece);
+        size += piece.length;
+        if (size < WRITE_BYTES && pending.length < PIECES_PER_SLICE) continue;
+      }
+      const full = pending.length > 0 && !res.write(joined(pending));
       pending = [];
       size = 0;
       if (full) await drainedOrClosed(res);

@@ -6,6 +6,7 @@ import { queryJsonChunks } from '../../../src/encoding/query-json-chunks.js';
 import { queryResponseJson } from '../../../src/encoding/query-json.js';
 import { encodeQueryResponse, queryResponseProtoPieces } from '../../../src/encoding/public-proto.js';
 import type { QueryResponse } from '../../../src/executor/result.js';
+import { ShardColumns } from '../../../src/executor/shard-columns.js';
 
 const N = 20_000;
 const ids = (n: number, step: number): number[] => Array.from({ length: n }, (_, i) => i * step);
@@ -66,5 +67,27 @@ describe('answers in pieces', () => {
     };
     expect(joinedBytes(queryResponseProtoPieces(resp)).equals(Buffer.from(encodeQueryResponse(resp)))).toBe(true);
     expect(joinedText(queryJsonChunks(resp))).toBe(stringify(queryResponseJson(resp)) + '\n');
+  });
+
+  it('a row kept as shard offsets writes the same text and bytes as its array', () => {
+    // Shards 0, 2 and 3 (none in 1), large enough to be cut inside a shard.
+    const offsets = (n: number, step: number): Uint32Array => Uint32Array.from(ids(n, step));
+    const columns = new ShardColumns([
+      { shard: 0, offsets: offsets(N, 7) },
+      { shard: 2, offsets: offsets(3, 1) },
+      { shard: 3, offsets: offsets(N, 50) },
+    ]);
+    const asArray = columns.toArray();
+    expect(asArray.length).toBe(2 * N + 3);
+    expect(asArray.slice(N - 1, N + 4)).toEqual([(N - 1) * 7, 2 << 20, (2 << 20) + 1, (2 << 20) + 2, 3 << 20]);
+    expect([...columns]).toEqual(asArray);
+    const sharded: QueryResponse = { results: [{ type: 'row', columns, attrs: { a: 1 } }] };
+    const plain: QueryResponse = { results: [{ type: 'row', columns: asArray, attrs: { a: 1 } }] };
+    const text = stringify(queryResponseJson(plain)) + '\n';
+    expect(joinedText(queryJsonChunks(sharded)) === text).toBe(true);
+    expect(stringify(queryResponseJson(sharded)) + '\n' === text).toBe(true);
+    const bytes = Buffer.from(encodeQueryResponse(plain));
+    expect(joinedBytes(queryResponseProtoPieces(sharded)).equals(bytes)).toBe(true);
+    expect(Buffer.from(encodeQueryResponse(sharded)).equals(bytes)).toBe(true);
   });
 });

@@ -52,7 +52,7 @@ export function toJson(r: QueryResult): unknown {
         return r.keys.length > 0
           ? { attrs: attrs(r.attrs), columns: [], keys: r.keys }
           : { attrs: attrs(r.attrs), columns: [] };
-      return { attrs: attrs(r.attrs), columns: r.columns };
+      return { attrs: attrs(r.attrs), columns: Array.isArray(r.columns) ? r.columns : r.columns.toArray() };
     case 'count':
       return r.n;
     case 'changed':
