@@ -1,8 +1,8 @@
 // A snapshot is the state written as the shortest list of events that rebuilds it: restoring one
 // is replaying it through apply(), the same path as the log itself.
 import { EXISTS_FIELD } from '../domain/names.js';
-import type { Event } from '../events/types.js';
-import type { ReadonlyFragment, ReadonlyHolder, ReadonlyKeyTranslator } from './readonly.js';
+import type { ReadonlyFragment, ReadonlyHolder, ReadonlyKeyTranslator } from '../state/readonly.js';
+import type { Event } from './types.js';
 
 /**
  * A fragment of the state, for the snapshot writer to take its rows as they are held
