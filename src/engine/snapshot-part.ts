@@ -3,7 +3,7 @@
 // encoding (fragments as frozen rows), and read back as events. The codec stays the engine's.
 import type { Event } from '../events/types.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
-import type { FragmentState } from '../events/state-events.js';
+import type { FragmentState } from '../state/snapshot.js';
 import { captureSnapshot, decodeSnapshot } from './snapshot-codec.js';
 
 /** Encodes synchronously: the part of the state at exactly one moment. */

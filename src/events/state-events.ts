@@ -1,21 +1,11 @@
 // A snapshot is the state written as the shortest list of events that rebuilds it: restoring one
 // is replaying it through apply(), the same path as the log itself.
 import { EXISTS_FIELD } from '../domain/names.js';
-import type { ReadonlyFragment, ReadonlyHolder, ReadonlyKeyTranslator } from '../state/readonly.js';
-import type { Event } from './types.js';
+import type { ReadonlyHolder, ReadonlyKeyTranslator } from '../state/readonly.js';
+import type { FragmentState } from '../state/snapshot.js';
 
-/**
- * A fragment of the state, for the snapshot writer to take its rows as they are held
- * (Fragment.captureRow: packed rows as their bytes, with no view made); fragmentEvent gives it
- * as the BitsSet that rebuilds it.
- */
-export interface FragmentState {
-  type: 'Fragment';
-  index: string;
-  field: string;
-  view: string;
-  fragment: ReadonlyFragment;
-}
+export type { FragmentState } from '../state/snapshot.js';
+import type { Event } from './types.js';
 
 /** The fragment's rows as one BitsSet (packed rows through views that are not kept). */
 export function fragmentEvent(s: FragmentState): Extract<Event, { type: 'BitsSet' }> {
