@@ -5,7 +5,7 @@
 import { parse } from '../src/pql/index.js';
 import { runQuery, runQueryAsync } from '../src/service/query/index.js';
 import { defaultFieldOptions } from '../src/domain/types.js';
-import { apply } from '../src/state/apply.js';
+import { apply } from '../src/events/apply.js';
 import type { Bitmap } from '../src/roaring/bitmap.js';
 import { Holder } from '../src/state/holder.js';
 import type { EventSink } from '../src/events/types.js';

@@ -19,7 +19,7 @@ import { parse } from '../src/pql/index.js';
 import { workerRead } from '../src/service/query-workers/offload.js';
 import { QueryWorkers } from '../src/service/query-workers/pool.js';
 import { runQuery } from '../src/service/query/index.js';
-import { apply } from '../src/state/apply.js';
+import { apply } from '../src/events/apply.js';
 import { Holder } from '../src/state/holder.js';
 import type { Publication } from '../src/state/published.js';
 import { bitmapPool } from './lib/bitmaps.js';

@@ -1,7 +1,7 @@
 // Startup: newest readable snapshot, then replay of the log suffix through apply().
 import type { Logger } from 'pino';
 import { decodeEvent } from '../events/codec.js';
-import { apply } from '../state/apply.js';
+import { apply } from '../events/apply.js';
 import { Holder } from '../state/holder.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import type { LogStore, SnapshotFiles } from './ports.js';

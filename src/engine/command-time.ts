@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { EVENT_TYPE_CODES, decodeEvent } from '../events/codec.js';
 import type { Event } from '../events/types.js';
-import { apply } from '../state/apply.js';
+import { apply } from '../events/apply.js';
 import { Holder, commandMarkKey } from '../state/holder.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
 import type { Clock } from '../util/clock.js';

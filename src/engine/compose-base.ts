@@ -5,7 +5,7 @@
 // one state and written as the new directory's base snapshot (sequence 0), from which the topics
 // are read on at the marks' positions.
 import { EVENT_KINDS } from '../events/registry.js';
-import { apply } from '../state/apply.js';
+import { apply } from '../events/apply.js';
 import { type CommandMark, Holder } from '../state/holder.js';
 import type { SnapshotFiles } from './ports.js';
 import { captureSnapshot, decodeSnapshot } from './snapshot-codec.js';

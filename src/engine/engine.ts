@@ -9,7 +9,7 @@ import { DomainError } from '../domain/errors.js';
 import { encodeEvent } from '../events/codec.js';
 import { PreparedEvent } from '../events/prepared.js';
 import type { Event, EventSink } from '../events/types.js';
-import { apply } from '../state/apply.js';
+import { apply } from '../events/apply.js';
 import type { Holder } from '../state/holder.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
 import { AssertionError } from '../util/assert.js';

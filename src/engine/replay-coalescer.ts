@@ -8,7 +8,7 @@
 import { BSI_VIEW_PREFIX } from '../domain/names.js';
 import { EVENT_KINDS } from '../events/registry.js';
 import type { Event } from '../events/types.js';
-import { apply } from '../state/apply.js';
+import { apply } from '../events/apply.js';
 import type { Holder } from '../state/holder.js';
 
 type BitsSet = Extract<Event, { type: 'BitsSet' }>;

@@ -1,4 +1,4 @@
-// Snapshot body: the state's events (state/snapshot.ts) framed as type u8 | length u32 LE | payload.
+// Snapshot body: the state's events (events/state-events.ts) framed as type u8 | length u32 LE | payload.
 // A fragment's rows travel in a snapshot-only record (FRAGMENT_RECORD, never in the log): each row
 // in CRoaring's frozen format at a 32-byte aligned offset of the body, so loading is a read of the
 // file and one read-only view per row over its bytes (no per-row copy or allocation of containers;
@@ -15,7 +15,7 @@ import roaring from 'roaring';
 import type { Bitmap } from '../roaring/bitmap.js';
 import { FROZEN_ALIGN, FROZEN_FORMAT, FrozenRow, frozenPad } from '../roaring/frozen.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
-import { type FragmentState, stateEvents } from '../state/snapshot.js';
+import { type FragmentState, stateEvents } from '../events/state-events.js';
 import { AssertionError } from '../util/assert.js';
 
 /**

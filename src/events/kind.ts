@@ -1,8 +1,9 @@
 // What the log and the engine know of one event type, in one entry per type (the tables of
 // events/registry.ts): its type byte, its record encoding and how replay and snapshot
-// composition treat it. Each family file of events/kinds/ declares its events' shapes beside
-// their entries; events/types.ts gathers the shapes into the Event union. How an event changes
-// the state is the state layer's (state/apply.ts, a table the compiler holds to the same list).
+// composition treat it, and how it changes the state (events/apply.ts dispatches to it). Each
+// family file of events/kinds/ declares its events' shapes beside their entries; events/types.ts
+// gathers the shapes into the Event union.
+import type { Holder } from '../state/holder.js';
 
 /** An event of some family: a past-tense fact named by its `type`. */
 export interface NamedEvent {
@@ -17,7 +18,7 @@ export interface NamedEvent {
 export type ReplayRole = 'merge' | 'commutes' | 'barrier';
 
 /**
- * Where a snapshot carries it (state/snapshot.ts writes it; engine/compose-base.ts composes a
+ * Where a snapshot carries it (events/state-events.ts writes it; engine/compose-base.ts composes a
  * cluster restore's base from parts of several snapshots): `global` — schema, keys, attributes
  * and ingests, the state NAME.meta carries; `shard` — belongs to the shards of one partition;
  * `mark` — a partition's position; `never` — only in the log.
@@ -33,6 +34,8 @@ export interface EventKind<E extends NamedEvent> {
    * so it must be applied before the next is decoded.
    */
   decode(payload: Uint8Array, reuse: boolean): E;
+  /** The event's change to the state: the only code that mutates it (called through events/apply.ts). */
+  apply(holder: Holder, event: E): void;
   readonly replay: ReplayRole;
   readonly snapshot: SnapshotRole;
 }

@@ -1,8 +1,7 @@
 // The event registry: one entry per event type (events/kind.ts), gathered from the family files
 // of events/kinds/. The type says every event type has exactly one entry. Adding an event to a
-// family is its shape and entry in that family's file, its message in proto/log/events.proto,
-// and its apply() entry (state/apply.ts), which the compiler asks for: apply is state's layer,
-// above this one. A new family is also one line here and one in events/types.ts.
+// family is its shape and entry (code, codec, apply, roles) in that family's file and its message
+// in proto/log/events.proto. A new family is also one line here and one in events/types.ts.
 import { AssertionError } from '../util/assert.js';
 import type { EventKind, EventKinds } from './kind.js';
 import { BITS_EVENTS } from './kinds/bits.js';

@@ -28,7 +28,7 @@ export type FragmentRows = { rows: number[]; columns: Bitmap[] } | { rows: numbe
 /**
  * One (index, field, view, shard): a RoaringBitmap32 per row holding column offsets
  * (column % 2^20). Empty rows are dropped so `rows.size` and iteration mean "rows with bits".
- * Only state/apply.ts may call the mutating methods.
+ * Only apply() (the entries of events/kinds/) may call the mutating methods.
  */
 export class Fragment {
   private readonly held = new Map<number, Bitmap>();

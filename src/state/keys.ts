@@ -24,7 +24,7 @@ export class KeyTranslator {
     return this.keys.get(id);
   }
 
-  /** Only apply.ts calls this. */
+  /** Only apply() (events/kinds/) calls this. */
   assign(firstId: number, keys: readonly string[]): void {
     let id = firstId;
     for (const k of keys) {

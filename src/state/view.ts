@@ -20,7 +20,7 @@ export class View {
     return this.fragments.get(shard);
   }
 
-  /** Creates the fragment on first write; only apply.ts calls this. */
+  /** Creates the fragment on first write; only apply() (events/kinds/) calls this. */
   fragmentForWrite(shard: number): Fragment {
     let f = this.fragments.get(shard);
     if (f === undefined) {

@@ -2,7 +2,7 @@
 // the list. Plus small schema helpers that go through the same events.
 import { type FieldOptions, type FieldType, type IndexOptions, defaultFieldOptions } from '../../src/domain/types.js';
 import type { Event, EventSink } from '../../src/events/types.js';
-import { apply } from '../../src/state/apply.js';
+import { apply } from '../../src/events/apply.js';
 import { Holder } from '../../src/state/holder.js';
 
 export class MemorySink implements EventSink {

@@ -1,6 +1,6 @@
 // `npm run lint` can fail: the dependency rules (.dependency-cruiser.cjs) and the documentation
 // path check (scripts/check-doc-paths.mjs) run on a temporary copy of the tree, once clean and
-// once with an upward import, a cycle, an import of state/apply.ts or of an engine internal from
+// once with an upward import, a cycle, an import of events/apply.ts or of an engine internal from
 // outside the engine, an import between http/ and kafka/, and a broken documentation path.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -77,7 +77,7 @@ describe('npm run lint', () => {
     // The only mutator called from a service.
     appendFileSync(
       join(dir, 'src/service/export-service.ts'),
-      "\nexport { apply as applyForTest } from '../state/apply.js';\n",
+      "\nexport { apply as applyForTest } from '../events/apply.js';\n",
     );
     // An engine internal reached from outside the engine.
     appendFileSync(

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { executeQueryAsync, recalculateCaches } from '../../src/executor/index.js';
 import { parse } from '../../src/pql/index.js';
-import { apply } from '../../src/state/apply.js';
+import { apply } from '../../src/events/apply.js';
 import { Holder } from '../../src/state/holder.js';
 import { MemorySink } from '../helpers/memory-sink.js';
 import { NOW, defaultOpts, run, toJson } from '../unit/executor/harness.js';

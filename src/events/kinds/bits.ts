@@ -1,6 +1,8 @@
 // Bit events: bits of rows set and cleared in one (field, view, shard), a row cleared everywhere
 // (ClearRow) and a row replaced (Store). Bits records are the bulk of any log: their codec is
 // hand-written (events/bits-encode.ts, events/bits-decode.ts).
+import { STANDARD_VIEW } from '../../domain/names.js';
+import { fieldOf, indexOf } from '../apply-support.js';
 import type { Bitmap } from '../../roaring/bitmap.js';
 import type { FrozenRow } from '../../roaring/frozen.js';
 import { decodeBitsPayload } from '../bits-decode.js';
@@ -55,6 +57,18 @@ export const BITS_EVENTS: EventKinds<BitsEvent> = {
     code: 5,
     replay: 'merge',
     snapshot: 'shard',
+    apply(holder, event) {
+      const frag = fieldOf(holder, event.index, event.field).viewForWrite(event.view).fragmentForWrite(event.shard);
+      // Existence first: adopted bitmaps may be emptied once adopted (Fragment.adoptRows).
+      const existence = event.exists === true ? indexOf(holder, event.index).existence : undefined;
+      if (existence !== undefined) {
+        const ef = existence.viewForWrite(STANDARD_VIEW).fragmentForWrite(event.shard);
+        for (const columns of event.columns) ef.addBits(0, columns);
+      }
+      if (event.deferred !== undefined) frag.defer(event.deferred);
+      if (event.adopt === true) frag.adoptRows(event.rows, event.columns);
+      else for (let i = 0; i < event.rows.length; i++) frag.addBits(event.rows[i], event.columns[i]);
+    },
     encode: (e) => encodeBitsPayload(e, e.exists === true),
     decode: (payload, reuse) => decodeBits('BitsSet', payload, reuse) as Extract<BitsEvent, { type: 'BitsSet' }>,
   },
@@ -62,6 +76,11 @@ export const BITS_EVENTS: EventKinds<BitsEvent> = {
     code: 6,
     replay: 'barrier',
     snapshot: 'never',
+    apply(holder, event) {
+      const frag = fieldOf(holder, event.index, event.field).view(event.view)?.fragment(event.shard);
+      if (frag === undefined) return;
+      for (let i = 0; i < event.rows.length; i++) frag.removeBits(event.rows[i], event.columns[i]);
+    },
     encode: (e) => encodeBitsPayload(e, false),
     decode: (payload, reuse) =>
       decodeBits('BitsCleared', payload, reuse) as Extract<BitsEvent, { type: 'BitsCleared' }>,
@@ -70,6 +89,10 @@ export const BITS_EVENTS: EventKinds<BitsEvent> = {
     code: 7,
     replay: 'barrier',
     snapshot: 'never',
+    apply(holder, event) {
+      const field = fieldOf(holder, event.index, event.field);
+      for (const view of field.views.values()) for (const frag of view.fragments.values()) frag.clearRow(event.row);
+    },
     encode: (e) => M.RowCleared.encode({ index: e.index, field: e.field, row: e.row }).finish(),
     decode: (payload) => {
       const m = obj(M.RowCleared, payload);
@@ -80,6 +103,12 @@ export const BITS_EVENTS: EventKinds<BitsEvent> = {
     code: 8,
     replay: 'barrier',
     snapshot: 'never',
+    apply(holder, event) {
+      const view = fieldOf(holder, event.index, event.field).viewForWrite(event.view);
+      for (const frag of view.fragments.values()) frag.clearRow(event.row);
+      for (let i = 0; i < event.shards.length; i++)
+        view.fragmentForWrite(event.shards[i]).setRow(event.row, event.columns[i]);
+    },
     encode: (e) =>
       M.RowStored.encode({
         index: e.index,

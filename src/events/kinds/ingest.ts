@@ -1,4 +1,5 @@
 // Kafka-fed ingest events: a definition, its deletion, and the offsets a commit consumed.
+import { assert } from '../../util/assert.js';
 import type { EventKinds } from '../kind.js';
 import { message, num, nums, obj, str, strs } from '../proto-fields.js';
 
@@ -31,6 +32,17 @@ export const INGEST_EVENTS: EventKinds<IngestEvent> = {
     code: 14,
     replay: 'commutes',
     snapshot: 'global',
+    apply(holder, event) {
+      const ingest = holder.ingests.get(event.ingest);
+      assert(ingest !== undefined, `apply: ingest ${event.ingest} missing`);
+      if (event.partitions.length > 0) {
+        let byPartition = ingest.offsets.get(event.topic);
+        if (byPartition === undefined) ingest.offsets.set(event.topic, (byPartition = new Map()));
+        for (let i = 0; i < event.partitions.length; i++) byPartition.set(event.partitions[i], event.offsets[i]);
+      }
+      ingest.records += event.records;
+      ingest.deadLettered += event.deadLettered;
+    },
     encode: (e) =>
       M.KafkaOffsetsCommitted.encode({
         ingest: e.ingest,
@@ -57,6 +69,18 @@ export const INGEST_EVENTS: EventKinds<IngestEvent> = {
     code: 16,
     replay: 'commutes',
     snapshot: 'global',
+    apply(holder, event) {
+      const existing = holder.ingests.get(event.name);
+      if (existing !== undefined) Object.assign(existing, { spec: event.spec, paused: event.paused });
+      else
+        holder.ingests.set(event.name, {
+          spec: event.spec,
+          paused: event.paused,
+          offsets: new Map(),
+          records: 0,
+          deadLettered: 0,
+        });
+    },
     encode: (e) => M.IngestDefined.encode({ name: e.name, spec: e.spec, paused: e.paused }).finish(),
     decode: (payload) => {
       const m = obj(M.IngestDefined, payload);
@@ -67,6 +91,9 @@ export const INGEST_EVENTS: EventKinds<IngestEvent> = {
     code: 17,
     replay: 'commutes',
     snapshot: 'never',
+    apply(holder, event) {
+      assert(holder.ingests.delete(event.name), `apply: ingest ${event.name} missing`);
+    },
     encode: (e) => M.IngestDeleted.encode({ name: e.name }).finish(),
     decode: (payload) => ({ type: 'IngestDeleted', name: str(obj(M.IngestDeleted, payload).name) }),
   },

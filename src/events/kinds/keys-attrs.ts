@@ -1,4 +1,6 @@
 // Key and attribute events: string keys given IDs, row and column attribute patches.
+import { fieldOf, indexOf, mergeAttrs } from '../apply-support.js';
+import { assert } from '../../util/assert.js';
 import type { AttrPatch, AttrValue } from '../../domain/types.js';
 import type { EventKinds } from '../kind.js';
 import { message, num, obj, str, strs } from '../proto-fields.js';
@@ -52,6 +54,15 @@ export const KEY_ATTR_EVENTS: EventKinds<KeyAttrEvent> = {
     code: 11,
     replay: 'commutes',
     snapshot: 'global',
+    apply(holder, event) {
+      const index = indexOf(holder, event.index);
+      const t = event.field === '' ? index.columnKeys : index.rowKeysFor(event.field);
+      assert(
+        event.firstId === t.nextId,
+        `apply: keys for ${event.index}/${event.field} start at ${event.firstId}, expected ${t.nextId}`,
+      );
+      t.assign(event.firstId, event.keys);
+    },
     encode: (e) => M.KeysAssigned.encode({ index: e.index, field: e.field, firstId: e.firstId, keys: e.keys }).finish(),
     decode: (payload) => {
       const m = obj(M.KeysAssigned, payload);
@@ -63,6 +74,11 @@ export const KEY_ATTR_EVENTS: EventKinds<KeyAttrEvent> = {
     code: 12,
     replay: 'commutes',
     snapshot: 'global',
+    apply(holder, event) {
+      const field = fieldOf(holder, event.index, event.field);
+      field.rowAttrs.set(event.row, mergeAttrs(field.rowAttrs.get(event.row), event.attrs));
+      if (Object.keys(field.rowAttrs.get(event.row) ?? {}).length === 0) field.rowAttrs.delete(event.row);
+    },
     encode: (e) =>
       M.RowAttrsSet.encode({ index: e.index, field: e.field, row: e.row, attrs: attrsOut(e.attrs) }).finish(),
     decode: (payload) => {
@@ -80,6 +96,12 @@ export const KEY_ATTR_EVENTS: EventKinds<KeyAttrEvent> = {
     code: 13,
     replay: 'commutes',
     snapshot: 'global',
+    apply(holder, event) {
+      const index = indexOf(holder, event.index);
+      const merged = mergeAttrs(index.columnAttrs.get(event.column), event.attrs);
+      if (Object.keys(merged).length === 0) index.columnAttrs.delete(event.column);
+      else index.columnAttrs.set(event.column, merged);
+    },
     encode: (e) => M.ColumnAttrsSet.encode({ index: e.index, column: e.column, attrs: attrsOut(e.attrs) }).finish(),
     decode: (payload) => {
       const m = obj(M.ColumnAttrsSet, payload);

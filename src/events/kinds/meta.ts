@@ -1,4 +1,6 @@
 // Metadata events: the 0.x API's metadata of an index, and cluster mode's command marks.
+import { indexOf } from '../apply-support.js';
+import { commandMarkKey } from '../../state/holder.js';
 import type { EventKinds } from '../kind.js';
 import { message, num, obj, str } from '../proto-fields.js';
 
@@ -26,6 +28,11 @@ export const META_EVENTS: EventKinds<MetaEvent> = {
     code: 18,
     replay: 'commutes',
     snapshot: 'global',
+    apply(holder, event) {
+      const index = indexOf(holder, event.index);
+      if (event.value === null) index.legacyMeta.delete(event.key);
+      else index.legacyMeta.set(event.key, event.value);
+    },
     encode: (e) =>
       M.LegacyMetaSet.encode({ index: e.index, key: e.key, value: e.value ?? '', deleted: e.value === null }).finish(),
     decode: (payload) => {
@@ -38,6 +45,12 @@ export const META_EVENTS: EventKinds<MetaEvent> = {
     code: 19,
     replay: 'commutes',
     snapshot: 'mark',
+    apply(holder, event) {
+      const key = commandMarkKey(event.topic, event.partition);
+      const maxMs = Math.max(holder.commandMarks.get(key)?.maxMs ?? event.timeMs, event.timeMs);
+      const { topic, partition, offset, position } = event;
+      holder.commandMarks.set(key, { topic, partition, offset, position, maxMs });
+    },
     encode: (e) =>
       M.CommandApplied.encode({
         topic: e.topic,

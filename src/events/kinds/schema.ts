@@ -1,4 +1,11 @@
 // Schema events: indexes and fields created and deleted.
+import { EXISTS_FIELD } from '../../domain/names.js';
+import { defaultFieldOptions } from '../../domain/types.js';
+import { indexOf } from '../apply-support.js';
+import { Field } from '../../state/field.js';
+import { Index } from '../../state/index-state.js';
+import { fragmentLayout } from '../../state/view.js';
+import { assert } from '../../util/assert.js';
 import type { CacheType, FieldOptions, FieldType, IndexOptions } from '../../domain/types.js';
 import type { EventKinds } from '../kind.js';
 import { message, obj, num, str } from '../proto-fields.js';
@@ -45,6 +52,23 @@ export const SCHEMA_EVENTS: EventKinds<SchemaEvent> = {
     code: 1,
     replay: 'barrier',
     snapshot: 'global',
+    apply(holder, event) {
+      assert(!holder.indexes.has(event.index), `apply: index ${event.index} exists`);
+      const index = new Index(event.index, { ...event.options }, event.meta);
+      if (event.options.trackExistence) {
+        index.fields.set(
+          EXISTS_FIELD,
+          new Field(
+            EXISTS_FIELD,
+            { ...defaultFieldOptions('set'), cacheType: 'none', cacheSize: 0 },
+            undefined,
+            holder.changes,
+          ),
+        );
+      }
+      holder.indexes.set(event.index, index);
+      holder.changes.noteLayout();
+    },
     encode: (e) => M.IndexCreated.encode({ index: e.index, options: e.options, meta: e.meta ?? '' }).finish(),
     decode: (payload) => {
       const m = obj(M.IndexCreated, payload);
@@ -57,6 +81,11 @@ export const SCHEMA_EVENTS: EventKinds<SchemaEvent> = {
     code: 2,
     replay: 'barrier',
     snapshot: 'never',
+    apply(holder, event) {
+      assert(holder.indexes.delete(event.index), `apply: index ${event.index} missing`);
+      fragmentLayout.version++;
+      holder.changes.noteLayout();
+    },
     encode: (e) => M.IndexDeleted.encode({ index: e.index }).finish(),
     decode: (payload) => ({ type: 'IndexDeleted', index: str(obj(M.IndexDeleted, payload).index) }),
   },
@@ -64,6 +93,12 @@ export const SCHEMA_EVENTS: EventKinds<SchemaEvent> = {
     code: 3,
     replay: 'barrier',
     snapshot: 'global',
+    apply(holder, event) {
+      const index = indexOf(holder, event.index);
+      assert(!index.fields.has(event.field), `apply: field ${event.field} exists`);
+      index.fields.set(event.field, new Field(event.field, { ...event.options }, event.meta, holder.changes));
+      holder.changes.noteLayout();
+    },
     encode: (e) =>
       M.FieldCreated.encode({
         index: e.index,
@@ -81,6 +116,15 @@ export const SCHEMA_EVENTS: EventKinds<SchemaEvent> = {
     code: 4,
     replay: 'barrier',
     snapshot: 'never',
+    apply(holder, event) {
+      const index = indexOf(holder, event.index);
+      assert(index.fields.delete(event.field), `apply: field ${event.field} missing`);
+      fragmentLayout.version++;
+      holder.changes.noteLayout();
+      index.rowKeys.delete(event.field);
+      // Deleting _exists turns existence tracking off for good (Pilosa 1.4 behaviour).
+      if (event.field === EXISTS_FIELD) index.options.trackExistence = false;
+    },
     encode: (e) => M.FieldDeleted.encode({ index: e.index, field: e.field }).finish(),
     decode: (payload) => {
       const m = obj(M.FieldDeleted, payload);

@@ -1,5 +1,8 @@
 // Int field events: values set and cleared in one shard (hand-written decoder,
 // events/values-decode.ts), and the bit depth raised.
+import { bsiViewName } from '../../domain/names.js';
+import { fieldOf } from '../apply-support.js';
+import { bitDepthFor, clearValues, setValues } from '../../state/bsi.js';
 import type { EventKinds } from '../kind.js';
 import { bytesOf, message, num, obj, str } from '../proto-fields.js';
 import { decodeValuesPayload } from '../values-decode.js';
@@ -18,6 +21,15 @@ export const VALUES_EVENTS: EventKinds<ValuesEvent> = {
     code: 9,
     replay: 'merge',
     snapshot: 'never',
+    apply(holder, event) {
+      const field = fieldOf(holder, event.index, event.field);
+      const base = field.base;
+      const depth = Math.max(field.bitDepth, bitDepthFor(event.values, base));
+      if (depth !== field.bitDepth) holder.changes.noteLayout();
+      field.bitDepth = depth;
+      const frag = field.viewForWrite(bsiViewName(event.field)).fragmentForWrite(event.shard);
+      setValues(frag, event.columns, event.values, base, field.bitDepth);
+    },
     encode: (e) =>
       M.Values.encode({
         index: e.index,
@@ -42,6 +54,11 @@ export const VALUES_EVENTS: EventKinds<ValuesEvent> = {
     code: 10,
     replay: 'barrier',
     snapshot: 'never',
+    apply(holder, event) {
+      const field = fieldOf(holder, event.index, event.field);
+      const frag = field.view(bsiViewName(event.field))?.fragment(event.shard);
+      if (frag !== undefined) clearValues(frag, event.columns, field.bitDepth);
+    },
     encode: (e) =>
       M.Values.encode({ index: e.index, field: e.field, shard: e.shard, columns: bytesOf(e.columns) }).finish(),
     decode: (payload, reuse) => {
@@ -53,6 +70,11 @@ export const VALUES_EVENTS: EventKinds<ValuesEvent> = {
     code: 15,
     replay: 'barrier',
     snapshot: 'shard',
+    apply(holder, event) {
+      const field = fieldOf(holder, event.index, event.field);
+      if (event.bitDepth > field.bitDepth) holder.changes.noteLayout();
+      field.bitDepth = Math.max(field.bitDepth, event.bitDepth);
+    },
     encode: (e) => M.BitDepthRaised.encode({ index: e.index, field: e.field, bitDepth: e.bitDepth }).finish(),
     decode: (payload) => {
       const m = obj(M.BitDepthRaised, payload);

@@ -8,7 +8,7 @@ import { defaultFieldOptions } from '../../../src/domain/types.js';
 import { ReplayCoalescer } from '../../../src/engine/replay-coalescer.js';
 import { decodeEvent, encodeEvent } from '../../../src/events/codec.js';
 import type { Event } from '../../../src/events/types.js';
-import { apply } from '../../../src/state/apply.js';
+import { apply } from '../../../src/events/apply.js';
 import { stateDigest } from '../../../src/state/digest.js';
 import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { Holder } from '../../../src/state/holder.js';

@@ -15,11 +15,11 @@ import {
 import { deferredFragments, warmUp } from '../../../src/engine/warm-up.js';
 import { encodeEvent } from '../../../src/events/codec.js';
 import type { Event } from '../../../src/events/types.js';
-import { apply } from '../../../src/state/apply.js';
+import { apply } from '../../../src/events/apply.js';
 import { stateDigest } from '../../../src/state/digest.js';
 import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
 import { Holder } from '../../../src/state/holder.js';
-import { fragmentEvent, stateEvents } from '../../../src/state/snapshot.js';
+import { fragmentEvent, stateEvents } from '../../../src/events/state-events.js';
 import { captureLogger } from '../storage/helpers.js';
 
 const range = (from: number, to: number, step = 1): number[] =>

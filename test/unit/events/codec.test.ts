@@ -7,7 +7,7 @@ import { decodeEvent, encodeEvent } from '../../../src/events/codec.js';
 import type { Event } from '../../../src/events/types.js';
 import { defaultFieldOptions, INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
 import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
-import { apply } from '../../../src/state/apply.js';
+import { apply } from '../../../src/events/apply.js';
 import { Holder } from '../../../src/state/holder.js';
 import { SPARSE_MAX_PER_ROW } from '../../../src/events/bits-encode.js';
 import { EVENT_TYPE_CODES } from '../../../src/events/codec.js';

@@ -1,6 +1,6 @@
 // The event registry (src/events/registry.ts): the type codes are the log format's and never
 // change; every event type round-trips through its entry; and the snapshot roles are what the
-// snapshot writer (src/state/snapshot.ts) really writes, so a cluster restore's composition
+// snapshot writer (src/events/state-events.ts) really writes, so a cluster restore's composition
 // (src/engine/compose-base.ts) keeps and drops the right records; every type, decoded from its
 // record, applies to the same state as its original.
 import { describe, expect, it } from 'vitest';
@@ -9,10 +9,10 @@ import { decodeEvent, encodeEvent } from '../../../src/events/codec.js';
 import { EVENT_KINDS, EVENT_TYPE_CODES, KIND_BY_CODE } from '../../../src/events/registry.js';
 import type { Event, EventType } from '../../../src/events/types.js';
 import { RoaringBitmap32 } from '../../../src/roaring/bitmap.js';
-import { apply } from '../../../src/state/apply.js';
+import { apply } from '../../../src/events/apply.js';
 import { stateDigest } from '../../../src/state/digest.js';
 import { Holder } from '../../../src/state/holder.js';
-import { stateEvents } from '../../../src/state/snapshot.js';
+import { stateEvents } from '../../../src/events/state-events.js';
 
 /** The log format's type bytes as written since each event was added (append-only). */
 const CODES: Record<EventType, number> = {

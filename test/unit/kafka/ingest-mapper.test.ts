@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseIngestSpec, type IngestSpec } from '../../../src/kafka/ingest-spec.js';
 import { ImportBuilder, resolveTargets, type Targets } from '../../../src/kafka/ingest-mapper.js';
-import { apply } from '../../../src/state/apply.js';
+import { apply } from '../../../src/events/apply.js';
 import { ingestSchema } from './ingest-schema.js';
 
 const FIELDS = [

@@ -1,7 +1,7 @@
 // The schema the ingest unit tests map into, built through apply() like any state.
 import { defaultFieldOptions, type FieldOptions, type FieldType } from '../../../src/domain/types.js';
 import type { Event } from '../../../src/events/types.js';
-import { apply } from '../../../src/state/apply.js';
+import { apply } from '../../../src/events/apply.js';
 import { Holder } from '../../../src/state/holder.js';
 
 /** Index i (integer columns) and k (string keys) with one field of each kind. */

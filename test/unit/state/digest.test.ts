@@ -5,7 +5,7 @@ import roaring from 'roaring';
 import { describe, expect, it } from 'vitest';
 import { defaultFieldOptions } from '../../../src/domain/types.js';
 import type { Event, EventType } from '../../../src/events/types.js';
-import { apply } from '../../../src/state/apply.js';
+import { apply } from '../../../src/events/apply.js';
 import { stateDigest } from '../../../src/state/digest.js';
 import { Holder } from '../../../src/state/holder.js';
 
