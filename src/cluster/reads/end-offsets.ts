@@ -28,6 +28,7 @@ const CREATE_CLUSTER = 'private:Kafka:createCluster';
 export class EndOffsets {
   private admin: Promise<Admin> | undefined;
   private cluster: Promise<OffsetsCluster> | undefined;
+  private closed = false;
   private readonly running = new Map<string, Promise<Map<number, string>>>();
   private readonly queued = new Map<string, Promise<Map<number, string>>>();
 
@@ -59,6 +60,7 @@ export class EndOffsets {
   }
 
   private async fetch(topic: string): Promise<Map<number, string>> {
+    if (this.closed) throw new Error('end offsets: closed');
     const admin = await this.connect();
     try {
       const offsets = await admin.fetchTopicOffsets(topic);
@@ -79,6 +81,8 @@ export class EndOffsets {
    * through the admin, one topic at a time.
    */
   async ofAll(topics: readonly string[]): Promise<Map<string, Map<number, string>>> {
+    // After close() (the node stopping), a late background refresh must not connect again.
+    if (this.closed) throw new Error('end offsets: closed');
     const cluster = this.offsetsCluster();
     if (cluster === undefined) {
       const all = await Promise.all(topics.map(async (t) => [t, await this.fetch(t)] as const));
@@ -126,6 +130,7 @@ export class EndOffsets {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const a = this.admin;
     this.admin = undefined;
     if (a !== undefined) await (await a.catch(() => undefined))?.disconnect().catch(() => undefined);
