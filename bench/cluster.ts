@@ -48,7 +48,9 @@ export async function runClusterBench(r: Reporter): Promise<void> {
     return;
   }
   try {
-    await fanOutAndImport(r, kafka.brokers);
+    const only = process.env.BENCH_CLUSTER_ONLY; // 'fanout' or 'takeover': one half of the bench
+    if (only !== 'takeover') await fanOutAndImport(r, kafka.brokers);
+    if (only === 'fanout') return;
     const once = await takeover(r, kafka.brokers, 1);
     const tenfold = await takeover(r, kafka.brokers, HISTORY_TIMES);
     if (once !== undefined && tenfold !== undefined)

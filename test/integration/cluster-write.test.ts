@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Consumer, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterImportService } from '../../src/cluster/coordination/import-coordinator.js';
+import { ClusterFrameService } from '../../src/cluster/coordination/legacy-coordinator.js';
 import { clusterResultRoute } from '../../src/cluster/coordination/result-route.js';
 import { ClusterSchemaService } from '../../src/cluster/coordination/schema-coordinator.js';
 import { ClusterQueryService } from '../../src/cluster/coordination/write-coordinator.js';
@@ -65,7 +66,13 @@ beforeAll(async () => {
       version: 'test',
       recalculateCaches: () => undefined,
       statusExtras: () => ({}),
-      topology: localTopology('single', engine, imports, self),
+      topology: {
+        ...localTopology('single', engine, imports, self),
+        frames: new ClusterFrameService(engine, sole.writes, async (index, pql) => {
+          const opts = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
+          return (await new ClusterQueryService(engine, sole.writes, reads).execute(index, pql, opts)).response;
+        }),
+      },
     },
     silent,
     (err) => {
@@ -178,12 +185,40 @@ describe('cluster write path (one node, real broker): answers equal a single nod
     for (const pql of ['Row(kf="x")', 'Row(kf="y")', 'Row(kf="z")', 'Rows(kf)']) await both(q('k', pql));
   }, 120_000);
 
-  it('refuses a route that would write only to this node, and answers results by offset', async () => {
-    // 0.x input definitions create frames and ingest in one local write: not routed yet.
-    const def = { frames: [{ name: 'fr' }], fields: [{ name: 'columnID', primaryKey: true }] };
-    const r = await cluster.inject({ method: 'POST', url: '/index/i/input-definition/d', payload: def });
-    expect(r.statusCode).toBe(405);
-    expect(r.body).toMatch(/not supported in cluster mode yet/);
+  it('0.x input definitions: defined, read, ingested over several shards and deleted as on one node', async () => {
+    const def = {
+      frames: [{ name: 'event', options: { timeQuantum: 'YMD' } }, { name: 'color' }],
+      fields: [
+        { name: 'columnID', primaryKey: true },
+        { name: 'ts', actions: [{ frame: 'event', valueDestination: 'set-timestamp' }] },
+        { name: 'kind', actions: [{ frame: 'event', valueDestination: 'mapping', valueMap: { click: 1, view: 2 } }] },
+        { name: 'color', actions: [{ frame: 'color', valueDestination: 'value-to-row' }] },
+      ],
+    };
+    const records = [
+      { columnID: 1, kind: 'click', color: 3, ts: '2018-01-02T03:04' },
+      { columnID: S + 5, kind: 'view', color: 4 },
+      { columnID: 3 * S + 9, kind: 'click', color: 3 },
+    ];
+    for (const r of [
+      post('/index/in'),
+      post('/index/in/input-definition/d', def),
+      post('/index/in/input-definition/d', def),
+      { method: 'GET', url: '/index/in/input-definition/d' } as Req,
+      post('/index/in/input/d', records),
+      post('/index/in/input/d', [{ columnID: 2, nope: 1 }]),
+      post('/index/in/input/nope', records),
+      q('in', 'Row(event=1)'),
+      q('in', 'Row(event=2)'),
+      q('in', 'Row(color=3)'),
+      q('in', 'Range(event=1, 2018-01-01T00:00, 2018-01-03T00:00)'),
+      { method: 'DELETE', url: '/index/in/input-definition/d' } as Req,
+      { method: 'GET', url: '/index/in/input-definition/d' } as Req,
+    ])
+      await both(r);
+  }, 60_000);
+
+  it('answers results by offset', async () => {
     const at = await sole.writes.log([
       { kind: 'pql', index: 'i', pql: 'Set(100, f=9)', partition: 0, metaOffset: sole.writes.metaOffset() },
     ]);

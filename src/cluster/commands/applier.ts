@@ -25,6 +25,7 @@ import { parseQuery } from '../../service/query-service.js';
 import { runQuery } from '../../service/query/index.js';
 import type { SchemaService } from '../../service/schema-service.js';
 import { FrameService } from '../../service/legacy/frame-service.js';
+import { InputService } from '../../service/legacy/input-service.js';
 import { assignKeys } from '../../service/write-model/keys.js';
 import { LIMITS } from '../../config/limits.js';
 import { decideDefine, decideDelete, decideOffsets, decideRunning } from '../../kafka/ingest-decide.js';
@@ -111,6 +112,7 @@ export class CommandApplier implements CommandSink {
   private readonly until: number | undefined;
   private readonly waitMeta: (next: string, signal: AbortSignal) => Promise<void>;
   private readonly frames: FrameService;
+  private readonly inputs: InputService;
 
   constructor(
     private readonly parts: ApplierParts,
@@ -121,6 +123,7 @@ export class CommandApplier implements CommandSink {
     this.until = opts.until;
     this.waitMeta = opts.waitMeta ?? ((next, signal) => this.waitApplied('meta', 0, next, signal));
     this.frames = new FrameService(parts.engine);
+    this.inputs = new InputService(parts.engine, parts.imports);
   }
 
   /** Reads the durable positions of these partitions (call once at start, before any deliver). */
@@ -370,6 +373,10 @@ export class CommandApplier implements CommandSink {
         return frames.createFrameField(f.index, f.frame, f.field, ctx);
       case 'deleteFrameField':
         return frames.deleteFrameField(f.index, f.frame, f.name, ctx);
+      case 'defineInput':
+        return this.inputs.define(f.index, f.name, f.body, ctx);
+      case 'deleteInput':
+        return this.inputs.delete(f.index, f.name, ctx);
     }
   }
 

@@ -35,7 +35,10 @@ export type FrameOp =
   | { op: 'setIndexTimeQuantum'; index: string; quantum: string }
   | { op: 'setFrameTimeQuantum'; index: string; frame: string; quantum: string }
   | { op: 'createFrameField'; index: string; frame: string; field: FrameIntField }
-  | { op: 'deleteFrameField'; index: string; frame: string; name: string };
+  | { op: 'deleteFrameField'; index: string; frame: string; name: string }
+  /** 0.x input definitions (service/legacy/input-service.ts): the body as the client sent it. */
+  | { op: 'defineInput'; index: string; name: string; body: unknown }
+  | { op: 'deleteInput'; index: string; name: string };
 
 export type MetaCommand =
   | { kind: 'schema'; schema: SchemaOp }

@@ -5,7 +5,8 @@
 // (the schema it was applied against). A new holder installs it in one commit instead of reading
 // the partition's whole history from the topic, then reads on from the mark's position.
 import { INSTALLED } from '../../engine/command-time.js';
-import { capturePart, decodePart } from '../../engine/snapshot-part.js';
+import { capturePart, capturePartPieces, decodePart } from '../../engine/snapshot-part.js';
+import type { FragmentState } from '../../state/snapshot.js';
 import type { Event, EventSink } from '../../events/types.js';
 import { EXISTS_FIELD } from '../../domain/names.js';
 import type { ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
@@ -22,7 +23,25 @@ export function capturePartition(
   partitionOf: PartitionOf,
 ): Uint8Array | undefined {
   if (!h.commandMarks.has(commandMarkKey('log', partition))) return undefined;
-  return capturePart(h, (e) => {
+  return capturePart(h, partitionPart(partition, partitionOf));
+}
+
+/**
+ * capturePartition in pieces encoded as they are pulled (the snapshot route streams them):
+ * captured at the call, so the pieces are the partition at that moment whatever is applied after.
+ */
+export function capturePartitionPieces(
+  h: ReadonlyHolder,
+  partition: number,
+  partitionOf: PartitionOf,
+): Iterable<Uint8Array> | undefined {
+  if (!h.commandMarks.has(commandMarkKey('log', partition))) return undefined;
+  return capturePartPieces(h, partitionPart(partition, partitionOf));
+}
+
+/** What of the state a partition's snapshot keeps. */
+function partitionPart(partition: number, partitionOf: PartitionOf): (e: Event | FragmentState) => boolean {
+  return (e) => {
     switch (e.type) {
       case 'Fragment':
         return partitionOf(e.index, e.fragment.shard) === partition;
@@ -35,7 +54,7 @@ export function capturePartition(
       default:
         return false;
     }
-  });
+  };
 }
 
 /** The stored position a partition's mark in `h` covers (undefined: none). */

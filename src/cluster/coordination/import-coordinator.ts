@@ -1,4 +1,6 @@
-// Imports in cluster mode (the ImportService the routes call). The request is validated here
+// Imports in cluster mode (the ImportService the routes call). A client's per-shard protobuf body
+// of IDs is forwarded undecoded (forwardProtobuf) and validated by the holders that apply it.
+// Any other request (keys, JSON, Kafka ingest, 0.x input definitions) is validated here
 // with the single node's own rules — ImportService.decideBits/decideValues run against this
 // node's state with a sink that stops them at their first event, which comes only after all
 // validation — so a bad import is refused before anything is sent. Keys without IDs go through

@@ -13,6 +13,7 @@ import { FrameService } from '../../service/legacy/frame-service.js';
 import { resolveIntField } from '../../service/legacy/legacy-meta.js';
 import type { FrameOp } from '../commands/command.js';
 import type { ClusterImportService } from './import-coordinator.js';
+import { ClusterInputService } from './input-coordinator.js';
 import type { ClusterWrites } from './cluster-writes.js';
 
 /** A read query over the cluster (ClusterQueryService.execute). */
@@ -20,6 +21,8 @@ type ClusterQuery = (index: string, pql: string) => Promise<QueryResponse>;
 
 export class ClusterFrameService {
   private readonly local: FrameService;
+  /** 0.x input definitions through the cluster (the input routes take them from here: inputsOf). */
+  readonly inputs: ClusterInputService;
 
   constructor(
     private readonly engine: Engine,
@@ -27,6 +30,7 @@ export class ClusterFrameService {
     private readonly query: ClusterQuery,
   ) {
     this.local = new FrameService(engine);
+    this.inputs = new ClusterInputService(engine, writes);
   }
 
   createLegacyIndex(

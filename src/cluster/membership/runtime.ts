@@ -152,7 +152,7 @@ export class ClusterRuntime {
       settings,
       topics,
       nodeId,
-      new EndOffsets(kafka),
+      new EndOffsets(kafka, [topics.meta, topics.log]),
       positions,
       kafka,
       sinkFactory,

@@ -2,12 +2,13 @@
 // a live holder of it for its snapshot of the partition (commands/partition-snapshot.ts), installs
 // it, and reads the topic on from the position it covers, so taking a partition over costs its
 // size, not its history. The holder captures the snapshot from its applied state when asked: the
-// newest it has. Without a holder that answers, the node reads the topic from its own position.
+// newest it has, streamed in pieces encoded as they are sent. Without a holder that answers, the node reads the topic from its own position.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Engine } from '../../engine/engine.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
-import { capturePartition, markedPosition } from '../commands/partition-snapshot.js';
+import { Readable } from 'node:stream';
+import { capturePartitionPieces, markedPosition } from '../commands/partition-snapshot.js';
 import type { ClusterView } from '../types.js';
 import { systemClock } from '../../util/clock.js';
 
@@ -101,12 +102,14 @@ export function takeoverRoutes(
       throw badRequest('snapshot: partition and after (an offset) are required');
     if (!parts.holdsCaughtUp(partition))
       throw new DomainError('unavailable', `node ${parts.view.self.id} does not hold partition ${partition} caught up`);
-    const body = parts.engine.peekApplied((h) => {
+    // Captured here, at one moment of the applied state; encoded and sent a piece at a time as
+    // the connection takes them (a partition of millions of bits is never one body in memory).
+    const pieces = parts.engine.peekApplied((h) => {
       const at = markedPosition(h, partition);
       if (at === undefined || (after > 0n && at.next - after < TAKEOVER_MIN_OFFSETS)) return undefined;
-      return capturePartition(h, partition, (i, s) => parts.view.partitionOf(i, s));
+      return capturePartitionPieces(h, partition, (i, s) => parts.view.partitionOf(i, s));
     });
-    if (body === undefined) return reply.code(204).send();
-    return reply.type('application/octet-stream').send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+    if (pieces === undefined) return reply.code(204).send();
+    return reply.type('application/octet-stream').send(Readable.from(pieces, { objectMode: false }));
   });
 }

@@ -29,6 +29,8 @@ export interface Ends {
 export interface EndsSource {
   /** partition → read-committed end offset of `topic`, from requests sent after this call. */
   of(topic: string): Promise<Map<number, string>>;
+  /** The same for several topics in one round (end-offsets.ts), when the source can. */
+  ofAll?(topics: readonly string[]): Promise<Map<string, Map<number, string>>>;
 }
 
 export class ClusterEnds {
@@ -99,7 +101,12 @@ export class ClusterEnds {
   private refresh(): Promise<Ends> {
     const sentAt = this.now();
     this.refreshes++;
-    const p = Promise.all([this.source.of(this.topics.meta), this.source.of(this.topics.log)])
+    const { meta: m, log: l } = this.topics;
+    const both: Promise<[Map<number, string>, Map<number, string>]> =
+      this.source.ofAll === undefined
+        ? Promise.all([this.source.of(m), this.source.of(l)])
+        : this.source.ofAll([m, l]).then((all) => [all.get(m) ?? new Map(), all.get(l) ?? new Map()]);
+    const p = both
       .then(([meta, log]): Ends => {
         const ends = { sentAt, meta: meta.get(0) ?? '0', log };
         if (this.newest === undefined || this.newest.sentAt < sentAt) this.newest = ends;
