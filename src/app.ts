@@ -84,7 +84,7 @@ export async function createServer(
       await engine.stop();
       await warming;
     });
-    metrics.attach({ engine, kafka: integrations.kafka });
+    metrics.attach({ engine, kafka: integrations.kafka, ...(workers !== undefined ? { queryWorkers: workers } : {}) });
     const at: Address = { scheme: security.https === undefined ? 'http' : 'https', host: bind.host, port: bind.port };
     if (opts.listening !== undefined) at.port = opts.listening.port;
     const node = (): NodeInfo => ({ id: storage.id, ...at, host: at.host === '0.0.0.0' ? 'localhost' : at.host });

@@ -16,9 +16,19 @@ export interface KafkaFigures {
   readonly ingests: { list(): string[]; status(name: string): { lag: number } };
 }
 
+/** What the metrics read of the query worker pool (src/service/query-workers/pool.ts). */
+export interface QueryWorkerFigures {
+  readonly size: number;
+  readonly usable: boolean;
+  readonly stats: { readonly jobs: number; readonly failed: number; readonly cancelled: number };
+  load(): { queued: number; busySeconds: number }[];
+}
+
 export interface MetricsSources {
   engine: Engine;
   kafka: KafkaFigures;
+  /** None with --query-workers 1 and in cluster mode: then the workers' figures read 0. */
+  queryWorkers?: QueryWorkerFigures;
 }
 
 export interface ReplayProgress {
@@ -33,6 +43,11 @@ export class ServerMetrics {
   readonly registry = new Registry();
   readonly replay: ReplayProgress = { phase: 'snapshot', done: 0, total: 0 };
   private sources: MetricsSources | undefined;
+
+  /** The sources once attached (scrape-time figures outside the class read them). */
+  get sourcesNow(): MetricsSources | undefined {
+    return this.sources;
+  }
   private readonly requests: Histogram<'method' | 'route' | 'status'>;
   private readonly pql: Histogram<'call'>;
   private readonly errors: Counter<'status'>;
@@ -169,6 +184,7 @@ export class ServerMetrics {
         for (const n of m.sources.kafka.ingests.list()) this.set({ ingest: n }, m.sources.kafka.ingests.status(n).lag);
       },
     });
+    queryWorkerFigures(m, registers);
     for (const [name, what, pick] of [
       ['bitledger_index_bits', 'Bits set', (f: IndexFootprint) => f.bits],
       ['bitledger_index_bytes', 'Serialized roaring bytes', (f: IndexFootprint) => f.bytes],
@@ -186,6 +202,25 @@ export class ServerMetrics {
       });
     }
   }
+}
+
+/** Per query worker (label `worker`): jobs waiting or running, and seconds spent on jobs. */
+function queryWorkerFigures(m: { readonly sourcesNow: MetricsSources | undefined }, registers: Registry[]): void {
+  for (const [name, help, pick] of [
+    ['bitledger_query_worker_queued_jobs', 'Jobs sent to a query worker and not answered yet', 'queued'],
+    ['bitledger_query_worker_busy_seconds', 'Seconds a query worker spent running jobs since it started', 'busy'],
+  ] as const)
+    new Gauge({
+      name,
+      help,
+      labelNames: ['worker'],
+      registers,
+      collect() {
+        this.reset();
+        const load = m.sourcesNow?.queryWorkers?.load() ?? [];
+        load.forEach((l, i) => this.set({ worker: String(i) }, pick === 'queued' ? l.queued : l.busySeconds));
+      },
+    });
 }
 
 /**
@@ -280,6 +315,30 @@ const SCRAPED: readonly ScrapedFigure[] = [
       const at = s.engine.snapshots.stats.lastAt;
       return at === 0 ? -1 : (systemClock.now() - at) / 1000;
     },
+  },
+  {
+    name: 'bitledger_query_workers',
+    help: 'Query worker threads running jobs (0: queries run on the request thread)',
+    kind: 'gauge',
+    read: (s) => (s.queryWorkers?.usable === true ? s.queryWorkers.size : 0),
+  },
+  {
+    name: 'bitledger_query_worker_jobs_total',
+    help: 'Jobs sent to query workers (one per worker share of a query phase)',
+    kind: 'total',
+    read: (s) => s.queryWorkers?.stats.jobs ?? 0,
+  },
+  {
+    name: 'bitledger_query_worker_failed_jobs_total',
+    help: 'Query worker jobs that ended in an error (deadlines and cancels included)',
+    kind: 'total',
+    read: (s) => s.queryWorkers?.stats.failed ?? 0,
+  },
+  {
+    name: 'bitledger_query_worker_cancelled_jobs_total',
+    help: 'Query worker jobs whose client went away while they ran',
+    kind: 'total',
+    read: (s) => s.queryWorkers?.stats.cancelled ?? 0,
   },
   {
     name: 'bitledger_mirror_lag_records',

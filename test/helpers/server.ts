@@ -14,12 +14,27 @@ export interface TestServer extends Server {
 }
 
 /**
- * The query workers of test servers: BITLEDGER_QUERY_WORKERS when set (the query tests run with
- * 1 and with 2: README "Tests"), else the default (one per core). A test that names its own wins.
+ * The query workers of test servers: BITLEDGER_QUERY_WORKERS when set (`npm test` runs the query
+ * tests again with 2: vitest.query-workers.config.ts), else 1, the request thread alone: a
+ * server's worker threads take seconds to start under tsx, which hundreds of test servers need
+ * not pay. A test that names its own wins.
  */
 export function testQueryWorkers(): Partial<Config> {
   const n = Number(process.env.BITLEDGER_QUERY_WORKERS);
-  return Number.isSafeInteger(n) && n > 0 ? { queryWorkers: n } : {};
+  return { queryWorkers: Number.isSafeInteger(n) && n > 0 ? n : 1 };
+}
+
+/** Whether the environment asks test servers for query workers (the second run of the query tests). */
+const workersAsked = (): boolean => (testQueryWorkers().queryWorkers ?? 1) > 1;
+
+/**
+ * Waits for the server's query workers: queries run on the request thread until they are up
+ * (seconds under tsx), and a test of the workers' path would test the request thread. With
+ * workers asked for, every read query that can be spread is, one-shard ones included.
+ */
+export async function useQueryWorkers(server: Server): Promise<void> {
+  await server.queryWorkers?.whenReady();
+  if (server.queryWorkers !== undefined && workersAsked()) server.queryWorkers.minShards = 1;
 }
 
 export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
@@ -30,6 +45,7 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
     fatal.push(err),
   );
   await server.app.ready();
+  await useQueryWorkers(server);
   return Object.assign(server, { dataDir, fatal });
 }
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupByFieldBody } from '../../bench/lib/group-by-data.js';
 import { createServer, type Server } from '../../src/app.js';
 import { DEFAULTS } from '../../src/config/config.js';
-import { removeDir, tempDir, testQueryWorkers } from '../helpers/server.js';
+import { removeDir, tempDir, testQueryWorkers, useQueryWorkers } from '../helpers/server.js';
 
 const GROUP_BY = 'GroupBy(Rows(a), Rows(b), Rows(c))';
 const logLines: string[] = [];
@@ -32,6 +32,7 @@ beforeAll(async () => {
     pino({ level: 'info' }, sink),
     () => undefined,
   );
+  await useQueryWorkers(server);
   url = `http://127.0.0.1:${await server.listen()}`;
   await loadGroupByData(server, 100_000);
 }, 60_000);

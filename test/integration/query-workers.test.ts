@@ -130,6 +130,25 @@ describe('query workers: bounds', () => {
   });
 });
 
+// Jobs taking turns (a small query answered while a long GroupBy runs in the workers) is shown by
+// query-bounds.test.ts in the query-workers run (vitest.query-workers.config.ts).
+describe('query workers: figures', () => {
+  it('shows the workers, their jobs, queues and busy time on /metrics', async () => {
+    await results('Count(Row(f=1))');
+    const text = (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const figure = (line: RegExp): number => Number(line.exec(text)?.[1] ?? Number.NaN);
+    expect(figure(/^bitledger_query_workers (\S+)$/m)).toBe(2);
+    expect(figure(/^bitledger_query_worker_jobs_total (\S+)$/m)).toBe(server.queryWorkers?.stats.jobs);
+    expect(figure(/^bitledger_query_worker_cancelled_jobs_total (\S+)$/m)).toBe(server.queryWorkers?.stats.cancelled);
+    for (const w of ['0', '1']) {
+      expect(
+        figure(new RegExp(`^bitledger_query_worker_busy_seconds\\{worker="${w}"\\} (\\S+)$`, 'm')),
+      ).toBeGreaterThan(0);
+      expect(figure(new RegExp(`^bitledger_query_worker_queued_jobs\\{worker="${w}"\\} (\\S+)$`, 'm'))).toBe(0);
+    }
+  });
+});
+
 describe('query workers: restart', () => {
   const QUERIES = [
     'Count(Union(Row(f=1), Row(f=2)))',

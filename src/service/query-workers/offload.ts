@@ -16,9 +16,6 @@ import type { Query } from '../../pql/ast.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import type { QueryWorkers } from './pool.js';
 
-/** Fewer shards than this run on the request thread: two messages cost more than their work. */
-export const MIN_WORKER_SHARDS = 2;
-
 /**
  * The query's answer from the workers, or undefined when it runs on the request thread: the
  * pool is down, too few shards, or it needs what the workers do not hold (string keys, TopN's
@@ -35,7 +32,7 @@ export function workerRead(
   if (!pool.usable) return undefined;
   const clock = new QueryClock(budget.clock);
   const reads = prepareReads(holder, indexName, query, opts, clock);
-  if (reads.ctx.shards.length < MIN_WORKER_SHARDS || !offloadable(reads)) return undefined;
+  if (reads.ctx.shards.length < pool.minShards || !offloadable(reads)) return undefined;
   return runPhases(pool, reads, query, opts, budget, clock.now());
 }
 

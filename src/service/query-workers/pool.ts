@@ -51,8 +51,12 @@ class QueryWorker {
     this.thread.on('exit', (code) => onExit(this, new Error(`query worker exited with code ${code}`)));
   }
 
+  /** ms this worker spent on jobs (the slices of each, summed, as the worker measured them). */
+  busyMs = 0;
+
   private answer(m: FromWorker): void {
     if (m.kind === 'ready') return;
+    this.busyMs += m.busyMs ?? 0;
     const p = this.pending.get(m.id);
     if (p === undefined) return;
     this.pending.delete(m.id);
@@ -75,7 +79,23 @@ export interface QueryWorkerStats {
   cancelled: number;
 }
 
+/** Each worker's state now (/metrics). */
+export interface QueryWorkerLoad {
+  /** Jobs sent to it and not answered yet (running or waiting their turn). */
+  queued: number;
+  /** Seconds it spent running jobs since it started. */
+  busySeconds: number;
+}
+
+/** Fewer shards than this run on the request thread: two messages cost more than their work. */
+export const MIN_WORKER_SHARDS = 2;
+
 export class QueryWorkers {
+  /**
+   * Queries over fewer shards run on the request thread. Tests lower it to 1, so that the query
+   * tests' one-shard queries run through the workers too (test/helpers/server.ts).
+   */
+  minShards = MIN_WORKER_SHARDS;
   private nextId = 1;
   readonly stats: QueryWorkerStats = { jobs: 0, failed: 0, cancelled: 0 };
   private broken: Error | undefined;
@@ -120,6 +140,11 @@ export class QueryWorkers {
 
   get size(): number {
     return this.workers.length;
+  }
+
+  /** Per worker: jobs not answered yet, and its busy time so far. */
+  load(): QueryWorkerLoad[] {
+    return this.workers.map((w) => ({ queued: w.pending.size, busySeconds: w.busyMs / 1000 }));
   }
 
   /** Whether jobs can run: the workers are up, and none died (then queries run in-thread). */

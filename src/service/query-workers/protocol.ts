@@ -27,11 +27,12 @@ export interface Job {
 
 export type ToWorker = { kind: 'publish'; pubs: Publication[] } | { kind: 'job'; job: Job };
 
+/** An answer to a job: `busyMs`, the worker's time on it (slices summed; the pool's busy figure). */
 export type FromWorker =
   | { kind: 'ready' }
-  | { kind: 'done'; id: number; preps: CallPrep[] }
-  | { kind: 'done'; id: number; partials: CallPartial[] }
-  | { kind: 'failed'; id: number; code?: ErrorCode; message: string };
+  | { kind: 'done'; id: number; preps: CallPrep[]; busyMs?: number }
+  | { kind: 'done'; id: number; partials: CallPartial[]; busyMs?: number }
+  | { kind: 'failed'; id: number; code?: ErrorCode; message: string; busyMs?: number };
 
 /** Slots of a worker's cancel board: the request thread writes a job's id into id % CANCEL_SLOTS. */
 export const CANCEL_SLOTS = 1024;

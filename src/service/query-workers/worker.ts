@@ -1,6 +1,12 @@
 // A query worker thread: applies the engine's publications to its StateMirror and runs the
 // phases of queries (executor/partial.ts) over the shards it is sent, checking between shards
 // whether the request thread cancelled the job (client gone) and whether its deadline passed.
+//
+// Jobs run in slices, taking turns: a long GroupBy's share does not hold a small query sent
+// after it (on the request thread alone a query is sliced too: executor/query-async.ts). A
+// publication changes the mirror, so it waits until no job is running, and a job sent after it
+// waits for it: every job reads one state from its first shard to its last, and never one older
+// than the writes acknowledged before it was sent.
 import { parentPort, workerData } from 'node:worker_threads';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { QueryClock, type QueryBudget, checkBudget } from '../../executor/index.js';
@@ -17,45 +23,105 @@ if (port === null) throw new Error('query worker started outside a worker thread
 const cancels = new Int32Array((workerData as { cancels: SharedArrayBuffer }).cancels);
 const mirror = new StateMirror();
 
+/** A slice of one job's work before the next job takes its turn (as the request thread's 1 ms). */
+const SLICE_MS = 1;
+
+interface Running {
+  job: Job;
+  work: Work<FromWorker>;
+  budget: QueryBudget | undefined;
+  /** Busy ms so far (the answer carries it: the pool's busy figure). */
+  busyMs: number;
+}
+
+/** Jobs started, taking turns. */
+const running: Running[] = [];
+/** Messages not handled yet, in order: a publication while jobs run, and any job after it. */
+const inbox: ToWorker[] = [];
+let scheduled = false;
+
 port.on('message', (m: ToWorker) => {
-  if (m.kind === 'publish') {
-    for (const p of m.pubs) mirror.apply(p);
-    return;
-  }
-  port.postMessage(runJob(m.job));
+  inbox.push(m);
+  pump();
 });
 port.postMessage({ kind: 'ready' } satisfies FromWorker);
 
-function runJob(job: Job): FromWorker {
-  try {
-    const index = mirror.index(job.index);
-    // Created by a write not yet durable: the durable state has no such index, hence no bits.
-    if (index === undefined) throw badRequest('executing: index not found');
-    const { plans } = compileReads(index, job.calls, job.opts, new QueryClock(job.now));
-    const mine = new Set(job.shards);
-    const ctx = new ReadContext(index, job.shards, job.opts, true, (s) => mine.has(s));
-    if (job.phase === 'prep') return { kind: 'done', id: job.id, preps: drain(prepsWork(ctx, plans), job) };
-    return { kind: 'done', id: job.id, partials: drain(partialsWork(ctx, plans, job.preps ?? []), job) };
-  } catch (err) {
-    if (err instanceof DomainError) return { kind: 'failed', id: job.id, code: err.code, message: err.message };
-    return { kind: 'failed', id: job.id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+/** Handles the inbox in order as far as it can: a publication only once no job runs. */
+function pump(): void {
+  while (inbox.length > 0) {
+    const m = inbox[0];
+    if (m.kind === 'publish') {
+      if (running.length > 0) break;
+      for (const p of m.pubs) mirror.apply(p);
+    } else start(m.job);
+    inbox.shift();
+  }
+  if (running.length > 0 && !scheduled) {
+    scheduled = true;
+    setImmediate(turn);
   }
 }
 
-/** Runs work through, checking the cancel board and the deadline at every shard boundary. */
-function drain<T>(work: Work<T>, job: Job): T {
-  // The deadline as the request thread measured it, carried over as the time left of it.
-  const budget: QueryBudget | undefined =
-    job.remainingMs === undefined
-      ? undefined
-      : { deadline: systemClock.monotonic() + job.remainingMs, timeoutMs: job.timeoutMs, clock: systemClock };
-  const slot = job.id % CANCEL_SLOTS;
-  for (;;) {
-    const r = work.next();
-    if (r.done === true) return r.value;
-    // An atomic load and a clock reading: well under a shard's work (a few µs at least).
-    if (Atomics.load(cancels, slot) === job.id)
-      throw badRequest('executing: query cancelled: the client closed the connection');
-    checkBudget(budget);
+function start(job: Job): void {
+  try {
+    running.push({ job, work: jobWork(job), budget: budgetOf(job), busyMs: 0 });
+  } catch (err) {
+    port?.postMessage(failure(job, err));
   }
+}
+
+/** One slice of the job whose turn it is; messages that came meanwhile are handled next. */
+function turn(): void {
+  scheduled = false;
+  const r = running.shift();
+  if (r !== undefined) {
+    const t0 = systemClock.monotonic();
+    const answer = slice(r, t0);
+    r.busyMs += systemClock.monotonic() - t0;
+    if (answer === undefined) running.push(r);
+    else port?.postMessage({ ...answer, busyMs: r.busyMs });
+  }
+  pump();
+}
+
+/** Runs `r` for one slice: its answer when it ends (done or failed), else undefined. */
+function slice(r: Running, t0: number): FromWorker | undefined {
+  const slot = r.job.id % CANCEL_SLOTS;
+  try {
+    for (;;) {
+      const step = r.work.next();
+      if (step.done === true) return step.value;
+      // An atomic load and a clock reading: well under a shard's work (a few µs at least).
+      if (Atomics.load(cancels, slot) === r.job.id)
+        throw badRequest('executing: query cancelled: the client closed the connection');
+      checkBudget(r.budget);
+      if (systemClock.monotonic() - t0 >= SLICE_MS) return undefined;
+    }
+  } catch (err) {
+    return failure(r.job, err);
+  }
+}
+
+/** The job's phase as work over its shards, compiled against the mirror as it is now. */
+function* jobWork(job: Job): Work<FromWorker> {
+  const index = mirror.index(job.index);
+  // Created by a write not yet durable: the durable state has no such index, hence no bits.
+  if (index === undefined) throw badRequest('executing: index not found');
+  const { plans } = compileReads(index, job.calls, job.opts, new QueryClock(job.now));
+  const mine = new Set(job.shards);
+  const ctx = new ReadContext(index, job.shards, job.opts, true, (s) => mine.has(s));
+  if (job.phase === 'prep') return { kind: 'done', id: job.id, preps: yield* prepsWork(ctx, plans) };
+  return { kind: 'done', id: job.id, partials: yield* partialsWork(ctx, plans, job.preps ?? []) };
+}
+
+/** The deadline as the request thread measured it, carried over as the time left of it. */
+function budgetOf(job: Job): QueryBudget | undefined {
+  return job.remainingMs === undefined
+    ? undefined
+    : { deadline: systemClock.monotonic() + job.remainingMs, timeoutMs: job.timeoutMs, clock: systemClock };
+}
+
+function failure(job: Job, err: unknown): FromWorker {
+  if (err instanceof DomainError) return { kind: 'failed', id: job.id, code: err.code, message: err.message };
+  return { kind: 'failed', id: job.id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
 }
