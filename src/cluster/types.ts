@@ -94,6 +94,11 @@ export interface ClusterView {
   waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void>;
   /** An HTTP request to another member (with the members' token when --auth-token-file is set). */
   memberFetch(url: string, init?: RequestInit): Promise<Response>;
+  /**
+   * A JSON POST to a member over a kept-alive connection (the read fan-out's calls), with the
+   * members' token; a connection failure counts against the member as memberFetch's do.
+   */
+  memberPost(url: string, body: string, signal?: AbortSignal): Promise<{ status: number; text: string }>;
   /** Whether a member answers now (its probes and calls, membership/health.ts); this node always does. */
   isLive(id: string): boolean;
 }

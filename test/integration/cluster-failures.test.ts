@@ -46,7 +46,7 @@ describe('cluster failures: a stopped holder, a restarted node (R=2)', () => {
     const held = owners(map, 0, 2);
     const stopped = c.nodes.find((n) => n.id === held[0]) as ClusterNode;
     const coord = c.nodes.find((n) => !held.includes(n.id)) as ClusterNode;
-    for (let p = 0; p < P; p++) expect((await set(coord, column(p, 50), 5)).status).toBe(200);
+    for (let p = 0; p < P; p++) expect((await set(coord, column(p, 50), 9)).status).toBe(200);
     process.kill(stopped.pid, 'SIGSTOP');
     const took: number[] = [];
     try {
@@ -55,7 +55,7 @@ describe('cluster failures: a stopped holder, a restarted node (R=2)', () => {
       const reads = await Promise.all(
         [0, 1, 2].map(async () => {
           const t0 = Date.now();
-          const a = await count(coord, 5);
+          const a = await count(coord, 9);
           return { ms: Date.now() - t0, status: a.status, count: a.status === 200 ? countOf(a) : a.body };
         }),
       );

@@ -39,6 +39,10 @@ class StaticView implements ClusterView {
   memberFetch(url: string, init?: RequestInit): Promise<Response> {
     return fetch(url, init);
   }
+  async memberPost(url: string, body: string, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal });
+    return { status: res.status, text: await res.text() };
+  }
   partitionOf(index: string, shard: number): number {
     return partitionOf(index, shard);
   }

@@ -128,6 +128,10 @@ export function soleView(name: string, applier: CommandApplier): ClusterView {
     endsForRead: async () => ({ meta: '0', log: new Map() }),
     waitApplied: (topic, p, next, signal) => applier.waitApplied(topic, p, next, signal),
     memberFetch: (url, init) => fetch(url, init),
+    memberPost: async (url, body, signal) => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal });
+      return { status: res.status, text: await res.text() };
+    },
     isLive: () => true,
   };
 }

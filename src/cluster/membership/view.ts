@@ -4,6 +4,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { ClusterEnds } from '../reads/cluster-ends.js';
 import type { EndOffsets } from '../reads/end-offsets.js';
 import { isRefused, isUnreachable, type MemberHealth } from './health.js';
+import { postJson, postUnreachable } from './member-post.js';
 import type { Membership } from './membership.js';
 import { partitionOf } from './partition.js';
 import type { Positions } from '../commands/positions.js';
@@ -38,6 +39,24 @@ export class NodeView implements ClusterView {
       if (isUnreachable(err)) {
         const m = this.map()?.members.find((x) => url.startsWith(`${x.url}/`));
         if (m !== undefined && m.id !== this.self.id) this.health.failed(m.id, isRefused(err));
+      }
+      throw err;
+    }
+  }
+
+  async memberPost(url: string, body: string, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+    try {
+      return await postJson(
+        url,
+        body,
+        this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
+        signal,
+      );
+    } catch (err) {
+      const { unreachable, refused } = postUnreachable(err);
+      if (unreachable) {
+        const m = this.map()?.members.find((x) => url.startsWith(`${x.url}/`));
+        if (m !== undefined && m.id !== this.self.id) this.health.failed(m.id, refused);
       }
       throw err;
     }

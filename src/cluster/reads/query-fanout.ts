@@ -300,16 +300,9 @@ export class QueryFanout {
     // tell) is given up at once, not after its timeout: its partitions go to the next holder.
     const down = watchDown(() => this.view.isLive(member.id));
     const signal = AbortSignal.any([timeout, down.signal, ...(budget.signal === undefined ? [] : [budget.signal])]);
-    let res: Response;
-    let text: string;
+    let res: { status: number; text: string };
     try {
-      res = await this.view.memberFetch(`${member.url}${PARTIAL_PATH}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(req),
-        signal,
-      });
-      text = await res.text();
+      res = await this.view.memberPost(`${member.url}${PARTIAL_PATH}`, JSON.stringify(req), signal);
     } catch (err) {
       checkBudget(budget);
       if (down.signal.aborted) throw new HolderFailure(`node ${member.id} stopped answering its probes`);
@@ -317,8 +310,8 @@ export class QueryFanout {
     } finally {
       down.stop();
     }
-    if (res.ok) return JSON.parse(text) as PartialResponse;
-    const message = errorText(text) ?? `HTTP ${res.status}`;
+    if (res.status >= 200 && res.status < 300) return JSON.parse(res.text) as PartialResponse;
+    const message = errorText(res.text) ?? `HTTP ${res.status}`;
     if (res.status >= 500) throw new HolderFailure(message);
     // The holder refused the query itself (its deadline, the result bound, an index deleted).
     throw new DomainError(codeOf(res.status), message);
