@@ -100,12 +100,9 @@ export const SETTINGS = [
     'deadline of one query in ms or as a duration such as 60s (0: none); the query argument timeout can shorten it',
     { duration: 'ms', shown: '60s' },
   ),
-  row(
-    'query-workers',
-    1,
-    'threads that run read queries over shards (0: one per core; 1: the request thread alone, the default until workers show a gain)',
-    { shown: '1' },
-  ),
+  row('query-workers', 0, 'threads that run read queries over shards (0: one per core; 1: the request thread alone)', {
+    shown: '0 (one per core)',
+  }),
   row('max-result-rows', 1_000_000, 'rows, groups or pairs one Rows/GroupBy/TopN may return (0: no bound)'),
   row(
     'max-result-bytes',

@@ -6,8 +6,8 @@
 
 /** What the tracker asks of a fragment (state/fragment.ts). */
 export interface DirtyRows {
-  /** Rows changed since the last call ('all': any may have), and forgets them. */
-  takeDirty(): number[] | 'all';
+  /** Rows changed since the last call, with their changes ('all': any may have), and forgets them. */
+  takeDirty(): Map<number, unknown> | 'all';
 }
 
 export class FragmentChanges {

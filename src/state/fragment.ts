@@ -14,6 +14,15 @@ import { RowMap } from './row-map.js';
 const PACK_MIN_BITS = 65_536;
 const PACK_MIN_BITS_PER_ROW = 512;
 
+/**
+ * A row's change of one write group is published to query workers as the bits set and cleared
+ * up to this many; past it, as the row's new frozen image (engine/frozen-feed.ts).
+ */
+export const PATCH_MAX_BITS = 256;
+
+/** A row's change in one write group: the bits set and cleared, or its whole new image. */
+export type RowChange = { set: Set<number>; cleared: Set<number> } | 'image';
+
 /** Up to this many offsets, one native add/delete per offset beats a bulk call's setup. */
 const PER_BIT_LIMIT = 8;
 /** Up to this many, addMany; beyond it a bitmap and one union (measured: equal near 1,000). */
@@ -51,8 +60,11 @@ export class Fragment {
    */
   private frozen: Set<number> | undefined;
   private readonly map = new RowMap(this);
-  /** Rows changed since the last takeDirty() ('all': every row), while the tracker is on. */
-  private dirty: Set<number> | 'all' | undefined;
+  /**
+   * Rows changed since the last takeDirty() ('all': every row), while the tracker is on: each
+   * with its change, the bits set and cleared (a patch) or 'image' (too many to list).
+   */
+  private dirty: Map<number, RowChange> | 'all' | undefined;
   /** Bumped by every change of the rows (derived per-fragment data, such as TopN's ranking, keys on it). */
   private changes = 0;
 
@@ -61,22 +73,48 @@ export class Fragment {
     private readonly tracker?: FragmentChanges,
   ) {}
 
-  /** Notes a changed row for the query workers' publication (state/changes.ts). */
+  /** Notes a changed row (its whole image) for the query workers' publication (state/changes.ts). */
   private touch(row: number | 'all'): void {
     const c = this.tracker;
     if (c === undefined || !c.enabled) return;
     if (row === 'all') this.dirty = 'all';
-    else if (this.dirty === undefined) this.dirty = new Set([row]);
-    else if (this.dirty !== 'all') this.dirty.add(row);
+    else if (this.dirty === undefined) this.dirty = new Map([[row, 'image']]);
+    else if (this.dirty !== 'all') this.dirty.set(row, 'image');
     c.fragments.add(this);
   }
 
-  /** Rows changed since the last call ('all': any may have), and forgets them. */
-  takeDirty(): number[] | 'all' {
+  /**
+   * Notes bits set (`set`) or cleared in a row: a patch the workers apply to their copy, so a
+   * point write does not re-freeze and re-send the whole row (engine/frozen-feed.ts).
+   */
+  private touchBits(row: number, offsets: ArrayLike<number>, set: boolean): void {
+    const c = this.tracker;
+    if (c === undefined || !c.enabled) return;
+    c.fragments.add(this);
+    if (this.dirty === 'all') return;
+    this.dirty ??= new Map();
+    let change = this.dirty.get(row);
+    if (change === 'image') return;
+    if (change === undefined) {
+      change = { set: new Set(), cleared: new Set() };
+      this.dirty.set(row, change);
+    }
+    if (change.set.size + change.cleared.size + offsets.length > PATCH_MAX_BITS) {
+      this.dirty.set(row, 'image');
+      return;
+    }
+    const [add, drop] = set ? [change.set, change.cleared] : [change.cleared, change.set];
+    for (let i = 0; i < offsets.length; i++) {
+      add.add(offsets[i]);
+      drop.delete(offsets[i]);
+    }
+  }
+
+  /** Rows changed since the last call with their changes ('all': any may have), and forgets them. */
+  takeDirty(): Map<number, RowChange> | 'all' {
     const d = this.dirty;
     this.dirty = undefined;
-    if (d === undefined) return [];
-    return d === 'all' ? 'all' : [...d];
+    return d ?? new Map();
   }
 
   /** A packed row's frozen bytes (no view made), if the row is held packed. */
@@ -94,6 +132,15 @@ export class Fragment {
     this.held.delete(row);
     this.frozen?.delete(row);
     (this.packed ??= new Map()).set(row, frozen);
+  }
+
+  /**
+   * Holds a row as the given frozen bytes from now on, whatever it held (a query worker's
+   * mirror: a publication's new image of the row).
+   */
+  replaceFrozen(row: number, frozen: FrozenRow): void {
+    this.repack(row, frozen);
+    this.changes++;
   }
 
   /** Changes so far: equal versions mean equal rows. */
@@ -251,7 +298,8 @@ export class Fragment {
 
   /** `offsets` is copied: callers (replay) may reuse it. */
   addBits(row: number, offsets: ColumnOffsets): void {
-    this.touch(row);
+    if (offsets instanceof Uint32Array && offsets.length <= PATCH_MAX_BITS) this.touchBits(row, offsets, true);
+    else this.touch(row);
     this.changes++;
     const r = this.writable(row);
     if (offsets instanceof Uint32Array) {
@@ -344,7 +392,8 @@ export class Fragment {
   }
 
   removeBits(row: number, offsets: ColumnOffsets): void {
-    this.touch(row);
+    if (offsets instanceof Uint32Array && offsets.length <= PATCH_MAX_BITS) this.touchBits(row, offsets, false);
+    else this.touch(row);
     this.changes++;
     const r = this.writable(row);
     if (r === undefined) return;
@@ -357,7 +406,7 @@ export class Fragment {
 
   /** Whether the bit was newly set. (tryAdd: the cheapest native single-bit write, ~35 ns.) */
   add(row: number, offset: number): boolean {
-    this.touch(row);
+    if (this.tracker?.enabled === true) this.touchBits(row, [offset], true);
     this.changes++;
     let r = this.writable(row);
     if (r === undefined) {
@@ -368,7 +417,7 @@ export class Fragment {
   }
 
   remove(row: number, offset: number): void {
-    this.touch(row);
+    if (this.tracker?.enabled === true) this.touchBits(row, [offset], false);
     this.changes++;
     const r = this.writable(row);
     // isEmpty is a native call too: only worth asking when a bit actually went.

@@ -13,13 +13,24 @@ export interface RowImage {
   size: number;
 }
 
-/** The rows of one fragment that changed: new bytes, or gone. `replace`: these are all its rows. */
+/** A row's bits set and cleared by one write group (a few: a point write does not re-send the row). */
+export interface RowPatch {
+  row: number;
+  set: Uint32Array;
+  cleared: Uint32Array;
+}
+
+/**
+ * The rows of one fragment that changed: new bytes, patches, or gone. `replace`: the images are
+ * all its rows.
+ */
 export interface FragmentDelta {
   index: string;
   field: string;
   view: string;
   shard: number;
   set: RowImage[];
+  patched: RowPatch[];
   removed: number[];
   replace: boolean;
 }

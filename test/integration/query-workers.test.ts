@@ -12,10 +12,9 @@ import { until } from '../helpers/until.js';
 
 const OPTS = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
 let server: TestServer;
-let url: string;
 
-async function post(path: string, body: string | Uint8Array, type = 'text/plain') {
-  const r = await server.app.inject({
+async function post(path: string, body: string | Uint8Array, type = 'text/plain', to: TestServer = server) {
+  const r = await to.app.inject({
     method: 'POST',
     url: path,
     payload: Buffer.from(body),
@@ -32,20 +31,21 @@ async function results(pql: string): Promise<unknown[]> {
 }
 
 /** Index g: fields a, b, c of 1,000 rows each over `shards` shards of 50k columns (GroupBy's heavy case). */
-async function loadGroupBy(shards: number): Promise<void> {
-  expect((await post('/index/g', '')).status).toBe(200);
+async function loadGroupBy(shards: number, to: TestServer = server): Promise<void> {
+  expect((await post('/index/g', '', 'text/plain', to)).status).toBe(200);
   for (const [i, f] of ['a', 'b', 'c'].entries()) {
-    expect((await post(`/index/g/field/${f}`, '')).status).toBe(200);
+    expect((await post(`/index/g/field/${f}`, '', 'text/plain', to)).status).toBe(200);
     const body = groupByFieldBody(i, 50_000, 1000);
     for (let s = 0; s < shards; s++)
-      expect((await post(`/index/g/field/${f}/import-roaring/${s}`, body, 'application/x-protobuf')).status).toBe(200);
+      expect((await post(`/index/g/field/${f}/import-roaring/${s}`, body, 'application/x-protobuf', to)).status).toBe(
+        200,
+      );
   }
 }
 
 beforeAll(async () => {
   server = await startServer({ queryWorkers: 2, maxResultRows: 3 });
   await server.queryWorkers?.whenReady();
-  url = `http://127.0.0.1:${await server.listen()}`;
   expect((await post('/index/i', '')).status).toBe(200);
   expect((await post('/index/i/field/f', '')).status).toBe(200);
   expect(
@@ -114,19 +114,27 @@ describe('query workers: bounds', () => {
   });
 
   it('cancels the workers’ jobs when the client goes away, and keeps serving', async () => {
-    const pool = server.queryWorkers;
-    if (pool === undefined) throw new Error('no query workers');
-    const jobs = pool.stats.jobs;
-    const failed = pool.stats.failed;
-    const req = request(`${url}/index/g/query`, { method: 'POST', headers: { 'content-type': 'text/plain' } });
-    req.on('error', () => undefined);
-    req.end('GroupBy(Rows(a), Rows(b), Rows(c))');
-    await until(() => pool.stats.jobs > jobs, { what: 'the GroupBy sent to the workers' });
-    req.destroy();
-    await until(() => pool.stats.cancelled > 0, { what: 'the jobs cancelled' });
-    // The workers stop at their next shard and answer with the cancellation, not a result.
-    await until(() => pool.stats.failed > failed, { what: 'the cancelled jobs ended by the workers' });
-    expect(await results('Count(Row(f=2))')).toEqual([4]);
+    // A server without the row bound: with it the GroupBy ends at its fourth group, and may
+    // answer before the client goes.
+    const unbounded = await startServer({ queryWorkers: 2 });
+    try {
+      await loadGroupBy(4, unbounded);
+      const pool = unbounded.queryWorkers;
+      if (pool === undefined) throw new Error('no query workers');
+      const at = `http://127.0.0.1:${await unbounded.listen()}`;
+      const req = request(`${at}/index/g/query`, { method: 'POST', headers: { 'content-type': 'text/plain' } });
+      req.on('error', () => undefined);
+      req.end('GroupBy(Rows(a), Rows(b), Rows(c))');
+      await until(() => pool.stats.jobs > 0, { what: 'the GroupBy sent to the workers' });
+      req.destroy();
+      await until(() => pool.stats.cancelled > 0, { what: 'the jobs cancelled' });
+      // The workers stop at their next shard and answer with the cancellation, not a result.
+      await until(() => pool.stats.failed > 0, { what: 'the cancelled jobs ended by the workers' });
+      expect((await post('/index/g/query', 'Count(Row(a=2))', 'text/plain', unbounded)).status).toBe(200);
+    } finally {
+      unbounded.app.server.closeAllConnections();
+      await stopServer(unbounded);
+    }
   });
 });
 

@@ -1,8 +1,9 @@
 // A worker thread's read-only picture of the durable state, built from the engine's
 // publications (state/published.ts): the schema as plain state objects, and each fragment's
 // rows as frozen bytes in shared memory, viewed lazily (the first read of a row makes its
-// CRoaring view, which stays until the fragment changes). Nothing here copies bits: a row's
-// bytes are the ones the request thread holds.
+// CRoaring view, which stays until the row changes). A row's bytes are the ones the request
+// thread holds; only a row published as patches (a few bits set or cleared) is copied, here,
+// to apply them, until its next image (engine/frozen-feed.ts bounds such rows).
 import { FrozenRow } from '../../roaring/frozen.js';
 import { Field } from '../../state/field.js';
 import { Fragment } from '../../state/fragment.js';
@@ -17,10 +18,8 @@ const pathOf = (d: { index: string; field: string; view: string; shard: number }
 export class StateMirror {
   private indexes = new Map<string, Index>();
   private layout: IndexLayout[] = [];
-  /** Rows of every fragment by path. */
-  private readonly rows = new Map<string, Map<number, FrozenRow>>();
-  /** Fragments built from `rows` (with the views made so far), until their rows change. */
-  private readonly built = new Map<string, Fragment>();
+  /** Every fragment by path, changed in place by the publications. */
+  private readonly frags = new Map<string, Fragment>();
   /** One byte view per shared buffer. */
   private readonly bytes = new WeakMap<SharedArrayBuffer, Uint8Array>();
   /** Sequence of the last publication applied. */
@@ -41,14 +40,22 @@ export class StateMirror {
 
   private applyDelta(d: FragmentDelta): void {
     const path = pathOf(d);
-    let rows = this.rows.get(path);
-    if (rows === undefined || d.replace) {
-      rows = new Map();
-      this.rows.set(path, rows);
+    let f = this.frags.get(path);
+    if (f === undefined || d.replace) {
+      f = new Fragment(d.shard);
+      this.frags.set(path, f);
+      const images = [...d.set].sort((a, b) => a.row - b.row);
+      const frozen = images.map((img) => this.frozen(img));
+      // Adopted on first touch: a fragment no query reads never gets its row table.
+      if (images.length > 0) f.defer(() => ({ rows: images.map((img) => img.row), frozen }));
+    } else {
+      for (const r of d.removed) f.clearRow(r);
+      for (const img of d.set) f.replaceFrozen(img.row, this.frozen(img));
     }
-    for (const r of d.removed) rows.delete(r);
-    for (const img of d.set) rows.set(img.row, this.frozen(img));
-    this.built.delete(path);
+    for (const p of d.patched) {
+      if (p.set.length > 0) f.addBits(p.row, p.set);
+      if (p.cleared.length > 0) f.removeBits(p.row, p.cleared);
+    }
   }
 
   private frozen(img: RowImage): FrozenRow {
@@ -60,7 +67,7 @@ export class StateMirror {
     return new FrozenRow(u8, img.at, img.len, img.size);
   }
 
-  /** A changed fragment of an unchanged layout: its view gets the fragment anew. */
+  /** A changed fragment of an unchanged layout: its view gets the fragment (new when replaced). */
   private refresh(d: FragmentDelta): void {
     const view = this.indexes.get(d.index)?.fields.get(d.field)?.views.get(d.view);
     if (view !== undefined) view.fragments.set(d.shard, this.fragment(pathOf(d), d.shard));
@@ -88,23 +95,18 @@ export class StateMirror {
       }
       indexes.set(il.name, index);
     }
-    for (const path of [...this.rows.keys()]) if (!live.has(path)) this.rows.delete(path);
-    for (const path of [...this.built.keys()]) if (!live.has(path)) this.built.delete(path);
+    for (const path of [...this.frags.keys()]) if (!live.has(path)) this.frags.delete(path);
     this.indexes = indexes;
     // Index.shards() caches against this counter: the tree is new.
     fragmentLayout.version++;
   }
 
   private fragment(path: string, shard: number): Fragment {
-    let f = this.built.get(path);
-    if (f !== undefined) return f;
-    const rows = this.rows.get(path) ?? new Map<number, FrozenRow>();
-    const ids = [...rows.keys()].sort((a, b) => a - b);
-    const frozen = ids.map((id) => rows.get(id) as FrozenRow);
-    f = new Fragment(shard);
-    // Adopted on first touch: a fragment no query reads never gets its row table.
-    f.defer(() => ({ rows: ids, frozen }));
-    this.built.set(path, f);
+    let f = this.frags.get(path);
+    if (f === undefined) {
+      f = new Fragment(shard);
+      this.frags.set(path, f);
+    }
     return f;
   }
 }
