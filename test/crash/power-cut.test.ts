@@ -8,12 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSyncLedgerShim, cutPower, fileKey, readLedger, syncLedgerEnv } from '../helpers/power-cut.js';
 import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
 import { unlessServerGone } from '../helpers/server-gone.js';
+import { until } from '../helpers/until.js';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROUNDS = 3;
 const CLIENTS = 6;
 const ROWS = 7;
+/** A round is cut only after this many acknowledged writes (each round checks it has more than 5). */
+const MIN_ACKED = 8;
 
 let workDir = '';
 let shim = '';
@@ -88,7 +91,10 @@ async function powerCutRounds(name: string, args: string[]): Promise<Round[]> {
       }
     };
     const clients = Array.from({ length: CLIENTS }, client);
-    await new Promise((res) => setTimeout(res, 400 + Math.random() * 400));
+    // Cut once the round has acknowledged writes to lose (a loaded machine may take longer than
+    // any fixed wait to answer the first), then at a random point of the writes that follow.
+    await until(() => acked.length >= MIN_ACKED, { what: `${MIN_ACKED} acknowledged Set()s` });
+    await new Promise((res) => setTimeout(res, Math.random() * 400));
     await server.kill('SIGKILL');
     stop = true;
     await Promise.all(clients);

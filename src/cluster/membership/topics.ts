@@ -59,7 +59,7 @@ export async function ensureClusterTopics(kafka: Kafka, name: string, partitions
     const replicationFactor = Math.max(1, Math.min(3, brokers));
     await create(admin, topics.meta, 1, replicationFactor);
     await create(admin, topics.log, partitions, replicationFactor);
-    const found = (await admin.fetchTopicMetadata({ topics: [topics.meta, topics.log] })).topics;
+    const found = await whenKnown(admin, [topics.meta, topics.log]);
     const partitionsOf = (topic: string): number => found.find((t) => t.name === topic)?.partitions.length ?? 0;
     const meta = { partitions: { length: partitionsOf(topics.meta) } };
     const log = { partitions: { length: partitionsOf(topics.log) } };
@@ -86,7 +86,35 @@ async function create(admin: Admin, topic: string, numPartitions: number, replic
       waitForLeaders: true,
     });
   } catch (err) {
-    // Another node created it in between: the partition count is checked by the caller.
-    if (!(await admin.listTopics()).includes(topic)) throw err;
+    // Another node created it in between (the partition count is checked by the caller), or
+    // this one did and the broker answered the wait for leaders before it knew the topic.
+    if (!isPropagating(err) && !(await admin.listTopics()).includes(topic)) throw err;
+  }
+}
+
+/** Metadata errors of a topic just created that the brokers do not all know yet. */
+const PROPAGATING = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+
+function isPropagating(err: unknown): boolean {
+  return err instanceof Error && PROPAGATING.has(String((err as Error & { type?: unknown }).type));
+}
+
+/** Attempts 200 ms apart: a loaded broker took seconds to serve a new topic's metadata. */
+const METADATA_ATTEMPTS = 150;
+
+/**
+ * The topics' metadata once the broker serves it with a leader for every partition: just after
+ * their creation a broker may answer "does not host this topic-partition" for a while.
+ */
+async function whenKnown(admin: Admin, topics: string[]): Promise<{ name: string; partitions: unknown[] }[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const found = (await admin.fetchTopicMetadata({ topics })).topics;
+      const led = found.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+      if (led || attempt >= METADATA_ATTEMPTS) return found;
+    } catch (err) {
+      if (!isPropagating(err) || attempt >= METADATA_ATTEMPTS) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
