@@ -177,7 +177,10 @@ export class QueryWorkers {
       this.stats.cancelled += ids.length;
       cancel();
     };
-    signal?.addEventListener('abort', gone, { once: true });
+    // A signal fires 'abort' once: a client gone before the jobs were sent (during the first
+    // phase, the merge, the compile) would never cancel them.
+    if (signal?.aborted === true) gone();
+    else signal?.addEventListener('abort', gone, { once: true });
     try {
       return await Promise.all(answers.map((a) => a.catch((err: unknown) => this.failed(err))));
     } catch (err) {
