@@ -22,6 +22,8 @@ export interface CompileEnv {
    * compiler itself; a call it leaves to checkKeys turns it false (see compileReads).
    */
   keysChecked: boolean;
+  /** Cluster mode: the meta offset a log command was sent at (QueryOptions.metaOffset). */
+  metaOffset?: string;
 }
 
 /** `parent` names the call that takes this one as its input, for the error text. */
