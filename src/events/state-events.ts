@@ -1,7 +1,7 @@
 // A snapshot is the state written as the shortest list of events that rebuilds it: restoring one
 // is replaying it through apply(), the same path as the log itself.
 import { EXISTS_FIELD } from '../domain/names.js';
-import type { ReadonlyHolder, ReadonlyKeyTranslator } from '../state/readonly.js';
+import type { ReadonlyField, ReadonlyHolder, ReadonlyKeyTranslator } from '../state/readonly.js';
 import type { FragmentState } from '../state/snapshot.js';
 
 export type { FragmentState } from '../state/snapshot.js';
@@ -15,19 +15,24 @@ export function fragmentEvent(s: FragmentState): Extract<Event, { type: 'BitsSet
   return { type: 'BitsSet', index, field, view, shard: fragment.shard, rows, columns };
 }
 
+const meta = (x: { incarnation?: string }) => (x.incarnation === undefined ? {} : { meta: x.incarnation });
+
+/** Created with its first options, then each change: the same priorOptions on restore. */
+function* fieldEvents(index: string, field: ReadonlyField): Generator<Event> {
+  const prior = field.priorOptions;
+  const first = prior.length > 0 ? prior[0].options : field.options;
+  yield { type: 'FieldCreated', index, field: field.name, options: { ...first }, ...meta(field) };
+  for (let i = 0; i < prior.length; i++) {
+    const options = { ...(i + 1 < prior.length ? prior[i + 1].options : field.options) };
+    yield { type: 'FieldOptionsChanged', index, field: field.name, options, meta: prior[i].until };
+  }
+}
+
 export function* stateEvents(holder: ReadonlyHolder): Generator<Event | FragmentState> {
   for (const index of holder.sortedIndexes()) {
-    const meta = (x: { incarnation?: string }) => (x.incarnation === undefined ? {} : { meta: x.incarnation });
     yield { type: 'IndexCreated', index: index.name, options: { ...index.options }, ...meta(index) };
     for (const field of index.fields.values()) {
-      if (field.name !== EXISTS_FIELD)
-        yield {
-          type: 'FieldCreated',
-          index: index.name,
-          field: field.name,
-          options: { ...field.options },
-          ...meta(field),
-        };
+      if (field.name !== EXISTS_FIELD) yield* fieldEvents(index.name, field);
       if (field.bitDepth > 0)
         yield { type: 'BitDepthRaised', index: index.name, field: field.name, bitDepth: field.bitDepth };
     }

@@ -12,7 +12,8 @@ import type { QueryClock } from './clock.js';
 import type { BitmapPlan, Ref } from './plan.js';
 import { checkRowValue } from './key-check.js';
 import { rowRef } from './refs.js';
-import type { ReadonlyIndex } from '../state/readonly.js';
+import { fieldAsOf } from '../state/field-as-of.js';
+import type { ReadonlyField, ReadonlyIndex } from '../state/readonly.js';
 
 export interface CompileEnv {
   index: ReadonlyIndex;
@@ -22,6 +23,14 @@ export interface CompileEnv {
    * compiler itself; a call it leaves to checkKeys turns it false (see compileReads).
    */
   keysChecked: boolean;
+  /** Cluster mode: the meta offset a log command was sent at (QueryOptions.metaOffset). */
+  metaOffset?: string;
+}
+
+/** A field of the index as the query sees it (a log command: its options as of metaOffset). */
+export function envField(env: CompileEnv, name: string): ReadonlyField | undefined {
+  const field = env.index.field(name);
+  return field === undefined ? undefined : fieldAsOf(field, env.metaOffset);
 }
 
 /** `parent` names the call that takes this one as its input, for the error text. */
@@ -87,7 +96,7 @@ function compileRow(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
   if (hasCondition(call)) return compileCondition(env, call, f);
   const name = fieldArg(call);
   if (name === undefined) return f('Row() argument required: field');
-  const field = env.index.field(name);
+  const field = envField(env, name);
   if (field === undefined) return f(`field not found: ${name}`);
   const v = call.args.get(name) as Value;
   // checkKeys on Row(f=v): nothing but checkRowValue. More arguments (_col, from, to): left to it.
@@ -112,7 +121,7 @@ function compileCondition(env: CompileEnv, call: Call, f: Fail): BitmapPlan {
   if (call.args.size > 1) return f('Row(): too many arguments');
   const [name, arg] = [...call.args][0];
   if (arg.kind !== 'condition') return f(`Row(): "${name}": expected condition argument`);
-  const field = env.index.field(name);
+  const field = envField(env, name);
   if (field === undefined) return f(`field not found: ${name}`);
   if (field.options.type !== 'int') return f('bsigroup not found');
   return { kind: 'bsi', field, pred: predicate(arg.op, arg.value, f) };

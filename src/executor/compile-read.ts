@@ -19,7 +19,7 @@ import {
   toSafe,
   uintValue,
 } from './args.js';
-import { type CompileEnv, compileBitmap, hasCondition } from './compile-bitmap.js';
+import { type CompileEnv, compileBitmap, envField, hasCondition } from './compile-bitmap.js';
 import type { BitmapPlan, OptionSettings, ReadPlan, RowsSpec, TopNPlan } from './plan.js';
 import { colRef, rowRef } from './refs.js';
 import { MAX_SHARD } from '../domain/shard.js';
@@ -103,7 +103,7 @@ function optionalFilter(env: CompileEnv, call: Call, f: Fail): BitmapPlan | unde
 function namedField(env: CompileEnv, call: Call): ReadonlyField {
   const name = stringArg(call, 'field');
   if (name === undefined) return fail(`${call.name}(): field required`);
-  return env.index.field(name) ?? fail(`field not found: ${name}`);
+  return envField(env, name) ?? fail(`field not found: ${name}`);
 }
 
 function compileValCount(env: CompileEnv, call: Call): ReadPlan {
@@ -128,7 +128,7 @@ function compileTopN(env: CompileEnv, call: Call): TopNPlan {
   const top = failWith('finding top results: ');
   const name = stringArg(call, '_field');
   if (name === undefined) return fail('TopN() field required');
-  const field = env.index.field(name);
+  const field = envField(env, name);
   if (field === undefined) return fail(`field "${name}" not found`);
   const exec = (m: string): never => fail(`executeTopN: ${m}`);
   const shardErr = (m: string): never => top(`executeTopNShard: ${m}`);
@@ -166,7 +166,7 @@ function compileTopN(env: CompileEnv, call: Call): TopNPlan {
 export function compileRows(env: CompileEnv, call: Call): RowsSpec {
   const name = stringArg(call, '_field') ?? stringArg(call, 'field');
   if (name === undefined) return fail('Rows() field required');
-  const field = env.index.field(name) ?? fail(`field not found: ${name}`);
+  const field = envField(env, name) ?? fail(`field not found: ${name}`);
   const spec: RowsSpec = { field };
   const prev = call.args.get('previous');
   if (prev !== undefined) spec.previous = rowRef(field, prev, 'previous', (m) => fail(`getting previous: ${m}`));

@@ -62,4 +62,9 @@ export interface QueryOptions {
   maxResultBytes?: number;
   /** Bytes of bitmaps one call may build at once in one shard (--max-query-memory); 0: none. */
   maxQueryMemory?: number;
+  /**
+   * Cluster mode: the meta offset the log command was sent at. Its writes take each field's
+   * options as of it (state/field-as-of.ts), not as of this holder's meta position.
+   */
+  metaOffset?: string;
 }

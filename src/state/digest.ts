@@ -20,6 +20,7 @@ export function stateDigest(holder: ReadonlyHolder): string {
     putAttrs(put, 'column', index.columnAttrs);
     for (const field of [...index.fields.values()].sort(byName)) {
       put(`field ${field.name} ${sortedEntries(field.options)} depth=${field.bitDepth} @${field.incarnation ?? ''}`);
+      for (const p of field.priorOptions) put(`until ${p.until} ${sortedEntries(p.options)}`);
       const rk = index.rowKeys.get(field.name);
       if (rk) putKeys(put, 'rows', rk);
       putAttrs(put, 'row', field.rowAttrs);

@@ -49,6 +49,10 @@ export interface ReadonlyField {
   /** Cluster mode: offset in NAME.meta of the command that created it. */
   readonly incarnation?: string;
   readonly options: Readonly<FieldOptions>;
+  /** Cluster mode: the options before each change by a meta command (Field.priorOptions). */
+  readonly priorOptions: readonly { readonly until: string; readonly options: Readonly<FieldOptions> }[];
+  /** The options a command sent at that meta offset saw (Field.optionsAt). */
+  optionsAt(metaOffset: string | undefined): Readonly<FieldOptions>;
   readonly views: ReadonlyMap<string, ReadonlyView>;
   readonly rowAttrs: ReadonlyMap<number, AttrMap>;
   readonly bitDepth: number;

@@ -1,13 +1,15 @@
 // Issue 22, deterministic commands: applying a cluster command is a function of the command and
 // the partition's state alone. The same random stream of commands (schema, PQL writes whose time
 // ranges have no `to`, imports with timestamps, a field deleted and created again while writes to
-// it are in flight) is applied by the real CommandApplier to two real LevelDB engines: once with
+// it are in flight, a time field's quantum changed while timestamped writes and reads of it are in
+// flight) is applied by the real CommandApplier to two real LevelDB engines: once with
 // the system clock at the coordinator's time, each message as soon as it was sent (a holder that
 // keeps up), and once 30 days later with the meta topic applied to its end first (a replacement
 // holder catching up, a restore). The two states must have the same digest. A holder that took
 // "now" from its own clock would store different bits for `Store(Row(t=…, from=…), …)` (a missing
-// `to` means now + 1 day), and one that applied a write sent before a re-creation to the new
-// field would keep bits the deletion removed.
+// `to` means now + 1 day), one that applied a write sent before a re-creation to the new
+// field would keep bits the deletion removed, and one that wrote or read a time field with its
+// current quantum instead of the quantum as of the command's meta offset would use other views.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Command, LogCommand, MetaCommand } from '../../src/cluster/commands/command.js';
@@ -57,7 +59,11 @@ const hour = fc.nat(23);
  * One write: its PQL (or an import of timestamped bits), and the column that picks its partition;
  * or field f deleted and created again (two meta commands) while writes are in flight.
  */
-type Write = { pql: string; col: number } | { importCols: number[]; days: number[] } | { recreate: true };
+type Write =
+  | { pql: string; col: number }
+  | { importCols: number[]; days: number[] }
+  | { recreate: true }
+  | { quantum: string };
 
 const write: fc.Arbitrary<Write> = fc.oneof(
   fc.record({ c: col, r: fc.nat(2), d: day, h: hour }).map((w) => ({
@@ -75,6 +81,9 @@ const write: fc.Arbitrary<Write> = fc.oneof(
     .array(fc.record({ c: fc.nat(50), d: day }), { minLength: 1, maxLength: 6 })
     .map((xs) => ({ importCols: xs.map((x) => x.c), days: xs.map((x) => x.d) })),
   fc.constant({ recreate: true as const }),
+  // Field t's time quantum changed (a 0.x frame command) while timestamped writes and Store's
+  // time-range reads of t are in flight: each is applied with t's quantum as of its meta offset.
+  fc.constantFrom('YMDH', 'YM', 'Y', 'MD').map((quantum) => ({ quantum })),
 );
 
 const RECREATE: MetaCommand[] = [
@@ -86,7 +95,7 @@ const RECREATE: MetaCommand[] = [
  * The commands of one write, sent by a coordinator that had applied `metaOffset` meta messages:
  * one partition for a column, every partition for ClearRow/Store.
  */
-function commandsOf(w: Exclude<Write, { recreate: true }>, metaOffset: number): LogCommand[] {
+function commandsOf(w: Exclude<Write, { recreate: true } | { quantum: string }>, metaOffset: number): LogCommand[] {
   const base = { index: 'i', metaOffset: String(metaOffset) };
   if ('importCols' in w) {
     const body = encodeImportRequest({
@@ -131,6 +140,11 @@ function send(writes: readonly Write[]): Sent[] {
   for (const c of SCHEMA) put('meta', 0, c);
   for (const w of writes) {
     if ('recreate' in w) for (const c of RECREATE) put('meta', 0, c);
+    else if ('quantum' in w)
+      put('meta', 0, {
+        kind: 'frame',
+        frame: { op: 'setFrameTimeQuantum', index: 'i', frame: 't', quantum: w.quantum },
+      });
     else for (const c of commandsOf(w, meta)) put('log', c.partition, c);
   }
   return out;

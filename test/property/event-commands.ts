@@ -24,6 +24,7 @@ export const EVENT_TYPES: Record<EventType, string> = {
   IndexDeleted: 'dropIndex',
   FieldCreated: 'field',
   FieldDeleted: 'dropField',
+  FieldOptionsChanged: 'quantum',
   BitsSet: 'bits',
   BitsCleared: 'bits',
   RowCleared: 'clearRow',
@@ -46,6 +47,8 @@ export type Cmd =
   | { k: 'dropIndex'; i: number }
   | { k: 'field'; i: number; f: number; t: number; keys: boolean }
   | { k: 'dropField'; i: number; f: number }
+  /** A time field's quantum changed by a meta command (cluster mode; q: 0 = Y, 1 = YM, 2 = YMD). */
+  | { k: 'quantum'; i: number; f: number; q: number }
   | {
       k: 'bits';
       i: number;
@@ -91,6 +94,7 @@ export const cmd: fc.Arbitrary<Cmd> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('dropField' as const), i, f: fc.nat(2) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('quantum' as const), i, f: bitField, q: fc.nat(2) }) },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -271,6 +275,14 @@ function decideIndexed(
       return [];
     case 'dropField':
       return fieldOf(c.f) ? [{ type: 'FieldDeleted', index, field: FIELDS[c.f] }] : [];
+    case 'quantum': {
+      const field = fieldOf(c.f);
+      if (field?.options.type !== 'time') return [];
+      // Meta offsets only grow: after the field's last change.
+      const meta = String(BigInt(field.priorOptions.at(-1)?.until ?? '0') + 1n + BigInt(counter.n++));
+      const options = { ...field.options, timeQuantum: ['Y', 'YM', 'YMD'][c.q] };
+      return [{ type: 'FieldOptionsChanged', index, field: field.name, options, meta }];
+    }
     case 'bits': {
       const field = fieldOf(c.f);
       if (!field) return [];

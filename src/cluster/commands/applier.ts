@@ -420,7 +420,14 @@ export class CommandApplier implements CommandSink {
     const newer = at === undefined ? undefined : engine.peekApplied((h) => newerThan(h, index, at));
     const left = query.calls.map((c) => newer === 'index' || (newer !== undefined && namesAny({ calls: [c] }, newer)));
     const kept = query.calls.filter((_, i) => !left[i]);
-    const opts = { shards: o.shards, columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
+    // Its writes take each field's options as of its metaOffset (state/field-as-of.ts).
+    const opts = {
+      shards: o.shards,
+      columnAttrs: false,
+      excludeColumns: false,
+      excludeRowAttrs: false,
+      metaOffset: o.metaOffset,
+    };
     const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     const results = await engine.commit({
       ...ctx,
@@ -446,7 +453,7 @@ export class CommandApplier implements CommandSink {
     switch (cmd.format) {
       case 'bits': {
         const b = decodeImportRequest(cmd.body);
-        return imports.importBits({ ...b, index, field, shard, clear }, ctx);
+        return imports.importBits({ ...b, index, field, shard, clear, metaOffset: cmd.metaOffset }, ctx);
       }
       case 'values': {
         const v = decodeImportValueRequest(cmd.body);
@@ -460,7 +467,7 @@ export class CommandApplier implements CommandSink {
           views.push({ view, data: cmd.body.subarray(at, at + n) });
           at += n;
         });
-        return imports.importRoaring({ index, field, shard, clear, views }, ctx);
+        return imports.importRoaring({ index, field, shard, clear, views, metaOffset: cmd.metaOffset }, ctx);
       }
     }
   }

@@ -18,13 +18,19 @@ export type SchemaEvent =
   | { type: 'IndexCreated'; index: string; options: IndexOptions; meta?: string }
   | { type: 'IndexDeleted'; index: string }
   | { type: 'FieldCreated'; index: string; field: string; options: FieldOptions; meta?: string }
-  | { type: 'FieldDeleted'; index: string; field: string };
+  | { type: 'FieldDeleted'; index: string; field: string }
+  /**
+   * Cluster mode: a field's options replaced by the meta command at offset `meta`, its views and
+   * bits kept; the old options stay, for the commands sent before it (Field.priorOptions).
+   */
+  | { type: 'FieldOptionsChanged'; index: string; field: string; options: FieldOptions; meta: string };
 
 const M = {
   IndexCreated: message('IndexCreated'),
   IndexDeleted: message('IndexDeleted'),
   FieldCreated: message('FieldCreated'),
   FieldDeleted: message('FieldDeleted'),
+  FieldOptionsChanged: message('FieldOptionsChanged'),
 };
 
 /** A cluster incarnation when recorded (records without one decode as before). */
@@ -129,6 +135,32 @@ export const SCHEMA_EVENTS: EventKinds<SchemaEvent> = {
     decode: (payload) => {
       const m = obj(M.FieldDeleted, payload);
       return { type: 'FieldDeleted', index: str(m.index), field: str(m.field) };
+    },
+  },
+  FieldOptionsChanged: {
+    code: 20,
+    replay: 'barrier',
+    snapshot: 'global',
+    apply(holder, event) {
+      const field = indexOf(holder, event.index).fields.get(event.field);
+      assert(field !== undefined, `apply: field ${event.field} missing`);
+      const last = field.priorOptions.at(-1)?.until;
+      assert(last === undefined || BigInt(last) < BigInt(event.meta), `apply: options of ${event.field} out of order`);
+      field.priorOptions.push({ until: event.meta, options: field.options });
+      field.options = { ...event.options };
+      holder.changes.noteLayout();
+    },
+    encode: (e) =>
+      M.FieldOptionsChanged.encode({
+        index: e.index,
+        field: e.field,
+        options: fieldOptionsOut(e.options),
+        meta: e.meta,
+      }).finish(),
+    decode: (payload) => {
+      const m = obj(M.FieldOptionsChanged, payload);
+      const options = fieldOptionsIn((m.options ?? {}) as Record<string, unknown>);
+      return { type: 'FieldOptionsChanged', index: str(m.index), field: str(m.field), options, meta: str(m.meta) };
     },
   },
 };

@@ -9,6 +9,7 @@ import { SHARD_WIDTH } from '../../domain/shard.js';
 import { STEP_ITEMS, type Steps } from '../../util/steps.js';
 import { checkBoolRow } from '../write-model/bits.js';
 import type { BitsImport, ValuesImport } from './import-types.js';
+import { fieldAsOf } from '../../state/field-as-of.js';
 import type { ReadonlyField, ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
 /** A request whose column IDs are exact numbers, relative to a base shard. */
@@ -30,12 +31,14 @@ export function lookup(
   h: ReadonlyHolder,
   indexName: string,
   fieldName: string,
+  /** Cluster mode: the command's meta offset; the field is then as the command saw it. */
+  metaOffset?: string,
 ): { index: ReadonlyIndex; field: ReadonlyField } {
   const index = h.index(indexName);
   if (!index) throw indexNotFoundNamed(indexName);
   const field = fieldName === EXISTS_FIELD ? undefined : index.field(fieldName);
   if (!field) throw fieldNotFoundNamed(fieldName);
-  return { index, field };
+  return { index, field: fieldAsOf(field, metaOffset) };
 }
 
 /** Checks a bits import against its index and field; returns the number of pairs. */

@@ -40,7 +40,7 @@ export class ImportService {
     return this.engine.commit({
       ...ctx,
       decide: (h, sink) => {
-        const { index, field } = lookup(h, req.index, req.field);
+        const { index, field } = lookup(h, req.index, req.field, req.metaOffset);
         if (field.options.type !== 'set' && field.options.type !== 'time')
           throw badRequest('roaring import is only supported for set and time fields');
         for (const v of views) {
@@ -81,7 +81,7 @@ export class ImportService {
 
   /** Validates and emits the events of a bit import (for callers that add events of their own). */
   decideBits(h: ReadonlyHolder, sink: EventSink, wide: BitsImport): void {
-    const { index, field } = lookup(h, wide.index, wide.field);
+    const { index, field } = lookup(h, wide.index, wide.field, wide.metaOffset);
     const { req, baseShard } = rebased(wide);
     const n = runSteps(validateBits(index, field, req, baseShard));
 

@@ -15,6 +15,8 @@ export interface BitsImport {
   rowKeys: string[];
   columnKeys: string[];
   clear: boolean;
+  /** Cluster mode: the meta offset the command was sent at; the field's options as of it (field-as-of.ts). */
+  metaOffset?: string;
 }
 
 export interface ValuesImport {
@@ -35,6 +37,8 @@ export interface RoaringImport {
   clear: boolean;
   /** Full view names (`standard`, `standard_2018…`) with Pilosa roaring (or official roaring) data. */
   views: { view: string; data: Uint8Array }[];
+  /** Cluster mode: the meta offset the command was sent at; the field's options as of it (field-as-of.ts). */
+  metaOffset?: string;
 }
 
 /** A client's protobuf import body, named by its header only (encoding/import-request.ts peekImportHeader). */

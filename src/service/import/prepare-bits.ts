@@ -30,14 +30,16 @@ export interface PreparedBits {
 
 export async function prepareBits(engine: Engine, wide: BitsImport): Promise<PreparedBits | undefined> {
   // Looked at without waiting for durability: commit() checks that the same objects still hold.
-  const { index, field } = engine.peekApplied((h) => lookup(h, wide.index, wide.field));
+  const { index, field } = engine.peekApplied((h) => lookup(h, wide.index, wide.field, wide.metaOffset));
   if (index.options.keys || field.options.keys || isExclusive(field)) return undefined;
   const exists = !wide.clear && index.existence !== undefined;
   const events = await runStepsYielding(build(index, field, wide, exists), engine.clock);
+  // Options change in place (FieldOptionsChanged): the ones built with must still be the field's.
+  const options = field.options;
   return {
     commit(h) {
-      const now = lookup(h, wide.index, wide.field);
-      if (now.index !== index || now.field !== field) return undefined;
+      const now = lookup(h, wide.index, wide.field, wide.metaOffset);
+      if (now.index !== index || now.field !== field || now.field.options !== options) return undefined;
       if ((!wide.clear && index.existence !== undefined) !== exists) return undefined;
       return events;
     },

@@ -152,8 +152,15 @@ export class FrameService {
             ),
             keys: field.options.keys,
           };
-          sink.emit({ type: 'FieldDeleted', index, field: frame });
-          sink.emit({ type: 'FieldCreated', index, field: frame, options, ...incarnation(ctx) });
+          // Cluster mode: the field is kept and its options changed from this meta offset on, so a
+          // write sent before (the coordinator's no-data check cannot hold off one in flight) is
+          // kept, in the views of the quantum it was sent against (state/field-as-of.ts).
+          const at = incarnation(ctx).meta;
+          if (at !== undefined) sink.emit({ type: 'FieldOptionsChanged', index, field: frame, options, meta: at });
+          else {
+            sink.emit({ type: 'FieldDeleted', index, field: frame });
+            sink.emit({ type: 'FieldCreated', index, field: frame, options });
+          }
         }
         sink.emit(setFrameMeta(index, frame, { ...meta, timeQuantum: q }));
       },

@@ -108,7 +108,7 @@ export function compileQuery(
   }
   // Read-only queries check keys inside compileReads; writes need them checked before compiling.
   checkKeys(index, query.calls);
-  const env = { index, clock, keysChecked: true };
+  const env = { index, clock, keysChecked: true, metaOffset: opts.metaOffset };
   return query.calls.map((c: Call) =>
     isWriteCall(c) ? { kind: 'write', plan: compileWrite(env, c) } : { kind: 'read', plan: compileRead(env, c) },
   );

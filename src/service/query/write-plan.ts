@@ -21,7 +21,8 @@ import {
   goValue,
   rowRef,
 } from '../../executor/index.js';
-import type { ReadonlyField, ReadonlyIndex } from '../../state/readonly.js';
+import { fieldAsOf } from '../../state/field-as-of.js';
+import type { ReadonlyField } from '../../state/readonly.js';
 
 export type WritePlan =
   | { kind: 'set'; field: ReadonlyField; col: ColRef; row: Ref; timestamp?: number }
@@ -43,9 +44,9 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
   const { index } = env;
   switch (call.name) {
     case 'Set':
-      return compileSet(index, call);
+      return compileSet(env, call);
     case 'Clear': {
-      const field = requireField(index, fieldArg(call), 'Clear() argument required: field');
+      const field = requireField(env, fieldArg(call), 'Clear() argument required: field');
       const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) =>
         fail(`reading Clear() row: ${m}`),
       );
@@ -53,7 +54,7 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
       return { kind: 'clear', field, row, col: colRef(index, c, '_col', (m) => fail(`reading Clear() column: ${m}`)) };
     }
     case 'ClearRow': {
-      const field = requireField(index, fieldArg(call), 'ClearRow() argument required: field');
+      const field = requireField(env, fieldArg(call), 'ClearRow() argument required: field');
       if (field.options.type === 'int') fail('ClearRow() is not supported on int field types');
       return {
         kind: 'clearRow',
@@ -62,7 +63,7 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
       };
     }
     case 'Store': {
-      const field = requireField(index, fieldArg(call), 'field required for Store()');
+      const field = requireField(env, fieldArg(call), 'field required for Store()');
       if (field.options.type !== 'set') fail(`can't Store() on a ${field.options.type} field`);
       const row = rowRef(field, call.args.get(field.name) as Value, field.name, (m) =>
         fail(`reading Store() row: ${m}`),
@@ -72,11 +73,7 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
     }
     case 'SetRowAttrs': {
       const name = call.args.get('_field');
-      const field = requireField(
-        index,
-        name?.kind === 'string' ? name.value : undefined,
-        'SetRowAttrs() field required',
-      );
+      const field = requireField(env, name?.kind === 'string' ? name.value : undefined, 'SetRowAttrs() field required');
       const r = call.args.get('_row') ?? fail("SetRowAttrs() row field 'row' required");
       const row = rowRef(field, r, '_row', (m) => fail(`reading SetRowAttrs() row: ${m}`));
       return { kind: 'rowAttrs', field, row, attrs: attrPatch(call, ['_field', '_row']) };
@@ -96,10 +93,11 @@ export function compileWrite(env: CompileEnv, call: Call): WritePlan {
   }
 }
 
-function compileSet(index: ReadonlyIndex, call: Call): WritePlan {
+function compileSet(env: CompileEnv, call: Call): WritePlan {
+  const { index } = env;
   const c = call.args.get('_col') ?? fail("Set() column argument 'col' required");
   const col = colRef(index, c, '_col', (m) => fail(`reading Set() column: ${m}`));
-  const field = requireField(index, fieldArg(call), 'Set() argument required: field');
+  const field = requireField(env, fieldArg(call), 'Set() argument required: field');
   const v = call.args.get(field.name) as Value;
   if (field.options.type === 'int') {
     if (v.kind !== 'int')
@@ -126,9 +124,11 @@ function compileSet(index: ReadonlyIndex, call: Call): WritePlan {
   return { kind: 'set', field, col, row, timestamp };
 }
 
-function requireField(index: ReadonlyIndex, name: string | undefined, missing: string): ReadonlyField {
+/** The field as the command saw it (cluster mode: its options as of the command's metaOffset). */
+function requireField(env: CompileEnv, name: string | undefined, missing: string): ReadonlyField {
   if (name === undefined) return fail(missing);
-  return index.field(name) ?? fail(`field not found: ${name}`);
+  const field = env.index.field(name) ?? fail(`field not found: ${name}`);
+  return fieldAsOf(field, env.metaOffset);
 }
 
 /** The call's non-reserved arguments as an attribute update (null deletes a key). */

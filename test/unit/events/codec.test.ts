@@ -36,6 +36,13 @@ const events: Event[] = [
     options: { ...defaultFieldOptions('int'), min: INT64_MIN, max: INT64_MAX },
   },
   {
+    type: 'FieldOptionsChanged',
+    index: 'i',
+    field: 't',
+    options: { ...defaultFieldOptions('time'), timeQuantum: 'YMDH', noStandardView: true },
+    meta: '123456789012',
+  },
+  {
     type: 'BitsSet',
     index: 'i',
     field: 'f',

@@ -35,6 +35,7 @@ const CODES: Record<EventType, number> = {
   IngestDeleted: 17,
   LegacyMetaSet: 18,
   CommandApplied: 19,
+  FieldOptionsChanged: 20,
 };
 
 /** A state with something of every kind a snapshot carries, built by events of every type. */
@@ -43,6 +44,14 @@ const building: Event[] = [
   { type: 'FieldCreated', index: 'i', field: 'f', options: defaultFieldOptions('set') },
   { type: 'FieldCreated', index: 'i', field: 'n', options: defaultFieldOptions('int') },
   { type: 'FieldCreated', index: 'i', field: 'gone', options: defaultFieldOptions('set') },
+  { type: 'FieldCreated', index: 'i', field: 't', options: { ...defaultFieldOptions('time'), timeQuantum: 'Y' } },
+  {
+    type: 'FieldOptionsChanged',
+    index: 'i',
+    field: 't',
+    options: { ...defaultFieldOptions('time'), timeQuantum: 'YMD' },
+    meta: '12',
+  },
   {
     type: 'BitsSet',
     index: 'i',

@@ -57,6 +57,15 @@ const CHANGE: Record<EventType, Event[]> = {
   IndexDeleted: [{ type: 'IndexDeleted', index: 'i' }],
   FieldCreated: [{ type: 'FieldCreated', index: 'i', field: 'g', options: defaultFieldOptions('mutex') }],
   FieldDeleted: [{ type: 'FieldDeleted', index: 'i', field: 'f' }],
+  FieldOptionsChanged: [
+    {
+      type: 'FieldOptionsChanged',
+      index: 'i',
+      field: 'f',
+      options: { ...defaultFieldOptions('time'), keys: true, timeQuantum: 'YM' },
+      meta: '3',
+    },
+  ],
   BitsSet: [
     { type: 'BitsSet', index: 'i', field: 'f', view: 'standard', shard: 0, rows: [1], columns: [Uint32Array.of(9)] },
   ],
