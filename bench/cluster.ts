@@ -107,10 +107,12 @@ export async function startCluster(
   count: number,
   partitions: number,
   label: string,
+  /** Measure each node's event-loop stalls (ChildServer.loopStall). */
+  loopStall = false,
 ): Promise<Cluster> {
   const c: Cluster = { name: `blbench-${randomUUID().slice(0, 8)}`, nodes: [], ids: [] };
   try {
-    for (let i = 0; i < count; i++) await addNode(c, brokers, partitions, `${label}-${i}`);
+    for (let i = 0; i < count; i++) await addNode(c, brokers, partitions, `${label}-${i}`, loopStall);
     await settledMap(c, partitions);
   } catch (err) {
     await stopCluster(c, brokers);
@@ -119,9 +121,16 @@ export async function startCluster(
   return c;
 }
 
-async function addNode(c: Cluster, brokers: string[], partitions: number, label: string): Promise<ChildServer> {
+async function addNode(
+  c: Cluster,
+  brokers: string[],
+  partitions: number,
+  label: string,
+  loopStall = false,
+): Promise<ChildServer> {
   const node = await startChildServer({
     label,
+    loopStall,
     extraArgs: [
       '--cluster-name',
       c.name,

@@ -35,6 +35,7 @@ const BENCHES: Bench[] = [
   { name: 'history', run: async () => (await import('./history-bench.js')).runHistoryBench },
   { name: 'scale', run: async () => (await import('./scale.js')).runScale },
   { name: 'cluster', run: async () => (await import('./cluster.js')).runClusterBench },
+  { name: 'cluster-answers', run: async () => (await import('./cluster-answers.js')).runClusterAnswers },
   { name: 'cluster-ingest', run: async () => (await import('./cluster-ingest.js')).runClusterIngestBench },
 ];
 

@@ -99,6 +99,15 @@ export interface ClusterView {
    * members' token; a connection failure counts against the member as memberFetch's do.
    */
   memberPost(url: string, body: string, signal?: AbortSignal): Promise<{ status: number; text: string }>;
+  /**
+   * memberPost resolving at the answer's head, its body read by the caller as it arrives (a
+   * member's binary partials of a big answer). Absent (a test double): reads use memberPost.
+   */
+  memberPostStream?(
+    url: string,
+    body: string,
+    signal?: AbortSignal,
+  ): Promise<{ status: number; contentType: string; body: AsyncIterable<Uint8Array> }>;
   /** Whether a member answers now (its probes and calls, membership/health.ts); this node always does. */
   isLive(id: string): boolean;
 }

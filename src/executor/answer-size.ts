@@ -17,6 +17,7 @@ import type { QueryResponse, QueryResult } from './result.js';
 import { countWork, type Work } from './run.js';
 import { outShards } from './bitmap-eval.js';
 import { resolveRow } from './refs.js';
+import { ShardColumns } from './shard-columns.js';
 
 const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
 
@@ -191,7 +192,7 @@ export function countPartialColumns(parts: readonly (readonly CallPartial[])[], 
       const p = node[call];
       if (p?.kind !== 'columns' || p.columns.length === 0) continue;
       n += p.columns.length;
-      const top = p.columns[p.columns.length - 1];
+      const top = p.columns instanceof ShardColumns ? p.columns.last() : p.columns[p.columns.length - 1];
       if (top > last) last = top;
     }
     if (n > 0) budget.add(n * bytesPerColumn(Math.floor(Number(last) / SHARD_WIDTH)), 'columns');

@@ -182,17 +182,6 @@ export function* planRowColumns(
 }
 
 /**
- * The columns (IDs) of a plan across its shards, ascending, as one array (a holder's partial).
- * Yields between shards and inside large ones.
- */
-export function* planColumns(ctx: ReadContext, p: BitmapPlan): Generator<void, ColumnId[], undefined> {
-  const parts = yield* columnParts(ctx, p);
-  let total = 0;
-  for (const part of parts) total += part.offsets.length;
-  return yield* columnsOf(parts, total);
-}
-
-/**
  * The parts' columns in an array made at its final length, filled COPY_SLICE at a time: an array
  * grown by push is copied whole each time it grows, and at 10M columns one such copy held the
  * event loop for hundreds of ms (issue 23's bench).

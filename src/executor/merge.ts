@@ -2,7 +2,7 @@
 // partial into exactly the CallOutput one node computes over all shards: order, limits,
 // offsets, tie-breaks, the result bound (--max-result-rows), keys and attributes come here,
 // after the merge, never per node.
-import type { ColumnId } from '../domain/shard.js';
+import { type ColumnId, SHARD_WIDTH } from '../domain/shard.js';
 import { AnswerBytes, countPartialColumns, resultBytes } from './answer-size.js';
 import { mergeBestRow, mergeValCount, minMaxRowResult, valCountResult } from './aggregate.js';
 import type { ResultOptions } from './context.js';
@@ -10,7 +10,8 @@ import { groupByResult, mergeAllowed, mergeGroups } from './group-by.js';
 import { type CallPartial, type CallPrep, innermostPlan } from './partial.js';
 import type { ReadPlan } from './plan.js';
 import { respond } from './respond.js';
-import type { QueryOptions, QueryResponse } from './result.js';
+import type { QueryOptions, QueryResponse, RowColumns } from './result.js';
+import { SHARD_COLUMNS_FROM, ShardColumns, type ShardOffsets, columnArray } from './shard-columns.js';
 import { mergeRowIds, rowsResult } from './rows.js';
 import { type CallOutput, bitmapOutput } from './run.js';
 import { type TopNCounts, topNCandidateFilter, topNResult } from './topn.js';
@@ -76,21 +77,63 @@ export function mergePartials(plan: ReadPlan, parts: readonly CallPartial[]): Ca
 }
 
 /**
- * Columns of disjoint shard sets, each list ascending: one ascending list, by a linear merge of
- * the few lists (one per holder) into an array made at its final length (a sort of 10M columns
- * held the coordinator for seconds).
+ * Columns of disjoint shard sets, each list ascending, as one ascending list. A large one is
+ * ShardColumns holding every holder's shard offsets in shard order, not copied (the shards of
+ * different holders are disjoint): a merge of any size is a sort of its shards. A small one (or
+ * one with columns past 2^53) is an array, by a linear merge of the few lists (one per holder)
+ * into an array made at its final length (a sort of 10M columns held the coordinator for seconds).
  */
-function mergeColumns(lists: readonly ColumnId[][]): ColumnId[] {
+function mergeColumns(lists: readonly RowColumns[]): RowColumns {
   const nonEmpty = lists.filter((l) => l.length > 0);
   if (nonEmpty.length <= 1) return nonEmpty[0] ?? [];
   const total = nonEmpty.reduce((n, l) => n + l.length, 0);
+  if (total >= SHARD_COLUMNS_FROM) {
+    const parts = shardParts(nonEmpty);
+    if (parts !== undefined) return new ShardColumns(parts);
+  }
+  const arrays = nonEmpty.map(columnArray);
   const out = new Array<ColumnId>(total);
-  const at = nonEmpty.map(() => 0);
+  const at = arrays.map(() => 0);
   for (let n = 0; n < total; n++) {
     let best = -1;
-    for (let i = 0; i < nonEmpty.length; i++)
-      if (at[i] < nonEmpty[i].length && (best < 0 || nonEmpty[i][at[i]] < nonEmpty[best][at[best]])) best = i;
-    out[n] = nonEmpty[best][at[best]++];
+    for (let i = 0; i < arrays.length; i++)
+      if (at[i] < arrays[i].length && (best < 0 || arrays[i][at[i]] < arrays[best][at[best]])) best = i;
+    out[n] = arrays[best][at[best]++];
+  }
+  return out;
+}
+
+/** Every list's shards in shard order; undefined when a column is past 2^53 or two lists share a shard. */
+function shardParts(lists: readonly RowColumns[]): ShardOffsets[] | undefined {
+  const parts: ShardOffsets[] = [];
+  for (const l of lists) {
+    if (l instanceof ShardColumns) parts.push(...l.parts);
+    else {
+      const split = splitByShard(l);
+      if (split === undefined) return undefined;
+      parts.push(...split);
+    }
+  }
+  parts.sort((a, b) => a.shard - b.shard);
+  for (let i = 1; i < parts.length; i++) if (parts[i].shard === parts[i - 1].shard) return undefined;
+  return parts;
+}
+
+/** An ascending array (a small holder's list) as its shards' offsets; undefined past 2^53. */
+function splitByShard(cols: readonly ColumnId[]): ShardOffsets[] | undefined {
+  const out: ShardOffsets[] = [];
+  let from = 0;
+  while (from < cols.length) {
+    const c0 = cols[from];
+    if (typeof c0 !== 'number') return undefined;
+    const shard = Math.floor(c0 / SHARD_WIDTH);
+    const base = shard * SHARD_WIDTH;
+    let to = from;
+    while (to < cols.length && typeof cols[to] === 'number' && (cols[to] as number) - base < SHARD_WIDTH) to++;
+    const offsets = new Uint32Array(to - from);
+    for (let i = from; i < to; i++) offsets[i - from] = (cols[i] as number) - base;
+    out.push({ shard, offsets });
+    from = to;
   }
   return out;
 }

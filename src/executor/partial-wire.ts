@@ -5,6 +5,7 @@
 import type { ColumnId } from '../domain/shard.js';
 import type { Group } from './group-by.js';
 import type { CallPartial, CallPrep } from './partial.js';
+import { columnArray } from './shard-columns.js';
 
 export type WirePrep =
   | { kind: 'none' }
@@ -29,7 +30,10 @@ export function encodePrep(p: CallPrep): WirePrep {
 export function encodePartial(p: CallPartial): WirePartial {
   switch (p.kind) {
     case 'columns':
-      return { kind: 'columns', columns: p.columns.map((c) => (typeof c === 'bigint' ? c.toString() : c)) };
+      return {
+        kind: 'columns',
+        columns: columnArray(p.columns).map((c) => (typeof c === 'bigint' ? c.toString() : c)),
+      };
     case 'valCount':
       return {
         kind: 'valCount',

@@ -4,13 +4,13 @@
 // anything: TopN (the union of every shard's candidates, then every candidate counted in every
 // shard) and GroupBy children with limit/column (their rows over all shards). The wire forms
 // are plain JSON: 64-bit columns and BSI values travel as decimal strings.
-import type { ColumnId } from '../domain/shard.js';
 import type { ValCount } from '../state/bsi.js';
 import { type BestRow, minMaxBest, valCountAcc } from './aggregate.js';
-import { planColumns } from './bitmap-eval.js';
+import { planRowColumns } from './bitmap-eval.js';
 import type { ReadContext } from './context.js';
 import { type AllowedRows, type Group, firstGroups, groupByAllowed, groupByGroups } from './group-by.js';
 import type { BitmapPlan, ReadPlan } from './plan.js';
+import type { RowColumns } from './result.js';
 import { rowIds } from './rows.js';
 import { type Work, countWork } from './run.js';
 import { type TopNCounts, topNCandidateFilter, topNCandidates, topNCounts } from './topn.js';
@@ -24,7 +24,8 @@ export type CallPrep =
   | { kind: 'groupBy'; allowed: AllowedRows };
 
 export type CallPartial =
-  | { kind: 'columns'; columns: ColumnId[] }
+  /** A large one as each shard's offsets (ShardColumns), as a one-node row answer keeps them. */
+  | { kind: 'columns'; columns: RowColumns }
   | { kind: 'count'; n: number }
   | { kind: 'valCount'; acc: ValCount | undefined }
   | { kind: 'best'; best: BestRow | undefined }
@@ -79,7 +80,7 @@ export function* callPartial(ctx0: ReadContext, plan0: ReadPlan, prep: CallPrep)
   const { ctx, plan } = innermost(ctx0, plan0);
   switch (plan.kind) {
     case 'bitmap':
-      return { kind: 'columns', columns: ctx.opts.excludeColumns ? [] : yield* planColumns(ctx, plan.plan) };
+      return { kind: 'columns', columns: ctx.opts.excludeColumns ? [] : yield* planRowColumns(ctx, plan.plan) };
     case 'count':
       return { kind: 'count', n: yield* countWork(ctx, plan.child) };
     case 'valCount':

@@ -4,7 +4,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { ClusterEnds } from '../reads/cluster-ends.js';
 import type { EndOffsets } from '../reads/end-offsets.js';
 import { isRefused, isUnreachable, type MemberHealth } from './health.js';
-import { postJson, postUnreachable } from './member-post.js';
+import { type StreamAnswer, postJson, postStream, postUnreachable } from './member-post.js';
 import type { Membership } from './membership.js';
 import { partitionOf } from './partition.js';
 import type { Positions } from '../commands/positions.js';
@@ -44,14 +44,22 @@ export class NodeView implements ClusterView {
     }
   }
 
-  async memberPost(url: string, body: string, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+  memberPost(url: string, body: string, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+    return this.counted(url, () => postJson(url, body, this.auth(), signal));
+  }
+
+  memberPostStream(url: string, body: string, signal?: AbortSignal): Promise<StreamAnswer> {
+    return this.counted(url, () => postStream(url, body, this.auth(), signal));
+  }
+
+  private auth(): Record<string, string> {
+    return this.token === undefined ? {} : { authorization: `Bearer ${this.token}` };
+  }
+
+  /** A post whose connection failure counts against the member's health. */
+  private async counted<T>(url: string, post: () => Promise<T>): Promise<T> {
     try {
-      return await postJson(
-        url,
-        body,
-        this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
-        signal,
-      );
+      return await post();
     } catch (err) {
       const { unreachable, refused } = postUnreachable(err);
       if (unreachable) {

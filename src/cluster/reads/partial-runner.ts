@@ -8,8 +8,17 @@ import type { Engine } from '../../engine/engine.js';
 import { HistoryRangeError } from '../../engine/history.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import { QueryClock, checkBudget, lookupIndex, queryBudget, queryContext } from '../../executor/index.js';
-import { type CallPrep, partialsWork, prepsWork } from '../../executor/partial.js';
-import { type WirePartial, type WirePrep, decodePrep, encodePartial, encodePrep } from '../../executor/partial-wire.js';
+import { type CallPartial, type CallPrep, partialsWork, prepsWork } from '../../executor/partial.js';
+import {
+  type WirePartial,
+  type WirePrep,
+  WireError,
+  decodePartial,
+  decodePrep,
+  encodePartial,
+  encodePrep,
+} from '../../executor/partial-wire.js';
+import type { FRAMES_ANSWER } from '../../executor/partial-frames.js';
 import { runSliced } from '../../executor/query-async.js';
 import { compileReads } from '../../executor/reads.js';
 import { precountAnswer } from '../../executor/answer-size.js';
@@ -49,9 +58,30 @@ export interface PartialRequest {
    * stamped at or before it, engine/command-time.ts), not the live one. Absent: live.
    */
   at?: number;
+  /**
+   * FRAMES_ANSWER: the coordinator reads partials in their binary form (executor/partial-frames.ts).
+   * Absent (a coordinator of an older build): JSON. A holder of an older build ignores the field
+   * and answers JSON, which the coordinator still reads (its content type tells).
+   */
+  answer?: typeof FRAMES_ANSWER;
 }
 
-export type PartialResponse = { preps: WirePrep[] } | { partials: WirePartial[] };
+/** A holder's answer as the coordinator merges it (the wire forms are the route's). */
+export type PartialResponse = { preps: CallPrep[] } | { partials: CallPartial[] };
+
+/** A holder's answer as JSON (the form of every build before the binary one, and of phase one). */
+export type WireResponse = { preps: WirePrep[] } | { partials: WirePartial[] };
+
+export function encodeResponse(r: PartialResponse): WireResponse {
+  return 'preps' in r ? { preps: r.preps.map(encodePrep) } : { partials: r.partials.map(encodePartial) };
+}
+
+export function decodeResponse(v: unknown): PartialResponse {
+  const o = (typeof v === 'object' && v !== null ? v : {}) as Partial<Record<'preps' | 'partials', unknown>>;
+  if (Array.isArray(o.preps)) return { preps: o.preps.map(decodePrep) };
+  if (Array.isArray(o.partials)) return { partials: o.partials.map(decodePartial) };
+  throw new WireError('cluster partial: an answer without preps or partials');
+}
 
 export class PartialRunner {
   constructor(
@@ -108,13 +138,13 @@ export async function pastState(engine: Engine, at: number): Promise<ReadonlyHol
 }
 
 function* prepWork(w: Work<CallPrep[]>): Work<PartialResponse> {
-  return { preps: (yield* w).map(encodePrep) };
+  return { preps: yield* w };
 }
 
 /** `precount` first: a part already past the answer's byte budget is refused before it is built. */
 function* partialWork(w: ReturnType<typeof partialsWork>, precount: Work<void>): Work<PartialResponse> {
   yield* precount;
-  return { partials: (yield* w).map(encodePartial) };
+  return { partials: yield* w };
 }
 
 /** The request body, checked: a malformed one is a 400, never a wrong answer. */
@@ -145,6 +175,8 @@ export function decodePartialRequest(body: unknown): PartialRequest {
     now: b.now,
     timeoutMs: b.timeoutMs,
     ...(b.at === undefined ? {} : { at: b.at }),
+    // Another value (a later build's form) is not asked for here: this build answers JSON.
+    ...(b.answer === 'frames/1' ? { answer: 'frames/1' as const } : {}),
   };
 }
 

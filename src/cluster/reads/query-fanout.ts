@@ -18,12 +18,19 @@ import {
 } from '../../executor/index.js';
 import { finalizeWithinBytes, mergeAllPreps } from '../../executor/merge.js';
 import { type CallPartial, type CallPrep, needsPrep, readMovesColumns } from '../../executor/partial.js';
-import { type WirePrep, decodePartial, decodePrep, encodePrep } from '../../executor/partial-wire.js';
+import { type WirePrep, encodePrep } from '../../executor/partial-wire.js';
+import { FRAMES_ANSWER, FRAMES_TYPE, FramesReader } from '../../executor/partial-frames.js';
 import type { QueryOptions, QueryResponse } from '../../executor/result.js';
 import type { Query } from '../../pql/ast.js';
 import type { QueryRequestBounds } from '../../service/query-service.js';
 import { PARTIAL_PATH } from './partial-routes.js';
-import { type PartialRequest, type PartialResponse, type PartialRunner, pastState } from './partial-runner.js';
+import {
+  type PartialRequest,
+  type PartialResponse,
+  type PartialRunner,
+  decodeResponse,
+  pastState,
+} from './partial-runner.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import { encodeQuery } from './query-wire.js';
 import type { ClusterView, KafkaGate, Member } from '../types.js';
@@ -146,11 +153,11 @@ export class QueryFanout {
       const answers = await this.collect('prep', partitions, base, undefined, failed, budget, whole);
       preps = mergeAllPreps(
         plans,
-        answers.map((a) => ('preps' in a ? a.preps.map(decodePrep) : [])),
+        answers.map((a) => ('preps' in a ? a.preps : [])),
       );
     }
     const answers = await this.collect('partial', partitions, base, preps?.map(encodePrep), failed, budget, whole);
-    const parts: CallPartial[][] = answers.map((a) => ('partials' in a ? a.partials.map(decodePartial) : []));
+    const parts: CallPartial[][] = answers.map((a) => ('partials' in a ? a.partials : []));
     if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
     // Within the answer's byte budget, as one node's (the columns counted before the merge).
     return onState((h) => finalizeWithinBytes(lookupIndex(h, index), plans, parts, queryOpts));
@@ -300,9 +307,9 @@ export class QueryFanout {
     // tell) is given up at once, not after its timeout: its partitions go to the next holder.
     const down = watchDown(() => this.view.isLive(member.id));
     const signal = AbortSignal.any([timeout, down.signal, ...(budget.signal === undefined ? [] : [budget.signal])]);
-    let res: { status: number; text: string };
+    let res: { status: number; text: string } | { status: number; answer: PartialResponse };
     try {
-      res = await this.view.memberPost(`${member.url}${PARTIAL_PATH}`, JSON.stringify(req), signal);
+      res = await this.post(`${member.url}${PARTIAL_PATH}`, req, signal);
     } catch (err) {
       checkBudget(budget);
       if (down.signal.aborted) throw new HolderFailure(`node ${member.id} stopped answering its probes`);
@@ -310,11 +317,36 @@ export class QueryFanout {
     } finally {
       down.stop();
     }
-    if (res.status >= 200 && res.status < 300) return JSON.parse(res.text) as PartialResponse;
+    if ('answer' in res) return res.answer;
+    if (res.status >= 200 && res.status < 300) return decodeResponse(JSON.parse(res.text));
     const message = errorText(res.text) ?? `HTTP ${res.status}`;
     if (res.status >= 500) throw new HolderFailure(message);
     // The holder refused the query itself (its deadline, the result bound, an index deleted).
     throw new DomainError(codeOf(res.status), message);
+  }
+
+  /**
+   * A holder's answer: partials asked for in binary (partial-frames.ts) and read as their bytes
+   * arrive, no JSON.parse of a whole answer; a holder of an older build answers JSON, read as
+   * text. A cut or malformed binary answer rejects (the holder failed).
+   */
+  private async post(
+    url: string,
+    req: PartialRequest,
+    signal: AbortSignal,
+  ): Promise<{ status: number; text: string } | { status: number; answer: PartialResponse }> {
+    const stream = this.view.memberPostStream?.bind(this.view);
+    if (stream === undefined || req.phase !== 'partial') return this.view.memberPost(url, JSON.stringify(req), signal);
+    const res = await stream(url, JSON.stringify({ ...req, answer: FRAMES_ANSWER }), signal);
+    const binary = res.status === 200 && res.contentType.startsWith(FRAMES_TYPE);
+    const frames = new FramesReader();
+    const chunks: Uint8Array[] = [];
+    for await (const c of res.body) {
+      if (binary) frames.push(c);
+      else chunks.push(c);
+    }
+    if (binary) return { status: res.status, answer: { partials: frames.end() } };
+    return { status: res.status, text: Buffer.concat(chunks).toString('utf8') };
   }
 }
 
