@@ -2,11 +2,8 @@
 // max ≤ 250 ms) while three clients each fetch one Row() of 10,485,760 columns as JSON (about
 // 83 MB each) at once, and the same for protobuf. Before, one such answer held /status 1.8 s.
 import { request } from 'node:http';
-import { RoaringBitmap32 } from '../src/roaring/bitmap.js';
-import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
-import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
 import { HttpClient } from './lib/http-client.js';
-import { createField, createIndex } from './lib/pilosa.js';
+import { loadFullRow } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { startChildServer } from './lib/server-child.js';
 import { now, percentile } from './lib/stats.js';
@@ -21,16 +18,7 @@ export async function runBigAnswers(r: Reporter): Promise<void> {
   const server = await startChildServer({ label: 'answers', fsync: 'always', loopStall: true });
   const setup = new HttpClient(server.url);
   try {
-    await createIndex(setup, 'i');
-    await createField(setup, 'i', 'g');
-    const all = new RoaringBitmap32();
-    all.addRange(0, 1 << 20);
-    const body = encodeImportRoaringRequest({
-      clear: false,
-      views: [{ name: '', data: encodePilosaRoaring(new Map([[1, all]])) }],
-    });
-    for (let s = 0; s < SHARDS; s++)
-      await setup.ok('POST', `/index/i/field/g/import-roaring/${s}`, body, 'application/x-protobuf');
+    await loadFullRow(setup, 'i', 'g', SHARDS);
     for (const [format, accept] of [
       ['JSON', 'application/json'],
       ['protobuf', 'application/x-protobuf'],

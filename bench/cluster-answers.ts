@@ -5,13 +5,10 @@
 // (parse and merge of the partials, the write) and the members' (their partials' encoding).
 // Targets: those of the one-node bench (big-answers): /status p99 ≤ 100 ms, max ≤ 250 ms.
 import { request } from 'node:http';
-import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
-import { RoaringBitmap32 } from '../src/roaring/bitmap.js';
-import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
 import { acquireKafka } from '../test/helpers/kafka-broker.js';
 import { startCluster, stopCluster } from './cluster.js';
 import { HttpClient } from './lib/http-client.js';
-import { createField, createIndex } from './lib/pilosa.js';
+import { loadFullRow } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { now, percentile } from './lib/stats.js';
 
@@ -59,16 +56,7 @@ export async function runClusterAnswers(r: Reporter): Promise<void> {
 async function load(url: string): Promise<void> {
   const setup = new HttpClient(url);
   try {
-    await createIndex(setup, 'i');
-    await createField(setup, 'i', 'g');
-    const all = new RoaringBitmap32();
-    all.addRange(0, 1 << 20);
-    const body = encodeImportRoaringRequest({
-      clear: false,
-      views: [{ name: '', data: encodePilosaRoaring(new Map([[1, all]])) }],
-    });
-    for (let s = 0; s < SHARDS; s++)
-      await setup.ok('POST', `/index/i/field/g/import-roaring/${s}`, body, 'application/x-protobuf');
+    await loadFullRow(setup, 'i', 'g', SHARDS);
   } finally {
     setup.close();
   }

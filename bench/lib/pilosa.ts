@@ -1,4 +1,7 @@
 // The Pilosa HTTP calls the benches make, over the keep-alive client.
+import { encodeImportRoaringRequest } from '../../src/encoding/public-proto.js';
+import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
+import { encodePilosaRoaring } from '../../src/roaring/pilosa-roaring.js';
 import type { HttpClient } from './http-client.js';
 
 export async function createIndex(
@@ -39,4 +42,17 @@ export async function importRoaring(
   body: Uint8Array,
 ): Promise<void> {
   await c.ok('POST', `/index/${index}/field/${field}/import-roaring/${shard}`, body, 'application/x-protobuf');
+}
+
+/** Index `index` and set field `field` whose row 1 holds every column of shards 0..shards-1. */
+export async function loadFullRow(c: HttpClient, index: string, field: string, shards: number): Promise<void> {
+  await createIndex(c, index);
+  await createField(c, index, field);
+  const all = new RoaringBitmap32();
+  all.addRange(0, 1 << 20);
+  const body = encodeImportRoaringRequest({
+    clear: false,
+    views: [{ name: '', data: encodePilosaRoaring(new Map([[1, all]])) }],
+  });
+  for (let s = 0; s < shards; s++) await importRoaring(c, index, field, s, body);
 }
