@@ -69,8 +69,9 @@ export class QueryService {
         })
       : await this.engine.readAsync((h) => {
           const bounded = this.readOptions(opts);
-          const spread = this.workers && workerRead(this.workers, h, index, query, bounded, budget);
-          return spread ?? runQueryAsync(h, index, query, bounded, { budget });
+          return this.workers
+            ? workerRead(this.workers, h, index, query, bounded, budget)
+            : runQueryAsync(h, index, query, bounded, { budget });
         });
     return { response, legacy, calls };
   }
@@ -105,8 +106,12 @@ export class QueryService {
   /** The request's options with the server's bounds of a read. */
   private readOptions(opts: QueryOptions): QueryOptions {
     const b = this.bounds;
+    // Spelled out, not spread: a spread of the request's options took several µs a query.
     return {
-      ...opts,
+      shards: opts.shards,
+      columnAttrs: opts.columnAttrs,
+      excludeColumns: opts.excludeColumns,
+      excludeRowAttrs: opts.excludeRowAttrs,
       maxResultRows: b.maxResultRows,
       maxResultBytes: b.maxResultBytes,
       maxQueryMemory: b.maxQueryMemory,
