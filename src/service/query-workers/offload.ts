@@ -3,7 +3,7 @@
 // worker, each share's partials computed by a worker against the durable state it holds, and the
 // partials merged and finalized here (executor/merge.ts: order, limits, the result bound, keys
 // and attributes), exactly as the cluster merges its nodes' partials.
-import { type QueryBudget, QueryClock, checkBudget, executePreparedAsync } from '../../executor/index.js';
+import { type QueryBudget, QueryClock, budgetSignal, checkBudget, executePreparedAsync } from '../../executor/index.js';
 import { precountAnswer, resultBytes } from '../../executor/answer-size.js';
 import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
 import { drainSync } from '../../executor/run.js';
@@ -58,6 +58,8 @@ async function runPhases(
   now: number,
 ): Promise<QueryResponse> {
   const shares = split(reads.ctx.shards, pool.size);
+  // Made only now: most reads stay on the request thread, where the client's flag is enough.
+  const signal = budgetSignal(budget);
   const left = budget.deadline - budget.clock.monotonic();
   const base = {
     index: reads.index.name,
@@ -72,11 +74,11 @@ async function runPhases(
   drainSync(precountAnswer(reads.ctx, reads.plans, reads.answer));
   let preps: CallPrep[] = [];
   if (reads.plans.some(needsPrep)) {
-    const answers = await pool.run({ ...base, phase: 'prep' }, shares, budget.signal);
+    const answers = await pool.run({ ...base, phase: 'prep' }, shares, signal);
     checkBudget(budget);
     preps = mergeAllPreps(reads.plans, answers.map(prepsOf));
   }
-  const answers = await pool.run({ ...base, phase: 'partial', preps }, shares, budget.signal);
+  const answers = await pool.run({ ...base, phase: 'partial', preps }, shares, signal);
   const response = finalizeQuery(reads.index, reads.plans, answers.map(partialsOf), opts);
   response.results.forEach((r, i) => reads.answer.add(resultBytes(r), reads.plans[i].kind));
   return response;
