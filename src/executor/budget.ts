@@ -17,15 +17,29 @@ export interface QueryBudget {
   readonly timeoutMs: number;
   /** Fired when the client is gone: nobody would read the answer. */
   readonly signal?: AbortSignal;
-  /** Whether the client is gone, when there is no signal (an AbortSignal costs several µs). */
-  readonly client?: { readonly aborted: boolean };
+  /**
+   * Whether the client is gone, when there is no signal (an AbortSignal costs several µs);
+   * `signal()` makes one on demand (work handed to query workers is cancelled through it).
+   */
+  readonly client?: BudgetClient;
   /** What the deadline is measured on (and what slices of the query are timed by). */
   readonly clock: Clock;
 }
 
+/** A client's gone flag, and (optionally) an AbortSignal for it made when first asked. */
+export interface BudgetClient {
+  readonly aborted: boolean;
+  signal?(): AbortSignal;
+}
+
+/** The budget's AbortSignal: its own, or one its client makes now (none: nothing to cancel on). */
+export function budgetSignal(b: QueryBudget): AbortSignal | undefined {
+  return b.signal ?? b.client?.signal?.();
+}
+
 export function queryBudget(
   timeoutMs: number,
-  signal?: AbortSignal | { readonly aborted: boolean },
+  signal?: AbortSignal | BudgetClient,
   clock: Clock = systemClock,
 ): QueryBudget {
   const start = clock.monotonic();

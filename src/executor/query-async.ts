@@ -13,7 +13,7 @@ import { type Clock, systemClock } from '../util/clock.js';
 import { type QueryBudget, checkBudget } from './budget.js';
 import { QueryClock } from './clock.js';
 import { prepareReads } from './query.js';
-import { readsWork, runReadsSync, unsliced } from './reads.js';
+import { type Reads, readsWork, runReadsSync, unsliced } from './reads.js';
 import type { QueryOptions, QueryResponse } from './result.js';
 import { type Work, drainSync } from './run.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
@@ -49,7 +49,34 @@ export function executeQueryAsync(
 ): Promise<QueryResponse> {
   try {
     const clock = new QueryClock(o.now ?? o.clock ?? o.budget?.clock);
-    const reads = prepareReads(holder, indexName, query, opts, clock);
+    return executePreparedAsync(
+      holder,
+      prepareReads(holder, indexName, query, opts, clock),
+      indexName,
+      query,
+      opts,
+      clock,
+      o,
+    );
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/**
+ * executeQueryAsync for a query the caller already compiled against `holder` with `clock`
+ * (the query-worker offload decision compiles it once for both ways of running it).
+ */
+export function executePreparedAsync(
+  holder: ReadonlyHolder,
+  reads: Reads,
+  indexName: string,
+  query: Query,
+  opts: QueryOptions,
+  clock: QueryClock,
+  o: AsyncReadOptions = NO_OPTIONS,
+): Promise<QueryResponse> {
+  try {
     const maxRestarts = o.maxRestarts ?? 3;
     if (maxRestarts <= 0 || unsliced(reads)) return Promise.resolve(runReadsSync(reads));
     const prepare = (): Work<QueryResponse> => readsWork(prepareReads(holder, indexName, query, opts, clock));

@@ -43,9 +43,29 @@ const READ_POST_ROUTES = new Set(['/index/:index/query']);
 export function installSecurity(app: FastifyInstance, o: SecurityOptions): void {
   const loopbackOnly = isLoopbackName(o.bindHost);
   const allowed = new Set(o.allowedOrigins.map((s) => s.replace(/\/+$/, '').toLowerCase()));
-  app.addHook('onRequest', async (req, reply) => {
+  // Clients send one Host header again and again: its verdict is kept for the next request.
+  let lastHost: string | undefined;
+  const loopbackHost = (host: string): boolean => {
+    if (host === lastHost) return true;
+    if (!isLoopbackName(hostName(host))) return false;
+    lastHost = host;
+    return true;
+  };
+  // A callback hook, not an async one: an async hook costs a promise and a microtask hop a
+  // request. A refusal sends its answer and does not call done(): fastify stops there.
+  app.addHook('onRequest', (req, reply, done) => {
+    let refused: FastifyReply | undefined;
+    try {
+      refused = check(req, reply);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    if (refused === undefined) done();
+  });
+  const check = (req: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     const host = req.headers.host;
-    if (loopbackOnly && host !== undefined && !isLoopbackName(hostName(host))) {
+    if (loopbackOnly && host !== undefined && !loopbackHost(host)) {
       return refuse(
         reply,
         403,
@@ -75,7 +95,7 @@ export function installSecurity(app: FastifyInstance, o: SecurityOptions): void 
       else return refuse(reply, 403, 'forbidden: a read-only token cannot change data');
     }
     return undefined;
-  });
+  };
 }
 
 function refuse(reply: FastifyReply, status: number, message: string): FastifyReply {

@@ -34,7 +34,10 @@ const workersAsked = (): boolean => (testQueryWorkers().queryWorkers ?? 1) > 1;
  */
 export async function useQueryWorkers(server: Server): Promise<void> {
   await server.queryWorkers?.whenReady();
-  if (server.queryWorkers !== undefined && workersAsked()) server.queryWorkers.minShards = 1;
+  if (server.queryWorkers !== undefined && workersAsked()) {
+    server.queryWorkers.minShards = 1;
+    server.queryWorkers.minWorkBits = 0;
+  }
 }
 
 export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {

@@ -55,6 +55,8 @@ async function loadGroupBy(shards: number, to: TestServer = server): Promise<voi
 beforeAll(async () => {
   server = await startServer({ queryWorkers: 2, maxResultRows: 3 });
   await server.queryWorkers?.whenReady();
+  // Every read that can go to the workers does, however small (the decision has its own test).
+  if (server.queryWorkers !== undefined) server.queryWorkers.minWorkBits = 0;
   expect((await post('/index/i', '')).status).toBe(200);
   expect((await post('/index/i/field/f', '')).status).toBe(200);
   expect(
@@ -149,6 +151,28 @@ describe('query workers: bounds', () => {
       /query cancelled: the client closed the connection/,
     );
     expect(pool.stats.cancelled).toBeGreaterThan(cancelled);
+  });
+});
+
+describe('query workers: which reads go', () => {
+  it('keeps a Count or a Row over few bits on the request thread, and sends more bits or a GroupBy', async () => {
+    const pool = server.queryWorkers;
+    if (pool === undefined) throw new Error('the server started no query workers');
+    pool.minWorkBits = 6;
+    try {
+      const jobs = pool.stats.jobs;
+      // Row f=2 holds 4 bits over the 4 shards, f=2 and f=3 together 8.
+      expect(await results('Count(Row(f=2))')).toEqual([4]);
+      expect((await results('Row(f=2)')).length).toBe(1);
+      expect(pool.stats.jobs).toBe(jobs);
+      expect(await results('Count(Union(Row(f=2), Row(f=3)))')).toEqual([8]);
+      expect(pool.stats.jobs).toBeGreaterThan(jobs);
+      const afterUnion = pool.stats.jobs;
+      await post('/index/g/query', 'GroupBy(Rows(a), limit=1)');
+      expect(pool.stats.jobs).toBeGreaterThan(afterUnion);
+    } finally {
+      pool.minWorkBits = 0;
+    }
   });
 });
 

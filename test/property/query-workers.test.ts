@@ -39,14 +39,21 @@ let spread = 0;
 beforeAll(async () => {
   pool = QueryWorkers.start(2, publisher, pino({ level: 'silent' }));
   await pool.whenReady();
+  // The cases' states are tiny: every read the workers can take goes to them.
+  pool.minWorkBits = 0;
 });
 afterAll(async () => {
   await pool?.close();
 });
 
 async function viaWorkers(holder: Parameters<typeof workerRead>[1], pql: string): Promise<unknown[] | undefined> {
+  // Reads the workers do not take are answered on this thread: only the workers' are compared.
+  const jobs = pool.stats.jobs;
   const r = workerRead(pool, holder, 'i', parse(pql), defaultOpts, queryBudget(0, undefined, clock));
-  if (r === undefined) return undefined;
+  if (pool.stats.jobs === jobs) {
+    await r.catch(() => undefined);
+    return undefined;
+  }
   spread++;
   return (await r).results.map(toJson);
 }

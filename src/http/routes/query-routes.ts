@@ -159,28 +159,31 @@ export function clientGone(reply: FastifyReply): AbortSignal {
 /**
  * Whether the client closed the connection before its answer; an AbortSignal for it only when
  * asked for: an AbortController costs several µs (its EventTarget), more than a small query's
- * evaluation, and one node's query only ever reads `aborted`.
+ * evaluation, and one node's query only ever reads `aborted`. The flag reads the socket when
+ * asked, so a request that never asks adds no listener either (a close listener a request cost
+ * about 1.5 µs of event-emitter work).
  */
 export class ClientGone {
-  private gone = false;
   private controller: AbortController | undefined;
 
-  constructor(reply: FastifyReply) {
-    reply.raw.once('close', () => {
-      if (reply.raw.writableFinished) return;
-      this.gone = true;
-      this.controller?.abort();
-    });
-  }
+  constructor(private readonly reply: FastifyReply) {}
 
   get aborted(): boolean {
-    return this.gone;
+    const res = this.reply.raw;
+    return !res.writableFinished && (res.destroyed || res.socket?.destroyed === true);
   }
 
   signal(): AbortSignal {
     if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.gone) this.controller.abort();
+      const controller = new AbortController();
+      this.controller = controller;
+      if (this.aborted) controller.abort();
+      else {
+        const res = this.reply.raw;
+        res.once('close', () => {
+          if (!res.writableFinished) controller.abort();
+        });
+      }
     }
     return this.controller.signal;
   }

@@ -3,7 +3,7 @@
 // worker, each share's partials computed by a worker against the durable state it holds, and the
 // partials merged and finalized here (executor/merge.ts: order, limits, the result bound, keys
 // and attributes), exactly as the cluster merges its nodes' partials.
-import { type QueryBudget, QueryClock, checkBudget } from '../../executor/index.js';
+import { type QueryBudget, QueryClock, budgetSignal, checkBudget, executePreparedAsync } from '../../executor/index.js';
 import { precountAnswer, resultBytes } from '../../executor/answer-size.js';
 import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
 import { drainSync } from '../../executor/run.js';
@@ -15,11 +15,13 @@ import type { QueryOptions, QueryResponse } from '../../executor/result.js';
 import type { Query } from '../../pql/ast.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import type { QueryWorkers } from './pool.js';
+import { rowBitsRead } from './work-estimate.js';
 
 /**
- * The query's answer from the workers, or undefined when it runs on the request thread: the
- * pool is down, too few shards, or it needs what the workers do not hold (string keys, TopN's
- * caches and attribute filters) or moves columns between shards (Shift).
+ * The query's answer, from the workers or the request thread: here when the pool is down, too
+ * few shards, too little work (work-estimate.ts: a job's hand-overs would cost more than the
+ * work), or it needs what the workers do not hold (string keys, TopN's caches and attribute
+ * filters) or moves columns between shards (Shift). Compiled once for either way.
  */
 export function workerRead(
   pool: QueryWorkers,
@@ -28,12 +30,17 @@ export function workerRead(
   query: Query,
   opts: QueryOptions,
   budget: QueryBudget,
-): Promise<QueryResponse> | undefined {
-  if (!pool.usable) return undefined;
-  const clock = new QueryClock(budget.clock);
-  const reads = prepareReads(holder, indexName, query, opts, clock);
-  if (reads.ctx.shards.length < pool.minShards || !offloadable(reads)) return undefined;
-  return runPhases(pool, reads, query, opts, budget, clock.now());
+): Promise<QueryResponse> {
+  try {
+    const clock = new QueryClock(budget.clock);
+    const reads = prepareReads(holder, indexName, query, opts, clock);
+    if (pool.usable && reads.ctx.shards.length >= pool.minShards && offloadable(reads))
+      if (pool.minWorkBits <= 0 || rowBitsRead(reads, pool.minWorkBits) >= pool.minWorkBits)
+        return runPhases(pool, reads, query, opts, budget, clock.now());
+    return executePreparedAsync(holder, reads, indexName, query, opts, clock, { budget });
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
 function offloadable(r: Reads): boolean {
@@ -51,6 +58,8 @@ async function runPhases(
   now: number,
 ): Promise<QueryResponse> {
   const shares = split(reads.ctx.shards, pool.size);
+  // Made only now: most reads stay on the request thread, where the client's flag is enough.
+  const signal = budgetSignal(budget);
   const left = budget.deadline - budget.clock.monotonic();
   const base = {
     index: reads.index.name,
@@ -65,11 +74,11 @@ async function runPhases(
   drainSync(precountAnswer(reads.ctx, reads.plans, reads.answer));
   let preps: CallPrep[] = [];
   if (reads.plans.some(needsPrep)) {
-    const answers = await pool.run({ ...base, phase: 'prep' }, shares, budget.signal);
+    const answers = await pool.run({ ...base, phase: 'prep' }, shares, signal);
     checkBudget(budget);
     preps = mergeAllPreps(reads.plans, answers.map(prepsOf));
   }
-  const answers = await pool.run({ ...base, phase: 'partial', preps }, shares, budget.signal);
+  const answers = await pool.run({ ...base, phase: 'partial', preps }, shares, signal);
   const response = finalizeQuery(reads.index, reads.plans, answers.map(partialsOf), opts);
   response.results.forEach((r, i) => reads.answer.add(resultBytes(r), reads.plans[i].kind));
   return response;

@@ -90,12 +90,24 @@ export interface QueryWorkerLoad {
 /** Fewer shards than this run on the request thread: two messages cost more than their work. */
 export const MIN_WORKER_SHARDS = 2;
 
+/**
+ * Rows holding fewer bits than this, all shards together, are cheaper to combine here than to
+ * hand over: 8M bits of 10%-dense rows intersect in about 130 µs (bitset containers; sparse rows
+ * take longer), about what a job's hand-overs cost (work-estimate.ts).
+ */
+export const MIN_WORKER_BITS = 1 << 23;
+
 export class QueryWorkers {
   /**
    * Queries over fewer shards run on the request thread. Tests lower it to 1, so that the query
    * tests' one-shard queries run through the workers too (test/helpers/server.ts).
    */
   minShards = MIN_WORKER_SHARDS;
+  /**
+   * Count and bitmap queries reading fewer bits of rows than this run on the request thread
+   * (work-estimate.ts); 0: any. Tests set 0, with minShards 1.
+   */
+  minWorkBits = MIN_WORKER_BITS;
   private nextId = 1;
   readonly stats: QueryWorkerStats = { jobs: 0, failed: 0, cancelled: 0 };
   private broken: Error | undefined;
