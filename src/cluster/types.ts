@@ -12,6 +12,12 @@ export interface Member {
 }
 
 /** The assignment of one rebalance, as every member receives it. */
+/**
+ * What a holder answers for a partition taken from it by a rebalance (in its error's text): a
+ * coordinator that gets it from every holder waits for the next map instead of refusing.
+ */
+export const PARTITION_MOVED = 'moved to another node of the cluster';
+
 export interface PartitionMap {
   /** Kafka group generation that produced it. */
   readonly generation: number;

@@ -12,16 +12,31 @@ export interface PostAnswer {
 }
 
 /** POSTs `body` (JSON text) to `url`; rejects on a connection failure or when `signal` aborts. */
-export async function postJson(
+export function postJson(
   url: string,
   body: string,
   headers: Record<string, string>,
   signal?: AbortSignal,
 ): Promise<PostAnswer> {
-  const answer = await postStream(url, body, headers, signal);
-  const chunks: Uint8Array[] = [];
-  for await (const c of answer.body) chunks.push(c);
-  return { status: answer.status, text: Buffer.concat(chunks).toString('utf8') };
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent: AGENT,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        ...(signal === undefined ? {} : { signal }),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** A member's answer as it arrives: its body is read by the caller (a large one, a piece at a time). */

@@ -33,7 +33,7 @@ import {
 } from './partial-runner.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import { encodeQuery } from './query-wire.js';
-import type { ClusterView, KafkaGate, Member } from '../types.js';
+import { type ClusterView, type KafkaGate, type Member, PARTITION_MOVED } from '../types.js';
 import { OPEN_GATE } from '../membership/broker-watch.js';
 import { type ClockTimer, systemClock } from '../../util/clock.js';
 
@@ -194,6 +194,20 @@ export class QueryFanout {
     }
   }
 
+  /** Whether a map newer than `generation` arrives within MAP_WAIT_MS. */
+  private async newerMap(generation: number | undefined, budget: QueryBudget): Promise<boolean> {
+    const until = systemClock.monotonic() + MAP_WAIT_MS;
+    const newer = (): boolean => {
+      const g = this.view.map()?.generation;
+      return g !== undefined && (generation === undefined || g > generation);
+    };
+    while (!newer() && systemClock.monotonic() < until) {
+      checkBudget(budget);
+      await systemClock.sleep(MAP_POLL_MS);
+    }
+    return newer();
+  }
+
   /**
    * Which holder answers for each partition: this node for those it holds caught up, then as few
    * other members as cover the rest (one HTTP round trip less per member left out), among the
@@ -259,9 +273,22 @@ export class QueryFanout {
     let pending = [...partitions];
     const reasons: string[] = [];
     await this.mapped(partitions, budget);
+    let generation = this.view.map()?.generation;
+    /** Whether every holder that failed said its partition moved (a rebalance, not a fault). */
+    let onlyMoved = true;
     while (pending.length > 0) {
       checkBudget(budget);
-      const groups = this.pick(pending, failed, reasons);
+      let groups: Map<string, { member: Member; partitions: number[] }>;
+      try {
+        groups = this.pick(pending, failed, reasons);
+      } catch (err) {
+        // Every holder failed, e.g. each said its partition moved: during a rebalance the next
+        // map names the new holders, so the query waits for it (bounded) and asks them.
+        if (!onlyMoved || !(err instanceof DomainError) || !(await this.newerMap(generation, budget))) throw err;
+        generation = this.view.map()?.generation;
+        failed.clear();
+        continue;
+      }
       const asked = [...groups.values()];
       if (whole && (asked.length > 1 || out.length > 0)) throw shiftRefused();
       const settled = await Promise.allSettled(
@@ -277,6 +304,7 @@ export class QueryFanout {
         const err: unknown = s.reason;
         if (!(err instanceof HolderFailure)) throw err;
         failed.add(asked[i].member.id);
+        if (!err.message.includes(PARTITION_MOVED)) onlyMoved = false;
         reasons.push(`${asked[i].member.id}: ${err.message}`);
         pending.push(...asked[i].partitions);
       }
