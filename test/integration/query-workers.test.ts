@@ -155,7 +155,7 @@ describe('query workers: bounds', () => {
 });
 
 describe('query workers: which reads go', () => {
-  it('keeps a Count or a Row over few bits on the request thread, and sends more bits or a GroupBy', async () => {
+  it('keeps a Count over few bits and every Row on the request thread, and sends a Count of more bits or a GroupBy', async () => {
     const pool = server.queryWorkers;
     if (pool === undefined) throw new Error('the server started no query workers');
     pool.minWorkBits = 6;
@@ -164,6 +164,8 @@ describe('query workers: which reads go', () => {
       // Row f=2 holds 4 bits over the 4 shards, f=2 and f=3 together 8.
       expect(await results('Count(Row(f=2))')).toEqual([4]);
       expect((await results('Row(f=2)')).length).toBe(1);
+      // A call that answers columns stays here however many bits it reads (8 here).
+      expect((await results('Union(Row(f=2), Row(f=3))')).length).toBe(1);
       expect(pool.stats.jobs).toBe(jobs);
       expect(await results('Count(Union(Row(f=2), Row(f=3)))')).toEqual([8]);
       expect(pool.stats.jobs).toBeGreaterThan(jobs);

@@ -12,11 +12,17 @@ import type { Reads } from '../../executor/reads.js';
 
 /**
  * Bits in the rows a query reads, over its shards, counted up to `cap` (the answer is then ≥
- * cap): Count and bitmap calls over plain rows and their combinations. Other calls (GroupBy,
+ * cap): Count calls over plain rows and their combinations; 0 when a call answers columns (it
+ * stays on the request thread). Other calls (GroupBy,
  * Rows, BSI ranges and aggregates, time ranges, Not) answer Infinity: their work is not bounded
  * by a few rows' sizes, and they go to the workers as before.
  */
 export function rowBitsRead(reads: Reads, cap: number): number {
+  // A call that answers columns stays here whatever its size: its answer would come back from
+  // the workers as one structured clone, deserialized in one step on this thread (636 ms for a
+  // 10M-column Row() in the big-answers bench), where the request thread builds it shard by
+  // shard between turns of the event loop.
+  if (reads.plans.some((plan) => innermostPlan(plan).kind === 'bitmap')) return 0;
   let bits = 0;
   for (const plan of reads.plans) {
     bits += planBits(reads.ctx, innermostPlan(plan), cap - bits);
@@ -27,7 +33,6 @@ export function rowBitsRead(reads: Reads, cap: number): number {
 
 function planBits(ctx: ReadContext, p: Exclude<ReadPlan, { kind: 'options' }>, cap: number): number {
   if (p.kind === 'count') return bitmapBits(ctx, p.child, cap);
-  if (p.kind === 'bitmap') return bitmapBits(ctx, p.plan, cap);
   return Number.POSITIVE_INFINITY;
 }
 
