@@ -115,6 +115,9 @@ function publisherOf(feed: FrozenFeed): StatePublisher {
     enabled: true,
     enable: (): Publication => feed.enable(),
     durable: (): Publication[] => feed.takeDurable(Number.MAX_SAFE_INTEGER),
+    get handedOut(): boolean {
+      return feed.handedOut;
+    },
   };
 }
 

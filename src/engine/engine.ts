@@ -139,6 +139,9 @@ export class Engine {
       },
       enable: () => feed.enable(),
       durable: () => feed.takeDurable(queue.durableSeq),
+      get handedOut() {
+        return feed.handedOut;
+      },
     };
     const stats = this.snapshotStats;
     this.snapshots = {

@@ -151,6 +151,15 @@ export class FrozenFeed {
     this.divergedBytes = 0;
   }
 
+  /**
+   * Whether every change applied to the holder was handed out by takeDurable(): nothing captured
+   * waits for its durability and nothing applied waits for its capture. Then a thread holding
+   * every publication holds the holder's state.
+   */
+  get handedOut(): boolean {
+    return this.pending.length === 0 && this.holder.changes.fragments.size === 0 && !this.holder.changes.layout;
+  }
+
   /** The captured publications of groups durable by now (up to `durableSeq`), in order. */
   takeDurable(durableSeq: number): Publication[] {
     let n = 0;

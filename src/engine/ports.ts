@@ -235,4 +235,6 @@ export interface StatePublisher {
   readonly enabled: boolean;
   enable(): Publication;
   durable(): Publication[];
+  /** Every applied change was handed out by durable(): its readers hold the applied state. */
+  readonly handedOut: boolean;
 }

@@ -3,7 +3,7 @@
 // goes away and the result bound hold across workers; a restart (snapshot and log replay) with
 // two workers or one answers as the live server did.
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { groupByFieldBody } from '../../bench/lib/group-by-data.js';
 import { SHARD_WIDTH } from '../../src/domain/shard.js';
 import { QueryService } from '../../src/service/query-service.js';
@@ -12,6 +12,18 @@ import { until } from '../helpers/until.js';
 
 const OPTS = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
 let server: TestServer;
+
+/** Runs `f` with every share of a query sent to the workers (not the request thread's: here-share.ts). */
+async function workersOnly<T>(f: () => Promise<T>): Promise<T> {
+  const pool = server.queryWorkers;
+  if (pool === undefined) throw new Error('the server started no query workers');
+  pool.shareHere = false;
+  try {
+    return await f();
+  } finally {
+    pool.shareHere = true;
+  }
+}
 
 async function post(path: string, body: string | Uint8Array, type = 'text/plain', to: TestServer = server) {
   const r = await to.app.inject({
@@ -118,7 +130,7 @@ describe('query workers: bounds', () => {
 
   it('ends a query past its deadline in the workers with the deadline error', async () => {
     const failed = server.queryWorkers?.stats.failed ?? 0;
-    const r = await post('/index/g/query?timeout=5ms', HEAVY_GROUP_BY);
+    const r = await workersOnly(() => post('/index/g/query?timeout=5ms', HEAVY_GROUP_BY));
     expect(r.status).toBe(400);
     expect(r.json.error).toMatch(/query timeout: the query ran past its deadline of 5 ms/);
     expect(server.queryWorkers?.stats.failed).toBeGreaterThan(failed);
@@ -127,6 +139,8 @@ describe('query workers: bounds', () => {
   it('cancels the workers’ jobs when the client goes away, and keeps serving', async () => {
     const pool = server.queryWorkers;
     if (pool === undefined) throw new Error('no query workers');
+    // The workers alone: this is their cancellation (the request thread's share is tested below).
+    pool.shareHere = false;
     const jobs = pool.stats.jobs;
     const failed = pool.stats.failed;
     const url = `http://127.0.0.1:${await server.listen()}`;
@@ -138,6 +152,7 @@ describe('query workers: bounds', () => {
     await until(() => pool.stats.cancelled > 0, { what: 'the jobs cancelled' });
     // The workers stop at their next shard and answer with the cancellation, not a result.
     await until(() => pool.stats.failed > failed, { what: 'the cancelled jobs ended by the workers' });
+    pool.shareHere = true;
     expect(await results('Count(Row(f=2))')).toEqual([4]);
   });
 
@@ -175,6 +190,64 @@ describe('query workers: which reads go', () => {
     } finally {
       pool.minWorkBits = 0;
     }
+  });
+});
+
+describe("query workers: the request thread's share", () => {
+  // Only while no job waits or runs: the earlier tests' jobs (a deadline's other share) end first.
+  beforeEach(async () => {
+    const pool = server.queryWorkers;
+    await until(() => pool?.load().every((w) => w.queued === 0) === true, { what: 'the workers idle' });
+  });
+
+  it('computes the first share itself when the workers are idle, with the same answers', async () => {
+    const pool = server.queryWorkers;
+    if (pool === undefined) throw new Error('the server started no query workers');
+    // GroupBy with a limited child has a first phase (its children rows over all shards).
+    const pql = 'Count(Union(Row(f=1), Row(f=2))) Sum(Row(f=1), field=n) GroupBy(Rows(f, limit=2)) Rows(f, limit=3)';
+    const shared = pool.stats.sharedHere;
+    const here = await results(pql);
+    expect(pool.stats.sharedHere).toBeGreaterThan(shared);
+    const jobs = pool.stats.jobs;
+    const mark = pool.stats.sharedHere;
+    expect(await workersOnly(() => results(pql))).toEqual(here);
+    expect(pool.stats.jobs).toBeGreaterThan(jobs);
+    expect(pool.stats.sharedHere).toBe(mark);
+  });
+
+  it('gives the whole query to the workers when a write is applied during its share', async () => {
+    const pool = server.queryWorkers;
+    if (pool === undefined) throw new Error('the server started no query workers');
+    const q = new QueryService(server.engine, { queryTimeoutMs: 0, maxResultRows: 0 }, '', pool);
+    const before = (await q.execute('i', 'Count(Row(f=4))', OPTS)).response.results;
+    const moved = pool.stats.stateMoved;
+    // A yield after every shard: the write below is applied after the share's first shard.
+    pool.hereSliceMs = 0;
+    try {
+      const read = q.execute('i', 'Count(Row(f=4))', OPTS);
+      const write = q.execute('i', `Set(${SHARD_WIDTH + 2000}, f=4) Set(2000, f=4)`, OPTS);
+      // Not a mix of the two states: the workers read it again, without the write (not durable).
+      expect((await read).response.results).toEqual(before);
+      expect(pool.stats.stateMoved).toBe(moved + 1);
+      await write;
+    } finally {
+      pool.hereSliceMs = 1;
+    }
+    expect((await q.execute('i', 'Count(Row(f=4))', OPTS)).response.results).toEqual(
+      [(before[0] as { n: number }).n + 2].map((n) => ({ type: 'count', n })),
+    );
+  });
+
+  it('ends its share at the deadline with the deadline error', async () => {
+    const pool = server.queryWorkers;
+    if (pool === undefined) throw new Error('the server started no query workers');
+    const shared = pool.stats.sharedHere;
+    const r = await post('/index/g/query?timeout=5ms', HEAVY_GROUP_BY);
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatch(/query timeout: the query ran past its deadline of 5 ms/);
+    expect(pool.stats.sharedHere).toBeGreaterThan(shared);
+    // The worker's share ends at its own deadline: nothing stays queued.
+    await until(() => pool.load().every((w) => w.queued === 0), { what: 'the worker share ended' });
   });
 });
 

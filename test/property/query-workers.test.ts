@@ -2,7 +2,8 @@
 // nested queries (query-model-cases.ts), each case's state published to two real worker threads
 // as the engine publishes it (engine/frozen-feed.ts), and every query that the workers take
 // (service/query-workers/offload.ts) answered by them, merged and finalized on this thread,
-// must equal the model's answer. Then a few random writes more, published as deltas, and the
+// must equal the model's answer, both with this thread computing the first share
+// (here-share.ts) and with the workers alone. Then a few random writes more, published as deltas, and the
 // queries again: a worker's picture follows the state, not only its first publication.
 import fc from 'fast-check';
 import { pino } from 'pino';
@@ -28,6 +29,10 @@ class QueuedPublisher implements StatePublisher {
   }
   durable(): Publication[] {
     return this.queue.splice(0);
+  }
+  /** The test publishes each case's state whole, and its writes once applied. */
+  get handedOut(): boolean {
+    return this.queue.length === 0;
   }
 }
 
@@ -85,12 +90,15 @@ describe('query workers (differential)', () => {
               }
               publisher.queue.push(...feed.takeDurable(sink.holder.appliedSeq));
             }
-            for (const q of queries) {
-              const pql = renderQuery(schema, q);
-              const got = await viaWorkers(sink.holder, pql);
-              if (got !== undefined)
-                expect({ pql, round, got: got[0] }).toEqual({ pql, round, got: expected(model, q) });
-            }
+            // The request thread computing the first share (here-share.ts), then the workers alone.
+            for (const q of queries)
+              for (const here of [true, false]) {
+                pool.shareHere = here;
+                const pql = renderQuery(schema, q);
+                const got = await viaWorkers(sink.holder, pql);
+                if (got !== undefined)
+                  expect({ pql, round, here, got: got[0] }).toEqual({ pql, round, here, got: expected(model, q) });
+              }
           }
         },
       ),
@@ -98,6 +106,7 @@ describe('query workers (differential)', () => {
     );
     // Many cases are spread (unkeyed indexes over more than one shard): the property is not vacuous.
     expect(spread).toBeGreaterThan(75);
+    expect(pool.stats.sharedHere).toBeGreaterThan(75);
     // Generous: a few seconds on an idle machine, minutes on a loaded one.
   }, 600_000);
 });

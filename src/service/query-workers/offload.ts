@@ -2,19 +2,31 @@
 // thread's errors, in Pilosa's texts, come before any work), its shards cut into one share per
 // worker, each share's partials computed by a worker against the durable state it holds, and the
 // partials merged and finalized here (executor/merge.ts: order, limits, the result bound, keys
-// and attributes), exactly as the cluster merges its nodes' partials.
+// and attributes), exactly as the cluster merges its nodes' partials. When the workers are idle
+// the request thread computes the first share itself (here-share.ts).
 import { type QueryBudget, QueryClock, budgetSignal, checkBudget, executePreparedAsync } from '../../executor/index.js';
 import { precountAnswer, resultBytes } from '../../executor/answer-size.js';
 import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
 import { drainSync } from '../../executor/run.js';
-import type { CallPartial } from '../../executor/partial.js';
-import { type CallPrep, innermostPlan, needsPrep, readMovesColumns } from '../../executor/partial.js';
+import { ReadContext } from '../../executor/context.js';
+import {
+  type CallPartial,
+  type CallPrep,
+  innermostPlan,
+  needsPrep,
+  partialsWork,
+  prepsWork,
+  readMovesColumns,
+} from '../../executor/partial.js';
 import { prepareReads } from '../../executor/query.js';
+import { runSliced } from '../../executor/query-async.js';
+import type { Work } from '../../executor/run.js';
 import type { Reads } from '../../executor/reads.js';
 import type { QueryOptions, QueryResponse } from '../../executor/result.js';
 import type { Query } from '../../pql/ast.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import type { QueryWorkers } from './pool.js';
+import type { Job } from './protocol.js';
 import { rowBitsRead } from './work-estimate.js';
 
 /**
@@ -36,7 +48,7 @@ export function workerRead(
     const reads = prepareReads(holder, indexName, query, opts, clock);
     if (pool.usable && reads.ctx.shards.length >= pool.minShards && offloadable(reads))
       if (pool.minWorkBits <= 0 || rowBitsRead(reads, pool.minWorkBits) >= pool.minWorkBits)
-        return runPhases(pool, reads, query, opts, budget, clock.now());
+        return readSpread({ pool, reads, query, opts, budget, now: clock.now() }, holder);
     return executePreparedAsync(holder, reads, indexName, query, opts, clock, { budget });
   } catch (e) {
     return Promise.reject(e);
@@ -49,15 +61,38 @@ function offloadable(r: Reads): boolean {
   return r.plans.every((p) => innermostPlan(p).kind !== 'topN' && !readMovesColumns(p));
 }
 
+/** A read going to the workers: the compiled query, its request's options, deadline and now. */
+interface Spread {
+  pool: QueryWorkers;
+  reads: Reads;
+  query: Query;
+  opts: QueryOptions;
+  budget: QueryBudget;
+  now: number;
+}
+
+/** runPhases, sharing the work with the request thread when it can; once without if the state moved. */
+async function readSpread(s: Spread, holder: ReadonlyHolder): Promise<QueryResponse> {
+  const here = s.pool.canShareHere() ? holder : undefined;
+  try {
+    return await runPhases(s, here);
+  } catch (err) {
+    if (!(err instanceof StateMoved)) throw err;
+    s.pool.stats.stateMoved++;
+    // A write was applied during the request thread's share: the workers' shares read the state
+    // before it. The workers alone read one state (the durable one) again.
+    return runPhases(s, undefined);
+  }
+}
+
+/** Prep and partial phases over the workers and, with `here`, the request thread's share of `here`. */
 async function runPhases(
-  pool: QueryWorkers,
-  reads: Reads,
-  query: Query,
-  opts: QueryOptions,
-  budget: QueryBudget,
-  now: number,
+  { pool, reads, query, opts, budget, now }: Spread,
+  here: ReadonlyHolder | undefined,
 ): Promise<QueryResponse> {
-  const shares = split(reads.ctx.shards, pool.size);
+  const shards = reads.ctx.shards;
+  // One worker stays idle while the request thread computes: as many threads as cores.
+  const shares = here === undefined ? split(shards, pool.size) : pool.split.shares(shards, pool.size - 1);
   // Made only now: most reads stay on the request thread, where the client's flag is enough.
   const signal = budgetSignal(budget);
   const left = budget.deadline - budget.clock.monotonic();
@@ -72,24 +107,72 @@ async function runPhases(
   // The answer's byte budget as the request thread counts it (executor/answer-size.ts): bitmap
   // answers before any work, the rest once built.
   drainSync(precountAnswer(reads.ctx, reads.plans, reads.answer));
+  const phase = <T>(job: Omit<Job, 'id' | 'shards'>, local: (ctx: ReadContext) => Work<T>, of: (a: JobAnswer) => T) =>
+    here === undefined
+      ? pool.run(job, shares, signal).then((a) => a.map(of))
+      : sharedPhase(pool, here, reads, shares, budget, () => pool.run(job, shares.slice(1), signal), local, of);
   let preps: CallPrep[] = [];
   if (reads.plans.some(needsPrep)) {
-    const answers = await pool.run({ ...base, phase: 'prep' }, shares, signal);
+    const answers = await phase({ ...base, phase: 'prep' }, (ctx) => prepsWork(ctx, reads.plans), prepsOf);
     checkBudget(budget);
-    preps = mergeAllPreps(reads.plans, answers.map(prepsOf));
+    preps = mergeAllPreps(reads.plans, answers);
   }
-  const answers = await pool.run({ ...base, phase: 'partial', preps }, shares, signal);
-  const response = finalizeQuery(reads.index, reads.plans, answers.map(partialsOf), opts);
+  const answers = await phase(
+    { ...base, phase: 'partial', preps },
+    (ctx) => partialsWork(ctx, reads.plans, preps),
+    partialsOf,
+  );
+  const response = finalizeQuery(reads.index, reads.plans, answers, opts);
   response.results.forEach((r, i) => reads.answer.add(resultBytes(r), reads.plans[i].kind));
   return response;
 }
 
-const prepsOf = (a: Awaited<ReturnType<QueryWorkers['run']>>[number]): CallPrep[] => {
+/**
+ * One phase with the request thread's share: the workers' jobs sent first, then shares[0]
+ * computed here in slices (deadline and client checked as any sliced read), against `holder`,
+ * which the workers hold too (QueryWorkers.canShareHere); a write applied meanwhile ends it with
+ * StateMoved. Whether the workers' answers were in when it ended sizes the next share.
+ */
+async function sharedPhase<T>(
+  pool: QueryWorkers,
+  holder: ReadonlyHolder,
+  reads: Reads,
+  shares: number[][],
+  budget: QueryBudget,
+  send: () => Promise<JobAnswer[]>,
+  local: (ctx: ReadContext) => Work<T>,
+  of: (a: JobAnswer) => T,
+): Promise<T[]> {
+  let ready = false;
+  const remote = send().then((a) => {
+    ready = true;
+    return a;
+  });
+  // Awaited below, unless the share here fails first: then its failure is the query's.
+  remote.catch(() => undefined);
+  const mine = new Set(shares[0]);
+  const ctx = new ReadContext(reads.index, shares[0], reads.ctx.opts, true, (s) => mine.has(s));
+  pool.stats.sharedHere++;
+  const first = await runSliced(local(ctx), stateMoved, holder, { budget, maxRestarts: 1, sliceMs: pool.hereSliceMs });
+  pool.split.note(!ready);
+  return [first, ...(await remote).map(of)];
+}
+
+/** A write was applied while the request thread computed its share. */
+class StateMoved extends Error {}
+
+const stateMoved = (): never => {
+  throw new StateMoved("the state changed during the request thread's share");
+};
+
+type JobAnswer = Awaited<ReturnType<QueryWorkers['run']>>[number];
+
+const prepsOf = (a: JobAnswer): CallPrep[] => {
   if (!('preps' in a)) throw new Error('a query worker answered partials to phase one');
   return a.preps;
 };
 
-const partialsOf = (a: Awaited<ReturnType<QueryWorkers['run']>>[number]): CallPartial[] => {
+const partialsOf = (a: JobAnswer): CallPartial[] => {
   if (!('partials' in a)) throw new Error('a query worker answered phase one to partials');
   return a.partials;
 };

@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
 import type { StatePublisher } from '../../engine/ports.js';
+import { HereSplit } from './here-share.js';
 import { CANCEL_SLOTS, type FromWorker, type Job, type ToWorker } from './protocol.js';
 
 /** tsx's ESM API (the .mjs beside the .cjs that require resolves). */
@@ -77,6 +78,10 @@ export interface QueryWorkerStats {
   failed: number;
   /** Jobs whose client went away while they ran. */
   cancelled: number;
+  /** Query phases whose first share the request thread computed (here-share.ts). */
+  sharedHere: number;
+  /** Of those, phases a write ended (the workers then read the whole query). */
+  stateMoved: number;
 }
 
 /** Each worker's state now (/metrics). */
@@ -108,14 +113,25 @@ export class QueryWorkers {
    * (work-estimate.ts); 0: any. Tests set 0, with minShards 1.
    */
   minWorkBits = MIN_WORKER_BITS;
+  /**
+   * Whether the request thread computes a share of a query when the workers are idle
+   * (here-share.ts). Tests turn it off to send every share to the workers.
+   */
+  shareHere = true;
+  /** The request thread's part of a query it shares (here-share.ts). */
+  readonly split: HereSplit;
+  /** The slices the request thread computes its share in (tests: 0, a yield at every shard). */
+  hereSliceMs = 1;
   private nextId = 1;
-  readonly stats: QueryWorkerStats = { jobs: 0, failed: 0, cancelled: 0 };
+  readonly stats: QueryWorkerStats = { jobs: 0, failed: 0, cancelled: 0, sharedHere: 0, stateMoved: 0 };
   private broken: Error | undefined;
 
   private constructor(
     private readonly workers: QueryWorker[],
     private readonly publisher: StatePublisher,
-  ) {}
+  ) {
+    this.split = new HereSplit(workers.length);
+  }
 
   /**
    * Starts `n` workers on the whole state; call while the applied state is durable (at startup).
@@ -162,6 +178,19 @@ export class QueryWorkers {
   /** Whether jobs can run: the workers are up, and none died (then queries run in-thread). */
   get usable(): boolean {
     return this.up && this.broken === undefined;
+  }
+
+  /**
+   * Whether the request thread may compute a share of a query itself (here-share.ts): no job
+   * waits or runs (a core is free for it), and once the durable publications are handed out the
+   * workers hold exactly the request thread's state (no write applied and not yet durable), so
+   * every share reads one state.
+   */
+  canShareHere(): boolean {
+    if (!this.shareHere || !this.usable || this.workers.length < 2) return false;
+    for (const w of this.workers) if (w.pending.size > 0) return false;
+    this.publish();
+    return this.publisher.handedOut;
   }
 
   /**
