@@ -26,7 +26,7 @@ import type { QueryOptions, QueryResponse } from '../../executor/result.js';
 import type { Query } from '../../pql/ast.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import type { QueryWorkers } from './pool.js';
-import type { Job } from './protocol.js';
+import type { FromWorker, Job } from './protocol.js';
 import { rowBitsRead } from './work-estimate.js';
 
 /**
@@ -55,7 +55,8 @@ export function workerRead(
   }
 }
 
-function offloadable(r: Reads): boolean {
+/** Whether the workers can take the read (their state has no keys, no TopN caches; no Shift). */
+export function offloadable(r: Reads): boolean {
   if (r.index.options.keys) return false;
   for (const f of r.index.fields.values()) if (f.options.keys) return false;
   return r.plans.every((p) => innermostPlan(p).kind !== 'topN' && !readMovesColumns(p));
@@ -165,14 +166,14 @@ const stateMoved = (): never => {
   throw new StateMoved("the state changed during the request thread's share");
 };
 
-type JobAnswer = Awaited<ReturnType<QueryWorkers['run']>>[number];
+type JobAnswer = Extract<FromWorker, { kind: 'done' }>;
 
-const prepsOf = (a: JobAnswer): CallPrep[] => {
+export const prepsOf = (a: JobAnswer): CallPrep[] => {
   if (!('preps' in a)) throw new Error('a query worker answered partials to phase one');
   return a.preps;
 };
 
-const partialsOf = (a: JobAnswer): CallPartial[] => {
+export const partialsOf = (a: JobAnswer): CallPartial[] => {
   if (!('partials' in a)) throw new Error('a query worker answered phase one to partials');
   return a.partials;
 };

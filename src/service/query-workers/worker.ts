@@ -9,12 +9,10 @@
 // than the writes acknowledged before it was sent.
 import { parentPort, workerData } from 'node:worker_threads';
 import { DomainError, badRequest } from '../../domain/errors.js';
-import { QueryClock, type QueryBudget, checkBudget } from '../../executor/index.js';
+import { type QueryBudget, checkBudget } from '../../executor/index.js';
 import { systemClock } from '../../util/clock.js';
-import { ReadContext } from '../../executor/context.js';
-import { partialsWork, prepsWork } from '../../executor/partial.js';
-import { compileReads } from '../../executor/reads.js';
 import type { Work } from '../../executor/run.js';
+import { jobWork } from './job.js';
 import { CANCEL_SLOTS, type FromWorker, type Job, type ToWorker } from './protocol.js';
 import { StateMirror } from './mirror.js';
 
@@ -64,7 +62,7 @@ function pump(): void {
 
 function start(job: Job): void {
   try {
-    running.push({ job, work: jobWork(job), budget: budgetOf(job), busyMs: 0 });
+    running.push({ job, work: jobWork(mirror, job), budget: budgetOf(job), busyMs: 0 });
   } catch (err) {
     port?.postMessage(failure(job, err));
   }
@@ -100,18 +98,6 @@ function slice(r: Running, t0: number): FromWorker | undefined {
   } catch (err) {
     return failure(r.job, err);
   }
-}
-
-/** The job's phase as work over its shards, compiled against the mirror as it is now. */
-function* jobWork(job: Job): Work<FromWorker> {
-  const index = mirror.index(job.index);
-  // Created by a write not yet durable: the durable state has no such index, hence no bits.
-  if (index === undefined) throw badRequest('executing: index not found');
-  const { plans } = compileReads(index, job.calls, job.opts, new QueryClock(job.now));
-  const mine = new Set(job.shards);
-  const ctx = new ReadContext(index, job.shards, job.opts, true, (s) => mine.has(s));
-  if (job.phase === 'prep') return { kind: 'done', id: job.id, preps: yield* prepsWork(ctx, plans) };
-  return { kind: 'done', id: job.id, partials: yield* partialsWork(ctx, plans, job.preps ?? []) };
 }
 
 /** The deadline as the request thread measured it, carried over as the time left of it. */
