@@ -1,7 +1,8 @@
 // Issue 25, in-process: executor throughput of Count(Intersect) over 256 shards at 10% (rows 1
 // and 2) on the request thread alone, and spread over a pool of 1 and of 2 query workers (the
 // server's path: validate here, partials in the workers, merge here), at 1 and 4 queries in
-// flight. Beside it, the two designs' write costs: freezing a written row into shared memory
+// flight; at 1 in flight with 2 workers, with the request thread's share (here-share.ts) and
+// with the workers alone. Beside it, the two designs' write costs: freezing a written row into shared memory
 // and publishing it (the design built: workers read immutable shared rows), and a message
 // round trip to a worker thread (what shard-per-core ownership pays per write routed to its
 // owner). docs/ARCHITECTURE.md "Query workers" reads these figures.
@@ -51,24 +52,22 @@ export async function runQueryWorkersExec(r: Reporter): Promise<void> {
     const pool = QueryWorkers.start(n, publisherOf(feed), pino({ level: 'silent' }));
     await pool.whenReady();
     try {
-      for (const inFlight of [1, 4]) {
+      // With two workers and one query in flight: the request thread's share (here-share.ts), and
+      // the workers alone (as before it, and as under concurrent queries).
+      const variants = n === 2 ? [1, 1, 4] : [1, 4];
+      for (const [i, inFlight] of variants.entries()) {
+        const alone = n === 2 && i === 1;
+        pool.shareHere = !alone;
+        const label = `${n} worker${n > 1 ? 's' : ''}${alone ? ' alone' : ''}, ${inFlight} in flight`;
         const before = threadCpu(process.pid);
         const res = await closedLoop(inFlight, MS, async () => {
           const answer = workerRead(pool, holder, 'w', PQL, OPTS, queryBudget(0));
           if (answer === undefined) throw new Error('the query was not spread');
           check(await answer);
         });
-        rates.set(`${n}/${inFlight}`, res.perSecond);
-        r.figure(
-          `${n} worker${n > 1 ? 's' : ''}, ${inFlight} in flight, q/s (load ${loadavg()[0].toFixed(2)})`,
-          res.perSecond,
-          'q/s',
-        );
-        cpuFigures(
-          r,
-          `${n} worker${n > 1 ? 's' : ''}, ${inFlight} in flight`,
-          cpuPerRequest(before, threadCpu(process.pid), res.requests),
-        );
+        rates.set(`${n}/${inFlight}${alone ? '/alone' : ''}`, res.perSecond);
+        r.figure(`${label}, q/s (load ${loadavg()[0].toFixed(2)})`, res.perSecond, 'q/s');
+        cpuFigures(r, label, cpuPerRequest(before, threadCpu(process.pid), res.requests));
       }
     } finally {
       await pool.close();
@@ -76,6 +75,12 @@ export async function runQueryWorkersExec(r: Reporter): Promise<void> {
   }
   r.figure('2 workers / request thread alone, 4 in flight', (rates.get('2/4') ?? 0) / inThread.perSecond, '×');
   r.figure('2 workers / 1 worker, 4 in flight', (rates.get('2/4') ?? 0) / (rates.get('1/4') ?? 1), '×');
+  r.figure('2 workers / request thread alone, 1 in flight', (rates.get('2/1') ?? 0) / inThread.perSecond, '×');
+  r.figure(
+    '2 workers alone / request thread alone, 1 in flight',
+    (rates.get('2/1/alone') ?? 0) / inThread.perSecond,
+    '×',
+  );
   r.figure(
     'one Set on a 10% row written again and again (a patch), µs',
     publishCost(holder, feed, () => 3),
