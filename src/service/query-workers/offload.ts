@@ -74,7 +74,8 @@ interface Spread {
 
 /** runPhases, sharing the work with the request thread when it can; once without if the state moved. */
 async function readSpread(s: Spread, holder: ReadonlyHolder): Promise<QueryResponse> {
-  const here = s.pool.canShareHere() ? holder : undefined;
+  // One shard has no second share to give the workers.
+  const here = s.reads.ctx.shards.length >= 2 && s.pool.canShareHere() ? holder : undefined;
   try {
     return await runPhases(s, here);
   } catch (err) {
