@@ -75,7 +75,7 @@ interface Spread {
 /** runPhases, sharing the work with the request thread when it can; once without if the state moved. */
 async function readSpread(s: Spread, holder: ReadonlyHolder): Promise<QueryResponse> {
   // One shard has no second share to give the workers.
-  const here = s.reads.ctx.shards.length >= 2 && s.pool.canShareHere() ? holder : undefined;
+  const here = s.reads.ctx.shards.length >= 2 && s.pool.canShareHere() ? { holder, seq: holder.appliedSeq } : undefined;
   try {
     return await runPhases(s, here);
   } catch (err) {
@@ -87,10 +87,13 @@ async function readSpread(s: Spread, holder: ReadonlyHolder): Promise<QueryRespo
   }
 }
 
-/** Prep and partial phases over the workers and, with `here`, the request thread's share of `here`. */
+/**
+ * Prep and partial phases over the workers and, with `here`, the request thread's share of its
+ * holder, as of its `seq` (the state the workers hold: QueryWorkers.canShareHere).
+ */
 async function runPhases(
   { pool, reads, query, opts, budget, now }: Spread,
-  here: ReadonlyHolder | undefined,
+  here: Here | undefined,
 ): Promise<QueryResponse> {
   const shards = reads.ctx.shards;
   // One worker stays idle while the request thread computes: as many threads as cores.
@@ -129,15 +132,21 @@ async function runPhases(
   return response;
 }
 
+/** The request thread's state while it shares a query: its holder, at the sequence it had. */
+interface Here {
+  holder: ReadonlyHolder;
+  seq: number;
+}
+
 /**
  * One phase with the request thread's share: the workers' jobs sent first, then shares[0]
- * computed here in slices (deadline and client checked as any sliced read), against `holder`,
- * which the workers hold too (QueryWorkers.canShareHere); a write applied meanwhile ends it with
+ * computed here in slices (deadline and client checked as any sliced read), against the holder
+ * as of `here.seq`; a write applied since (before this phase, or during it) ends it with
  * StateMoved. Whether the workers' answers were in when it ended sizes the next share.
  */
 async function sharedPhase<T>(
   pool: QueryWorkers,
-  holder: ReadonlyHolder,
+  { holder, seq }: Here,
   reads: Reads,
   shares: number[][],
   budget: QueryBudget,
@@ -145,6 +154,8 @@ async function sharedPhase<T>(
   local: (ctx: ReadContext) => Work<T>,
   of: (a: JobAnswer) => T,
 ): Promise<T[]> {
+  // A write applied between two phases (after the first phase's share): the second would read it.
+  if (holder.appliedSeq !== seq) stateMoved();
   let ready = false;
   const remote = send().then((a) => {
     ready = true;

@@ -118,8 +118,8 @@ export class QueryWorkers {
    * (here-share.ts). Tests turn it off to send every share to the workers.
    */
   shareHere = true;
-  /** The request thread's part of a query it shares (here-share.ts). */
-  readonly split: HereSplit;
+  /** The request thread's part of a query it shares (here-share.ts); tests start it afresh. */
+  split: HereSplit;
   /** The slices the request thread computes its share in (tests: 0, a yield at every shard). */
   hereSliceMs = 1;
   private nextId = 1;
