@@ -20,7 +20,13 @@ export interface KafkaFigures {
 export interface QueryWorkerFigures {
   readonly size: number;
   readonly usable: boolean;
-  readonly stats: { readonly jobs: number; readonly failed: number; readonly cancelled: number };
+  readonly stats: {
+    readonly jobs: number;
+    readonly failed: number;
+    readonly cancelled: number;
+    readonly sharedHere: number;
+    readonly stateMoved: number;
+  };
   load(): { queued: number; busySeconds: number }[];
 }
 
@@ -339,6 +345,18 @@ const SCRAPED: readonly ScrapedFigure[] = [
     help: 'Query worker jobs whose client went away while they ran',
     kind: 'total',
     read: (s) => s.queryWorkers?.stats.cancelled ?? 0,
+  },
+  {
+    name: 'bitledger_query_worker_shared_phases_total',
+    help: 'Query phases whose first share the request thread computed while the workers were idle',
+    kind: 'total',
+    read: (s) => s.queryWorkers?.stats.sharedHere ?? 0,
+  },
+  {
+    name: 'bitledger_query_worker_state_moved_total',
+    help: 'Shared query phases a write ended (the workers then answered the whole query)',
+    kind: 'total',
+    read: (s) => s.queryWorkers?.stats.stateMoved ?? 0,
   },
   {
     name: 'bitledger_mirror_lag_records',

@@ -287,6 +287,9 @@ describe('query workers: figures', () => {
     expect(figure(/^bitledger_query_workers (\S+)$/m)).toBe(2);
     expect(figure(/^bitledger_query_worker_jobs_total (\S+)$/m)).toBe(server.queryWorkers?.stats.jobs);
     expect(figure(/^bitledger_query_worker_cancelled_jobs_total (\S+)$/m)).toBe(server.queryWorkers?.stats.cancelled);
+    expect(figure(/^bitledger_query_worker_shared_phases_total (\S+)$/m)).toBe(server.queryWorkers?.stats.sharedHere);
+    expect(figure(/^bitledger_query_worker_shared_phases_total (\S+)$/m)).toBeGreaterThan(0);
+    expect(figure(/^bitledger_query_worker_state_moved_total (\S+)$/m)).toBe(server.queryWorkers?.stats.stateMoved);
     for (const w of ['0', '1']) {
       expect(
         figure(new RegExp(`^bitledger_query_worker_busy_seconds\\{worker="${w}"\\} (\\S+)$`, 'm')),
