@@ -443,6 +443,8 @@ export class Engine {
         shortfall: () => this.options.diskSpace?.shortfall(this.snapshotStats.lastBytes),
         install: (holder) => {
           this.holder = holder;
+          // The query workers' feed follows: it watched the old holder's changes.
+          this.feed.replace(holder);
         },
         resume: (lastSeq) => {
           this.queue.resume(lastSeq);

@@ -32,7 +32,7 @@ export class FrozenFeed {
   private paths: Map<Fragment, Path> | undefined;
 
   constructor(
-    private readonly holder: Holder,
+    private holder: Holder,
     /** DIVERGED_BUDGET; tests lower it. */
     private readonly budget = DIVERGED_BUDGET,
   ) {}
@@ -60,6 +60,21 @@ export class FrozenFeed {
     }
     freeze.pack();
     return { seq: this.holder.appliedSeq, layout: layoutOf(this.holder), fragments };
+  }
+
+  /**
+   * The engine's state became `holder`, rebuilt from the durable log after a disk-full stall
+   * (engine.ts `stall`). The captured publications go: those of groups that never became durable
+   * must not reach the workers (their sequences are given out again after the resume), and the
+   * durable ones are covered by what follows. When the workers are fed, the whole new state is
+   * published in their place; its sequence is the durable end, so the next query hands it out,
+   * and its layout drops whatever the workers hold that the new state lacks.
+   */
+  replace(holder: Holder): void {
+    const fed = this.enabled;
+    this.holder = holder;
+    this.pending.length = 0;
+    if (fed) this.pending.push(this.enable());
   }
 
   /** After a write group ending at `seq` was applied: freezes what it changed, to publish once durable. */

@@ -72,4 +72,41 @@ describe('frozen feed', () => {
       ...(h.index('i')?.field('f')?.view('standard')?.fragment(0)?.row(1)?.toArray() ?? []),
     ]);
   });
+
+  it('after a rebuild from the durable log, publishes the new state whole and follows its writes', () => {
+    const old = holder();
+    const feed = new FrozenFeed(old);
+    const mirror = new StateMirror();
+    mirror.apply(feed.enable());
+    // A group applied and captured whose append failed (a disk-full stall): never durable.
+    write(old, feed, [2]);
+    apply(old, {
+      type: 'BitsSet',
+      index: 'i',
+      field: 'f',
+      view: 'standard',
+      shard: 3,
+      rows: [1],
+      columns: [Uint32Array.of(9)],
+    });
+    old.appliedSeq++;
+    feed.capture(old.appliedSeq);
+    // The engine's state rebuilt from the log: the original bits only, at the durable sequence.
+    const rebuilt = holder();
+    feed.replace(rebuilt);
+    const pubs = feed.takeDurable(rebuilt.appliedSeq);
+    expect(pubs.map((p) => p.seq)).toEqual([rebuilt.appliedSeq]);
+    for (const p of pubs) mirror.apply(p);
+    expect(bitsOf(mirror)).toEqual([...ROW]);
+    expect(mirror.index('i')?.field('f')?.view('standard')?.fragment(3)).toBeUndefined();
+    // Writes to the new state reach the workers; the old one's are not watched any more.
+    write(rebuilt, feed, [4]);
+    write(old, feed, [6]);
+    for (const p of feed.takeDurable(rebuilt.appliedSeq)) mirror.apply(p);
+    expect(bitsOf(mirror)).toContain(4);
+    expect(bitsOf(mirror)).not.toContain(6);
+    expect(bitsOf(mirror)).toEqual([
+      ...(rebuilt.index('i')?.field('f')?.view('standard')?.fragment(0)?.row(1)?.toArray() ?? []),
+    ]);
+  });
 });
