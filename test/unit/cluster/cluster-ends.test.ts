@@ -120,4 +120,34 @@ describe('ClusterEnds keeper', () => {
     await clock.advance(2 * KEEP_MS);
     expect(sent).toBe(quiet);
   });
+
+  it('a write waiting for meta (keep false) starts no background refreshes: one refresh per write at most', async () => {
+    const clock = new VirtualClock();
+    let sent = 0;
+    const source = {
+      of: (): Promise<Map<number, string>> => {
+        sent++;
+        return clock.sleep(2).then(() => new Map([[0, '0']]));
+      },
+    };
+    const ends = new ClusterEnds(source, { meta: 'm', log: 'l' }, clock);
+    for (let i = 0; i < 20; i++) {
+      // Writes one at a time, 50 ms apart (an import's time): each takes one refresh of its own.
+      const e = ends.forRead(clock.monotonic(), false);
+      let done = false;
+      void e.then(() => (done = true));
+      while (!done) await clock.advance(1);
+      await clock.advance(50);
+    }
+    // Two topics per refresh (the source has no ofAll): 2 requests each.
+    expect(sent).toBe(2 * 20);
+    // The same requests as reads keep refreshes young all along: many more.
+    const reads = new ClusterEnds(source, { meta: 'm', log: 'l' }, clock);
+    const before = sent;
+    for (let i = 0; i < 20; i++) {
+      void reads.forRead(clock.monotonic());
+      await clock.advance(52);
+    }
+    expect(sent - before).toBeGreaterThan(4 * 2 * 20);
+  });
 });
