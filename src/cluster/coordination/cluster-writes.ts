@@ -79,7 +79,7 @@ export class ClusterWrites {
   async caughtUpMeta(): Promise<void> {
     const ms = this.parts.metaSyncMs ?? 10_000;
     const arrived = systemClock.monotonic();
-    const { meta: end } = await this.gate.through(() => this.parts.view.endsForRead(arrived));
+    const { meta: end } = await this.gate.through(() => this.parts.view.endsForRead(arrived, false));
     if (this.parts.view.position('meta', 0) >= BigInt(end)) return;
     await this.parts.view.waitApplied('meta', 0, end, AbortSignal.timeout(ms)).catch(() => {
       throw new DomainError(

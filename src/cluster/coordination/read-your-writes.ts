@@ -3,7 +3,7 @@
 // first waits, bounded, until this node has applied every meta command acknowledged before it
 // arrived — so a field created at another node a moment ago is found here. Reads wait in the fan-out, write queries in the query
 // coordinator, key translation in its own service: those routes are not listed here.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ClusterWrites } from './cluster-writes.js';
 
 /** Routes (as registered) whose POST, PATCH or DELETE validates against the schema first. */
@@ -27,9 +27,20 @@ const WRITES = new Set(['POST', 'PATCH', 'DELETE']);
 const SCHEMA_READS = new Set(['/schema', '/index', '/index/:index', '/index/:index/frame/:frame/fields']);
 
 export function readYourWritesHook(app: FastifyInstance, writes: Pick<ClusterWrites, 'caughtUpMeta'>): void {
-  app.addHook('preHandler', async (req) => {
+  // Started as the request arrives, before its body is read: the wait (a refresh of the ends,
+  // then this node's meta apply) runs while a large import body is still coming in, and the
+  // request's arrival is the moment the guarantee is about. Awaited before the handler.
+  const waits = new WeakMap<FastifyRequest, Promise<void>>();
+  app.addHook('onRequest', async (req) => {
     const url = req.routeOptions.url ?? '';
     const bound = WRITES.has(req.method) ? SCHEMA_BOUND.has(url) : req.method === 'GET' && SCHEMA_READS.has(url);
-    if (bound) await writes.caughtUpMeta();
+    if (!bound) return;
+    const wait = writes.caughtUpMeta();
+    // A request refused before its handler (auth, a bad body) never awaits it.
+    wait.catch(() => undefined);
+    waits.set(req, wait);
+  });
+  app.addHook('preHandler', async (req) => {
+    await waits.get(req);
   });
 }

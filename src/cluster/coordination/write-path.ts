@@ -89,7 +89,17 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
     routes: (app) =>
       clusterResultRoute(app, { results: applier.results, waitApplied: (t, p, n, s) => view.waitApplied(t, p, n, s) }),
     hooks: (app) => readYourWritesHook(app, writes),
-    start: () => producer.start(),
+    // Every partition's stored position is read before the consumers start (the node's start
+    // awaits this first), not at each partition's first delivery: there, under load, the read
+    // took 0.3-22 ms on the way to each partition's first import after a start.
+    start: async () => {
+      await applier.load('meta', [0]);
+      await applier.load(
+        'log',
+        Array.from({ length: view.partitions }, (_, p) => p),
+      );
+      await producer.start();
+    },
     stop: () => producer.stop(),
   };
 }

@@ -315,6 +315,10 @@ export class Membership {
       ],
       sessionTimeout: 6_000,
       heartbeatInterval: 1_000,
+      // A member without partitions sleeps this long between heartbeats (kafkajs's default is
+      // 5 s): the group waits for it to rejoin, so each rebalance a nudge took part in lasted 5 s,
+      // and every member's fetching stopped meanwhile (writes waited for their holders).
+      maxWaitTimeInMs: 100,
       retry: { retries: 2 },
     });
     let timer: NodeJS.Timeout | undefined;

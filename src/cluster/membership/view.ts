@@ -137,8 +137,8 @@ export class NodeView implements ClusterView {
     return (await this.ends.of(this.topics.meta)).get(0) ?? '0';
   }
 
-  endsForRead(arrived: number): Promise<{ meta: string; log: ReadonlyMap<number, string> }> {
-    return this.readEnds.forRead(arrived);
+  endsForRead(arrived: number, keep = true): Promise<{ meta: string; log: ReadonlyMap<number, string> }> {
+    return this.readEnds.forRead(arrived, keep);
   }
 
   /**

@@ -57,10 +57,18 @@ export class ClusterEnds {
     return this.clock.monotonic();
   }
 
-  /** Ends that hold every write acknowledged anywhere before `arrived` (monotonic ms). */
-  forRead(arrived: number): Promise<Ends> {
-    this.lastAsked = this.now();
-    this.keep();
+  /**
+   * Ends that hold every write acknowledged anywhere before `arrived` (monotonic ms). `keep`
+   * false leaves the background keeper alone: a write's wait for meta takes a refresh young
+   * enough if there is one, else waits for one, and starts no stream of them (the keeper sends
+   * 2/freshMs refreshes a second for KEEP_MS: while imports came one at a time, ListOffsets
+   * rounds cost the nodes and the broker more CPU than the imports).
+   */
+  forRead(arrived: number, keep = true): Promise<Ends> {
+    if (keep) {
+      this.lastAsked = this.now();
+      this.keep();
+    }
     const oldest = arrived - this.freshMs;
     const n = this.newest;
     // Strictly after: a refresh sent at the very instant a write's hold began may predate it.

@@ -95,29 +95,58 @@ describe('ClusterEnds', () => {
   });
 });
 
+/** A source that counts its requests, each answered 2 ms later; and a way to wait for one read. */
+function counted(clock: VirtualClock): { ends: () => ClusterEnds; sent: () => number } {
+  let sent = 0;
+  const source = {
+    of: (): Promise<Map<number, string>> => {
+      sent++;
+      return clock.sleep(2).then(() => new Map([[0, '0']]));
+    },
+  };
+  return { ends: () => new ClusterEnds(source, { meta: 'm', log: 'l' }, clock), sent: () => sent };
+}
+
+async function settle(clock: VirtualClock, p: Promise<unknown>): Promise<void> {
+  let done = false;
+  void p.then(() => (done = true));
+  while (!done) await clock.advance(1);
+}
+
 describe('ClusterEnds keeper', () => {
   it('one request at a time rarely waits for a refresh, and an idle node sends none', async () => {
     const clock = new VirtualClock();
-    let sent = 0;
-    const source = {
-      of: (): Promise<Map<number, string>> => {
-        sent++;
-        return clock.sleep(2).then(() => new Map([[0, '0']]));
-      },
-    };
-    const ends = new ClusterEnds(source, { meta: 'm', log: 'l' }, clock);
+    const c = counted(clock);
+    const ends = c.ends();
     for (let i = 0; i < 200; i++) {
       // One connection: the next request comes once the last answered, 4 ms of work later.
-      const e = ends.forRead(clock.monotonic());
-      let done = false;
-      void e.then(() => (done = true));
-      while (!done) await clock.advance(1);
+      await settle(clock, ends.forRead(clock.monotonic()));
       await clock.advance(4);
     }
     expect(ends.waited / 200).toBeLessThan(0.05);
     await clock.advance(2 * KEEP_MS);
-    const quiet = sent;
+    const quiet = c.sent();
     await clock.advance(2 * KEEP_MS);
-    expect(sent).toBe(quiet);
+    expect(c.sent()).toBe(quiet);
+  });
+
+  it('a write waiting for meta (keep false) starts no background refreshes: one refresh per write at most', async () => {
+    const clock = new VirtualClock();
+    const c = counted(clock);
+    const writes = c.ends();
+    for (let i = 0; i < 20; i++) {
+      // Writes one at a time, 50 ms apart (an import's time): each takes one refresh of its own.
+      await settle(clock, writes.forRead(clock.monotonic(), false));
+      await clock.advance(50);
+    }
+    // Two topics per refresh (the source has no ofAll): 2 requests each.
+    expect(c.sent()).toBe(2 * 20);
+    // The same requests as reads keep refreshes young all along: many more.
+    const reads = c.ends();
+    for (let i = 0; i < 20; i++) {
+      void reads.forRead(clock.monotonic());
+      await clock.advance(52);
+    }
+    expect(c.sent() - 2 * 20).toBeGreaterThan(4 * 2 * 20);
   });
 });
