@@ -13,7 +13,7 @@ import { type Bitmap, RoaringBitmap32 } from '../src/roaring/bitmap.js';
 import { bitmapPool } from './lib/bitmaps.js';
 import { writeFloorData } from './lib/floor-server.js';
 import { HttpClient } from './lib/http-client.js';
-import { createField, createIndex, importRoaring, query } from './lib/pilosa.js';
+import { createField, createIndex, heapTrims, importRoaring, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { REPO_ROOT, freePort, removeDir, startChildServer, tempDir } from './lib/server-child.js';
 import { requestFeatureCosts } from './lib/request-features.js';
@@ -73,6 +73,22 @@ export async function loadShapes(c: HttpClient, d: HttpShapes): Promise<void> {
   await c.ok('POST', '/recalculate-caches');
 }
 
+/**
+ * Waits for the server's returns of freed memory after the load (util/heap-trim.ts: 1 s after
+ * bulk writes go quiet, again 5 s later, two full collections of 100-160 ms each): one-off
+ * work after an import that otherwise lands in the first measured rounds. None within 5 s: the
+ * load was too small to call for one (or the server cannot trim); bounded at 15 s.
+ */
+async function afterHeapTrims(c: HttpClient): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    const trims = await heapTrims(c);
+    const waited = Date.now() - start;
+    if (trims >= 2 || (trims === 0 && waited >= 5000) || waited >= 15_000) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 function roaringBody(rows: Map<number, Bitmap>): Uint8Array {
   return encodeImportRoaringRequest({ clear: false, views: [{ name: '', data: encodePilosaRoaring(rows) }] });
 }
@@ -86,6 +102,7 @@ export async function runHttpWrk(r: Reporter): Promise<void> {
   try {
     const setup = new HttpClient(server.url);
     await loadShapes(setup, shapes);
+    await afterHeapTrims(setup);
     const floorUrl = await startFloor(floorDir, shapes, (p) => {
       floor = p;
     });
@@ -121,6 +138,7 @@ export async function runHttpWrk(r: Reporter): Promise<void> {
         .map((x) => x.toFixed(2))
         .join(' ')}`,
     );
+    await requestPathSplit(r, floorUrl, floor?.pid, server.url, server.pid);
     await rawCountWork(r, shapes, topNUs, countUs);
     await requestFeatureCosts(r, COUNT, TOPN, countUs);
   } finally {
@@ -177,6 +195,44 @@ function reportCpu(r: Reporter, c: number, runs: Record<'floor' | 'count' | 'top
   r.figure(`  server CPU a request, ${c} conn: Count`, count, 'µs');
   r.figure(`  server CPU a request, ${c} conn: TopN`, topN, 'µs');
   r.figure(`  floor's CPU a Count / bitledger's, ${c} conn`, floor / count, '×');
+}
+
+/** A Count of two rows that hold no bits: the same request path with no intersection work. */
+export const EMPTY_COUNT = 'Count(Intersect(Row(f=7), Row(f=8)))';
+
+/**
+ * Where a Count's CPU goes, at 16 connections: each server's request path alone (the floor's
+ * /empty route, bitledger's Count of two empty rows) and the intersections (the rest), median
+ * of interleaved rounds.
+ */
+async function requestPathSplit(
+  r: Reporter,
+  floorUrl: string,
+  floorPid: number | undefined,
+  url: string,
+  pid: number,
+): Promise<void> {
+  const targets = {
+    floor: [`${floorUrl}/index/i/query`, COUNT, floorPid],
+    floorEmpty: [`${floorUrl}/empty/i/query`, COUNT, floorPid],
+    count: [`${url}/index/i/query`, COUNT, pid],
+    countEmpty: [`${url}/index/i/query`, EMPTY_COUNT, pid],
+  } as const;
+  const cpu: Record<keyof typeof targets, number[]> = { floor: [], floorEmpty: [], count: [], countEmpty: [] };
+  for (let round = 0; round < ROUNDS; round++)
+    for (const k of Object.keys(targets) as (keyof typeof targets)[]) {
+      const [u, body, p] = targets[k];
+      const w = await wrkPost(u, body, 16, Math.max(2, SECONDS - 1), p);
+      if (w.cpuUs !== undefined) cpu[k].push(w.cpuUs);
+    }
+  if (Object.values(cpu).some((xs) => xs.length === 0)) return;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const [floor, floorEmpty, count, countEmpty] = [cpu.floor, cpu.floorEmpty, cpu.count, cpu.countEmpty].map(median);
+  r.note('server CPU a request at 16 conn, split (median of interleaved rounds):');
+  r.figure('  request path alone: floor (/empty)', floorEmpty, 'µs');
+  r.figure('  request path alone: bitledger (Count of two empty rows)', countEmpty, 'µs');
+  r.figure('  intersections: floor (Count − /empty)', floor - floorEmpty, 'µs');
+  r.figure('  intersections: bitledger (Count − empty Count)', count - countEmpty, 'µs');
 }
 
 /** The raw count work of TopN's shards (every row's size) and of Count (16 intersections). */

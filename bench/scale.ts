@@ -22,7 +22,7 @@ import { encodeImportRequest } from '../src/encoding/import-request-encode.js';
 import type { ReadonlyHolder } from '../src/state/readonly.js';
 import { HttpClient } from './lib/http-client.js';
 import { dirBytes } from './lib/log-bytes.js';
-import { createField, createIndex, importProtobuf, query } from './lib/pilosa.js';
+import { createField, createIndex, heapTrims, importProtobuf, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { REPO_ROOT, freePort, removeDir, startChildServer, tempDir } from './lib/server-child.js';
 import { MB, now, percentile } from './lib/stats.js';
@@ -149,19 +149,13 @@ async function restart(dataDir: string): Promise<{ ms: number; loadMs: number; r
   }
 }
 
-/** The server's bitledger_heap_trims_total. */
-async function trimCount(http: HttpClient): Promise<number> {
-  const text = (await http.ok('GET', '/metrics')).toString();
-  return Number(/^bitledger_heap_trims_total (\d+)/m.exec(text)?.[1] ?? NaN);
-}
-
 /**
  * Waits (up to 30 s) for the two trims that follow bulk writes (1 s and 6 s after them); notes
  * it when the server cannot trim.
  */
 async function serverTrimmed(http: HttpClient, before: number): Promise<void> {
   for (let waited = 0; waited < 30_000; waited += 100) {
-    if ((await trimCount(http)) >= before + 2) return;
+    if ((await heapTrims(http)) >= before + 2) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   process.stderr.write('scale: the server did not trim after the import (addon not built?)\n');
@@ -202,7 +196,7 @@ async function runShape(
     await createIndex(http, 'i');
     await createField(http, 'i', 'f');
     const mem0 = await childRss();
-    const trims0 = await trimCount(http);
+    const trims0 = await heapTrims(http);
     let ingestMs = 0;
     for (let shard = 0; shard < shards; shard++) {
       const body = encodeImportRequest({ index: 'i', field: 'f', shard, ...shardChunk(shape, shard) });

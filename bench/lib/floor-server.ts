@@ -3,6 +3,7 @@
 // in its own process like the server under test. Run as
 // `node dist/bench/lib/floor-server.js PORT DATAFILE`; DATAFILE holds, per shard, rows 1 and 2
 // of field f as portable roaring (writeFloorData). Prints "listening" when it answers.
+// POST /empty/... answers without the intersections (the request path alone).
 import { readFileSync, writeFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import { type Bitmap, RoaringBitmap32 } from '../../src/roaring/bitmap.js';
@@ -42,6 +43,8 @@ async function main(): Promise<void> {
     for (const [a, b] of pairs) n += a.andCardinality(b);
     return reply.type('application/json').send(`{"results":[${n}]}`);
   });
+  // The same answer's shape without the intersections: what the floor's request path costs alone.
+  app.post('/empty/:index/query', async (_req, reply) => reply.type('application/json').send('{"results":[0]}'));
   await app.listen({ host: '127.0.0.1', port: Number(port) });
   console.log('listening');
 }

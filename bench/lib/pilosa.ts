@@ -56,3 +56,9 @@ export async function loadFullRow(c: HttpClient, index: string, field: string, s
   });
   for (let s = 0; s < shards; s++) await importRoaring(c, index, field, s, body);
 }
+
+/** The server's bitledger_heap_trims_total (its returns of freed memory after bulk writes). */
+export async function heapTrims(c: HttpClient): Promise<number> {
+  const text = (await c.ok('GET', '/metrics')).toString();
+  return Number(/^bitledger_heap_trims_total (\d+)/m.exec(text)?.[1] ?? NaN);
+}

@@ -162,6 +162,11 @@ export class CommitQueue {
     return this.wait(seq, 0, true);
   }
 
+  /** Whether whenDurable(seq) would resolve at once (durable stays durable). */
+  isDurable(seq: number): boolean {
+    return seq <= this.durableSeq;
+  }
+
   /**
    * Resolves once the group `ordinal` (endGroup's) and every one before it is written. `ride`:
    * wait for whatever writes it next instead of writing now.

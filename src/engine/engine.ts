@@ -334,10 +334,14 @@ export class Engine {
   }
 
   /** Async reads (large queries that yield between shards) also wait for durability. */
-  async readAsync<T>(fn: (state: ReadonlyHolder) => Promise<T>): Promise<T> {
-    const result = await fn(this.holder);
-    await this.queue.whenDurable(this.holder.appliedSeq);
-    return result;
+  readAsync<T>(fn: (state: ReadonlyHolder) => Promise<T>): Promise<T> {
+    // Not an async function: a read of a durable state (most) resolves without a second await,
+    // which with the async function's own promise cost about 1.3 KB of garbage a query.
+    return fn(this.holder).then((result) =>
+      this.queue.isDurable(this.holder.appliedSeq)
+        ? result
+        : this.queue.whenDurable(this.holder.appliedSeq).then(() => result),
+    );
   }
 
   /**

@@ -78,7 +78,13 @@ export function executePreparedAsync(
 ): Promise<QueryResponse> {
   try {
     const maxRestarts = o.maxRestarts ?? 3;
-    if (maxRestarts <= 0 || unsliced(reads)) return Promise.resolve(runReadsSync(reads));
+    if (maxRestarts <= 0) return Promise.resolve(runReadsSync(reads));
+    if (unsliced(reads, o.sliceMs ?? 1)) {
+      const response = runReadsSync(reads);
+      // As a slice's first clock reading would: the deadline and the client, once the work is done.
+      checkBudget(o.budget);
+      return Promise.resolve(response);
+    }
     const prepare = (): Work<QueryResponse> => readsWork(prepareReads(holder, indexName, query, opts, clock));
     return runSliced(readsWork(reads), prepare, holder, o);
   } catch (e) {

@@ -6,7 +6,7 @@ import type { CompileEnv } from './compile-bitmap.js';
 import { compileRead } from './compile-read.js';
 import { type ReadContext, queryContext } from './context.js';
 import { checkKeys } from './key-check.js';
-import type { ReadPlan } from './plan.js';
+import type { BitmapPlan, ReadPlan } from './plan.js';
 import { respond } from './respond.js';
 import type { QueryOptions, QueryResponse } from './result.js';
 import { type CallOutput, type Work, countSync, drainSync, executeRead, executeReadSync } from './run.js';
@@ -79,10 +79,52 @@ export function* readsWork(r: Reads): Work<QueryResponse> {
 
 /**
  * Work yields only at shard boundaries: one Count or bitmap call over one shard has none (a
- * Shift, at most one), so slicing it would only add the generators' cost.
+ * Shift, at most one), so slicing it would only add the generators' cost. A Count of a few plain
+ * rows over a few shards is bounded too (smallCount), and runs straight through unless the
+ * caller asked for slices shorter than 1 ms.
  */
-export function unsliced(r: Reads): boolean {
-  if (r.plans.length !== 1 || r.ctx.shards.length !== 1) return false;
-  const kind = r.plans[0].kind;
-  return kind === 'count' || kind === 'bitmap';
+export function unsliced(r: Reads, sliceMs: number): boolean {
+  if (r.plans.length !== 1) return false;
+  const plan = r.plans[0];
+  if (r.ctx.shards.length === 1) return plan.kind === 'count' || plan.kind === 'bitmap';
+  return plan.kind === 'count' && !r.columnAttrs && sliceMs >= 1 && smallCount(plan.child, r.ctx.shards.length);
+}
+
+/**
+ * Row reads (one row in one shard) a Count may make unsliced: a row of a shard is at most 16
+ * bitmap containers (128 KiB), which a count streams in about 3–5 µs here, so 64 of them end well
+ * within one 1 ms slice. Counted at 16 shards of Count(Intersect(Row, Row)), slicing (three
+ * nested generators, clock readings, a promise chain) cost about 5 µs and 2.6 KB of garbage a
+ * query (issue 24, http bench).
+ */
+const SMALL_COUNT_ROW_READS = 64;
+
+/** Whether a Count of `p` over `shards` shards reads plain rows only, at most SMALL_COUNT_ROW_READS of them. */
+function smallCount(p: BitmapPlan, shards: number): boolean {
+  const rows = plainRows(p);
+  return rows >= 0 && rows * shards <= SMALL_COUNT_ROW_READS;
+}
+
+/** Rows a plan reads in a shard when it combines standard-view-like rows only; −1 otherwise. */
+function plainRows(p: BitmapPlan): number {
+  switch (p.kind) {
+    case 'row':
+      return 1;
+    case 'empty':
+      return 0;
+    case 'union':
+    case 'intersect':
+    case 'difference':
+    case 'xor': {
+      let n = 0;
+      for (const c of p.children) {
+        const k = plainRows(c);
+        if (k < 0) return -1;
+        n += k;
+      }
+      return n;
+    }
+    default:
+      return -1;
+  }
 }

@@ -15,6 +15,7 @@ import { hasLegacyCall } from '../pql/legacy.js';
 import { type LegacyRelease, checkLegacyRelease } from './legacy/legacy-release.js';
 import type { QueryWorkers } from './query-workers/pool.js';
 import { workerRead } from './query-workers/offload.js';
+import { QueryTexts } from './query-texts.js';
 
 /** The bounds of read queries (--query-timeout, --max-result-rows); 0: none. */
 export interface QueryBounds {
@@ -36,6 +37,9 @@ export interface QueryRequestBounds {
 }
 
 export class QueryService {
+  /** Texts accepted before (query-texts.ts): a repeated query is not parsed again. */
+  private readonly texts = new QueryTexts();
+
   constructor(
     private readonly engine: Engine,
     private readonly bounds: QueryBounds = { queryTimeoutMs: 0, maxResultRows: 0 },
@@ -53,7 +57,7 @@ export class QueryService {
     text: string,
     opts: QueryOptions,
     req: QueryRequestBounds = {},
-  ): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
+  ): Promise<{ response: QueryResponse; legacy: boolean; calls: readonly string[] }> {
     const { budget, parsed, legacy, calls } = this.accept(text, req);
     // Naming only (labels, frames); the write or read below validates against the state again.
     // A current-API query skips it (no closure, nothing to rewrite).
@@ -86,7 +90,7 @@ export class QueryService {
     opts: QueryOptions,
     target: Target,
     req: QueryRequestBounds = {},
-  ): Promise<{ response: QueryResponse; legacy: boolean; calls: string[] }> {
+  ): Promise<{ response: QueryResponse; legacy: boolean; calls: readonly string[] }> {
     const { budget, parsed, legacy, calls } = this.accept(text, req);
     let seq: number;
     try {
@@ -125,7 +129,7 @@ export class QueryService {
   private accept(
     text: string,
     req: QueryRequestBounds,
-  ): { budget: QueryBudget; parsed: Query; legacy: boolean; calls: string[] } {
+  ): { budget: QueryBudget; parsed: Query; legacy: boolean; calls: readonly string[] } {
     const budget = queryBudget(
       effectiveTimeout(this.bounds.queryTimeoutMs, req.timeoutMs),
       // The client's flag is enough and cheaper than an AbortSignal; work sent to the query
@@ -133,12 +137,15 @@ export class QueryService {
       req.client ?? req.signal,
       this.engine.clock,
     );
+    const known = this.texts.get(text);
+    if (known !== undefined) return { budget, parsed: known.parsed, legacy: known.legacy, calls: known.calls };
     if (Buffer.byteLength(text) > LIMITS.maxQueryBytes)
       throw new DomainError('too_large', `query longer than ${LIMITS.maxQueryBytes} bytes`);
     const parsed = parseQuery(text);
     const legacy = hasLegacyCall(parsed);
     if (legacy) checkLegacyRelease(this.release, parsed);
-    return { budget, parsed, legacy, calls: parsed.calls.map((c) => c.name) };
+    const accepted = this.texts.keep(text, { parsed, legacy, calls: parsed.calls.map((c) => c.name) });
+    return { budget, parsed: accepted.parsed, legacy: accepted.legacy, calls: accepted.calls };
   }
 }
 

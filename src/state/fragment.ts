@@ -61,6 +61,13 @@ export class Fragment {
   private frozen: Set<number> | undefined;
   private readonly map = new RowMap(this);
   /**
+   * Bit counts of rows viewed from packed bytes, with the view they belong to: a view is never
+   * changed in place (a write copies it), so the count holds while the row is that view. Work
+   * estimates read row sizes every query, and a native size call per row and shard cost more
+   * than this lookup. Undefined while no packed row was viewed.
+   */
+  private viewSizes: Map<number, { view: Bitmap; size: number }> | undefined;
+  /**
    * Rows changed since the last takeDirty() ('all': every row), while the tracker is on: each
    * with its change, the bits set and cleared (a patch) or 'image' (too many to list).
    */
@@ -130,6 +137,7 @@ export class Fragment {
   repack(row: number, frozen: FrozenRow): void {
     this.load();
     this.held.delete(row);
+    this.viewSizes?.delete(row);
     this.frozen?.delete(row);
     (this.packed ??= new Map()).set(row, frozen);
   }
@@ -211,6 +219,7 @@ export class Fragment {
     const view = p.view();
     this.held.set(id, view);
     (this.frozen ??= new Set()).add(id);
+    (this.viewSizes ??= new Map()).set(id, { view, size: p.size });
     return view;
   }
 
@@ -223,7 +232,13 @@ export class Fragment {
   /** The row's bit count (0: no such row), with no view made to keep. */
   rowSize(id: number): number {
     this.load();
-    return this.held.get(id)?.size ?? this.packed?.get(id)?.size ?? 0;
+    const held = this.held.get(id);
+    if (held === undefined) return this.packed?.get(id)?.size ?? 0;
+    const known = this.viewSizes?.get(id);
+    if (known === undefined) return held.size;
+    if (known.view === held) return known.size;
+    this.viewSizes?.delete(id);
+    return held.size;
   }
 
   /**
@@ -328,6 +343,7 @@ export class Fragment {
     this.changes++;
     if (offsets instanceof Uint32Array || this.hasRow(row) || offsets.isEmpty) this.addBits(row, offsets);
     else {
+      this.viewSizes?.delete(row);
       if (offsets.isFrozen) (this.frozen ??= new Set()).add(row);
       else {
         // Runs where they are smaller (run-heavy imports shrink several-fold), then no spare room.
@@ -377,6 +393,8 @@ export class Fragment {
    */
   private writable(row: number): Bitmap | undefined {
     this.load();
+    // The row is about to change (a copy, if frozen): a viewed size no longer holds.
+    this.viewSizes?.delete(row);
     const packed = this.packed?.get(row);
     if (packed !== undefined) {
       this.packed?.delete(row);
@@ -431,6 +449,7 @@ export class Fragment {
     this.touch(row);
     this.frozen?.delete(row);
     this.packed?.delete(row);
+    this.viewSizes?.delete(row);
     if (offsets.isEmpty) this.held.delete(row);
     else this.held.set(row, offsets.clone());
   }
@@ -440,6 +459,7 @@ export class Fragment {
     this.load();
     this.touch(row);
     this.frozen?.delete(row);
+    this.viewSizes?.delete(row);
     const packed = this.packed?.delete(row) === true;
     return this.held.delete(row) || packed;
   }

@@ -40,30 +40,26 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
     { config: { errorShape: 'query' } },
     async (req, reply) => {
       const protoOut = wantsProtobuf(req.headers.accept);
+      let gone: ClientGone | undefined;
       try {
         for (const k of Object.keys(req.query)) if (!ARGS.has(k)) throw notValidArgument(k);
         const { text, opts } = queryRequest(req.headers['content-type'], req.body, req.query);
         const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
-        const gone = new ClientGone(reply);
+        const client = new ClientGone(reply);
+        gone = client;
         const at = pastTarget(req.query);
         // `client` is what one node reads; `signal` (the cluster's fan-out) is made on first read.
         const run = {
           timeoutMs,
-          client: gone,
+          client,
           get signal(): AbortSignal {
-            return gone.signal();
+            return client.signal();
           },
           readOnly: req.readOnlyToken,
         };
         const { response, legacy, calls, stale } = await (at === undefined
           ? ctx.query.execute(req.params.index, text, opts, run)
-          : ctx.query.executeAt(req.params.index, text, opts, at, run)
-        ).catch((err: unknown) => {
-          // Nobody reads the error; the log shows the work was stopped, not finished.
-          if (gone.aborted)
-            req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
-          throw err;
-        });
+          : ctx.query.executeAt(req.params.index, text, opts, at, run));
         if (stale !== undefined) reply.header(STALE_READ_HEADER, stale);
         const legacyNames = legacy || req.query.slices !== undefined;
         if (roughAnswerBytes(response) >= SLICED_FROM_BYTES) {
@@ -79,6 +75,9 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
             .send(Buffer.from(encodeQueryResponse(response)));
         return sendJson(reply, queryResponseJson(response, legacyNames, calls));
       } catch (err) {
+        // Nobody reads the error; the log shows the work was stopped, not finished.
+        if (gone?.aborted === true)
+          req.log.info({ index: req.params.index }, 'query cancelled: the client closed the connection');
         if (protoOut && err instanceof DomainError) return sendProtoError(reply, err);
         throw err;
       }

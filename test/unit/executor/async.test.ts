@@ -2,8 +2,9 @@ import { once } from 'node:events';
 import { type AddressInfo, type Socket, connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { SHARD_WIDTH } from '../../../src/domain/shard.js';
-import { executeQuery, executeQueryAsync } from '../../../src/executor/index.js';
+import { executeQuery, executeQueryAsync, queryBudget } from '../../../src/executor/index.js';
 import { parse } from '../../../src/pql/index.js';
+import { systemClock } from '../../../src/util/clock.js';
 import { runQueryAsync } from '../../../src/service/query/index.js';
 import { fixture } from './fixture.js';
 import { MemorySink, NOW, defaultOpts, run } from './harness.js';
@@ -97,6 +98,37 @@ describe('executeQueryAsync', () => {
     setImmediate(() => run(s, 'i', 'Set(3, f=1)'));
     const r = await executeQueryAsync(s.holder, 'i', parse('Count(Row(f=1))'), defaultOpts, { sliceMs: 0 });
     expect(r.results).toEqual([{ type: 'count', n: 41 }]);
+  });
+
+  it('runs a Count of a few rows over a few shards straight through, a larger one sliced', async () => {
+    const s = manyShards(40);
+    let reads = 0;
+    const version = (): number => {
+      reads++;
+      return 0;
+    };
+    // 2 rows × 20 shards = 40 row reads: unsliced, the state version is never read.
+    const small = parse('Count(Intersect(Row(f=1), Row(f=1)))');
+    const opts20 = { ...defaultOpts, shards: Array.from({ length: 20 }, (_, i) => i) };
+    const r = await executeQueryAsync(s.holder, 'i', small, opts20, { version });
+    expect(r).toEqual(executeQuery(s.holder, 'i', small, opts20, NOW));
+    expect(r.results).toEqual([{ type: 'count', n: 20 }]);
+    expect(reads).toBe(0);
+    // 2 rows × 40 shards = 80 row reads: sliced (the version is read at the start).
+    const all = await executeQueryAsync(s.holder, 'i', small, defaultOpts, { version });
+    expect(all.results).toEqual([{ type: 'count', n: 40 }]);
+    expect(reads).toBeGreaterThan(0);
+  });
+
+  it('ends a small unsliced Count past its deadline with the deadline error', async () => {
+    const s = manyShards(4);
+    // A clock that moves 1 s at every reading: the deadline (1 ms) has passed once the work is done.
+    let t = 0;
+    const clock = { ...systemClock, now: () => t, monotonic: () => t++ * 1000 };
+    const budget = queryBudget(1, undefined, clock);
+    await expect(executeQueryAsync(s.holder, 'i', parse('Count(Row(f=1))'), defaultOpts, { budget })).rejects.toThrow(
+      /query timeout/,
+    );
   });
 
   it('finishes synchronously after too many restarts', async () => {

@@ -103,6 +103,26 @@ describe('Fragment bulk adoption (imports)', () => {
     expect(f.row(2)).toBeUndefined();
   });
 
+  it("answers a viewed packed row's size from its bytes, and the new size once the row is written", () => {
+    const f = new Fragment(0);
+    const rows = [1, 2];
+    f.adoptRows(
+      rows,
+      rows.map((r) => new RoaringBitmap32(rowOf(r, 40_000))),
+    );
+    const n = new Set(rowOf(1, 40_000)).size;
+    expect(f.row(1)?.isFrozen).toBe(true);
+    expect(f.rowSize(1)).toBe(n);
+    const fresh = rowOf(1, 40_000).includes(1_048_575) ? 1_048_574 : 1_048_575;
+    f.add(1, fresh);
+    expect(f.rowSize(1)).toBe(n + 1);
+    f.row(2);
+    f.clearRow(2);
+    expect(f.rowSize(2)).toBe(0);
+    f.setRow(2, new RoaringBitmap32([7, 8]));
+    expect(f.rowSize(2)).toBe(2);
+  });
+
   it('keeps packed rows as bytes until read: counts, sizes, footprint and capture make no view', () => {
     const f = new Fragment(0);
     const ids = Array.from({ length: 300 }, (_, k) => k * 2);
