@@ -184,10 +184,15 @@ export class ClusterRuntime {
   }
 
   /** Partitions this node consumes now, and whether each has caught up. */
-  held(): { partition: number; caughtUp: boolean; catchUpMs?: number }[] {
+  held(): { partition: number; caughtUp: boolean; catchUpMs?: number; mappedMs?: number; resumedMs?: number }[] {
     return this.membership.partitionsHeld().map((p) => {
       const ms = this.membership.catchUpMs(p);
-      return { partition: p, caughtUp: this.membership.isCaughtUp(p), ...(ms === undefined ? {} : { catchUpMs: ms }) };
+      return {
+        partition: p,
+        caughtUp: this.membership.isCaughtUp(p),
+        ...(ms === undefined ? {} : { catchUpMs: ms }),
+        ...this.membership.takeoverStages(p),
+      };
     });
   }
 

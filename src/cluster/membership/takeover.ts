@@ -32,6 +32,18 @@ export interface TakenOver {
   holder: string;
   next: string;
   bytes: number;
+  /**
+   * Where its time went, ms: until the holder's answer began (its capture included), the body's
+   * transfer (the holder encodes as it sends), and the install (meta wait, decode, one commit).
+   */
+  answerMs: number;
+  transferMs: number;
+  installMs: number;
+  /**
+   * This process's CPU time over the three (the receive and the install, with whatever else the
+   * node ran meanwhile): on a shared machine it moves far less with the load than the times do.
+   */
+  cpuMs: number;
 }
 
 export class Takeover {
@@ -51,8 +63,12 @@ export class Takeover {
       if (m.id === this.view.self.id) continue;
       const url = `${m.url}${SNAPSHOT_PATH}?partition=${partition}&after=${from}`;
       let body: Uint8Array;
+      const t0 = systemClock.monotonic();
+      const cpu0 = process.cpuUsage();
+      let t1 = t0;
       try {
         const res = await this.fetch(url);
+        t1 = systemClock.monotonic();
         if (res.status === 204) return undefined; // not far enough ahead of this node to be worth it
         if (!res.ok) {
           this.logger.debug({ partition, holder: m.id, status: res.status }, 'cluster: no snapshot from this holder');
@@ -64,9 +80,19 @@ export class Takeover {
         this.logger.debug({ partition, holder: m.id, err: String(err) }, 'cluster: no snapshot from this holder');
         continue;
       }
+      const t2 = systemClock.monotonic();
       const next = await this.install(partition, body);
       if (next === undefined) return undefined;
-      const taken = { partition, holder: m.id, next: String(next), bytes: body.byteLength };
+      const taken: TakenOver = {
+        partition,
+        holder: m.id,
+        next: String(next),
+        bytes: body.byteLength,
+        answerMs: Math.round(t1 - t0),
+        transferMs: Math.round(t2 - t1),
+        installMs: Math.round(systemClock.monotonic() - t2),
+        cpuMs: cpuMsSince(cpu0),
+      };
       this.done.push(taken);
       if (this.done.length > 64) this.done.shift();
       this.logger.info({ ...taken, from: String(from) }, 'cluster: took a partition over from a snapshot');
@@ -112,4 +138,9 @@ export function takeoverRoutes(
     if (pieces === undefined) return reply.code(204).send();
     return reply.type('application/octet-stream').send(Readable.from(pieces, { objectMode: false }));
   });
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(start);
+  return Math.round((d.user + d.system) / 1000);
 }
