@@ -13,10 +13,13 @@ export interface Member {
 
 /** The assignment of one rebalance, as every member receives it. */
 /**
- * What a holder answers for a partition taken from it by a rebalance (in its error's text): a
- * coordinator that gets it from every holder waits for the next map instead of refusing.
+ * What a holder answers for a partition taken from it by a rebalance: a 503 whose JSON body has
+ * `code` PARTITION_MOVED_CODE (DomainError.reason) and this text in its message. A coordinator that
+ * gets it from every holder waits for the next map instead of refusing; it matches on the code
+ * (the text only in an answer without a code, from a holder of an older build).
  */
 export const PARTITION_MOVED = 'moved to another node of the cluster';
+export const PARTITION_MOVED_CODE = 'partition_moved';
 
 export interface PartitionMap {
   /** Kafka group generation that produced it. */

@@ -16,7 +16,7 @@ import { MetaFollower } from '../commands/meta-follower.js';
 import { Positions } from '../commands/positions.js';
 import { type ClusterSettings, clusterSettings, derivedAdvertise } from '../settings.js';
 import { type ClusterTopics, ensureClusterTopics } from './topics.js';
-import { type ClusterView, type CommandSink, type Member, PARTITION_MOVED } from '../types.js';
+import { type ClusterView, type CommandSink, type Member, PARTITION_MOVED, PARTITION_MOVED_CODE } from '../types.js';
 import { Takeover } from './takeover.js';
 import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
@@ -91,7 +91,11 @@ export class ClusterRuntime {
       // Only a sink that can install a snapshot asks holders for one (tests of membership alone cannot).
       takeover: (p) => (this.sink().install === undefined ? Promise.resolve(undefined) : takeover.run(p)),
       onRevoked: (p) =>
-        positions.failAll('log', p, new DomainError('unavailable', `partition ${p} ${PARTITION_MOVED}`)),
+        positions.failAll(
+          'log',
+          p,
+          new DomainError('unavailable', `partition ${p} ${PARTITION_MOVED}`, PARTITION_MOVED_CODE),
+        ),
       logger,
     });
     this.health = new MemberHealth({
