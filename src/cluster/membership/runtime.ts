@@ -4,6 +4,7 @@
 // open() checks the flags and the topics (a wrong partition count stops the start); start()
 // joins the group once the node's URL is known (the port is bound); stop() hands this node's
 // partitions over (bounded) and leaves, so the others rebalance at once.
+import type { Event } from '../../events/types.js';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
@@ -72,8 +73,8 @@ export class ClusterRuntime {
     // Built on first delivery: the applier may need the view, which needs the membership.
     const sink: CommandSink = { deliver: (...a) => this.sink().deliver(...a) };
     // A partition new here starts from a live holder's snapshot when the sink can install one.
-    const install = (p: number, body: Uint8Array): Promise<bigint | undefined> =>
-      this.sink().install?.(p, body) ?? Promise.resolve(undefined);
+    const install = (p: number, events: Iterable<Event>): Promise<bigint | undefined> =>
+      this.sink().install?.(p, events) ?? Promise.resolve(undefined);
     const self = (): Member => this.self;
     this.membership = new Membership({
       kafka,

@@ -9,6 +9,8 @@ import type { Engine } from '../../engine/engine.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { Readable } from 'node:stream';
 import { capturePartitionPieces, markedPosition } from '../commands/partition-snapshot.js';
+import { decodePartStream } from '../../engine/snapshot-part.js';
+import type { Event } from '../../events/types.js';
 import type { ClusterView } from '../types.js';
 import { systemClock } from '../../util/clock.js';
 
@@ -34,7 +36,8 @@ export interface TakenOver {
   bytes: number;
   /**
    * Where its time went, ms: until the holder's answer began (its capture included), the body's
-   * transfer (the holder encodes as it sends), and the install (meta wait, decode, one commit).
+   * transfer (the holder encodes as it sends, this node decodes as it arrives), and the install
+   * (meta wait, one commit).
    */
   answerMs: number;
   transferMs: number;
@@ -52,7 +55,7 @@ export class Takeover {
 
   constructor(
     private readonly view: ClusterView,
-    private readonly install: (partition: number, body: Uint8Array) => Promise<bigint | undefined>,
+    private readonly install: (partition: number, events: Iterable<Event>) => Promise<bigint | undefined>,
     private readonly logger: Logger,
   ) {}
 
@@ -62,7 +65,7 @@ export class Takeover {
     for (const m of this.view.holders(partition)) {
       if (m.id === this.view.self.id) continue;
       const url = `${m.url}${SNAPSHOT_PATH}?partition=${partition}&after=${from}`;
-      let body: Uint8Array;
+      let body: { events: Event[]; bytes: number };
       const t0 = systemClock.monotonic();
       const cpu0 = process.cpuUsage();
       let t1 = t0;
@@ -75,19 +78,21 @@ export class Takeover {
           await res.body?.cancel();
           continue;
         }
-        body = new Uint8Array(await res.arrayBuffer());
+        // Decoded record by record as it arrives: the body is never held whole beside its pieces.
+        if (res.body === null) throw new Error('a snapshot answer without a body');
+        body = await decodePartStream(res.body);
       } catch (err) {
         this.logger.debug({ partition, holder: m.id, err: String(err) }, 'cluster: no snapshot from this holder');
         continue;
       }
       const t2 = systemClock.monotonic();
-      const next = await this.install(partition, body);
+      const next = await this.install(partition, body.events);
       if (next === undefined) return undefined;
       const taken: TakenOver = {
         partition,
         holder: m.id,
         next: String(next),
-        bytes: body.byteLength,
+        bytes: body.bytes,
         answerMs: Math.round(t1 - t0),
         transferMs: Math.round(t2 - t1),
         installMs: Math.round(systemClock.monotonic() - t2),
