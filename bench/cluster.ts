@@ -28,6 +28,7 @@ import { createField, createIndex, importProtobuf, query } from './lib/pilosa.js
 import type { Reporter } from './lib/report.js';
 import { startChildServer, type ChildServer } from './lib/server-child.js';
 import { now, percentile } from './lib/stats.js';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 
 const SHARD_WIDTH = 1 << 20;
@@ -401,6 +402,12 @@ async function joinOnce(
   times: number,
   localMs: number,
 ): Promise<{ ms: number; cpuMs?: number } | undefined> {
+  // Whether the holders are still busy from the imports (a longer history's import ends just before).
+  const holders = [...cluster.nodes];
+  const idle0 = holders.map((n) => processCpuMs(n.pid));
+  await new Promise((res) => setTimeout(res, 1000));
+  const idleMs = holders.map((n, i) => processCpuMs(n.pid) - idle0[i]);
+  const busy0 = holders.map((n) => processCpuMs(n.pid));
   const t0 = now();
   const joiner = await addNode(cluster, brokers, partitions, `cluster-takeover-joiner-${times}`);
   const joinerId = cluster.ids[cluster.ids.length - 1];
@@ -432,6 +439,7 @@ async function joinOnce(
       c.close();
     }
     const answered = now() - t0;
+    const busyMs = holders.map((n, i) => processCpuMs(n.pid) - busy0[i]);
     const node = (await (await fetch(`${joiner.url}/cluster`)).json()) as {
       node?: {
         partitions?: { partition: number; catchUpMs?: number; mappedMs?: number; resumedMs?: number }[];
@@ -452,7 +460,7 @@ async function joinOnce(
       .map((x) => x.toFixed(1))
       .join(' ');
     r.note(
-      `${times}× history: the joiner took partitions [${taken.join(',')}] (${(bits / 1e6).toFixed(1)}M bits); listened ${started.toFixed(0)} ms, map settled ${settled.toFixed(0)} ms, answered ${answered.toFixed(0)} ms after its start; load ${load}`,
+      `${times}× history: the joiner took partitions [${taken.join(',')}] (${(bits / 1e6).toFixed(1)}M bits); listened ${started.toFixed(0)} ms, map settled ${settled.toFixed(0)} ms, answered ${answered.toFixed(0)} ms after its start; load ${load}; holders' CPU in the second before the join ${idleMs.join(', ')} ms, from the join until it answered ${busyMs.join(', ')} ms`,
     );
     r.note(
       took === undefined
@@ -468,5 +476,15 @@ async function joinOnce(
     cluster.ids.splice(i, 1);
     await joiner.dispose();
     await settledMap(cluster, partitions);
+  }
+}
+
+/** A child's CPU time so far (user + system, ms; Linux /proc, NaN elsewhere). */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ 100)
+  } catch {
+    return Number.NaN;
   }
 }
