@@ -42,7 +42,7 @@ const ROWS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
 /** The second takeover's partition holds the same bits, imported this many times over (a longer history). */
 const HISTORY_TIMES = Number(process.env.BENCH_CLUSTER_HISTORY_TIMES ?? 10);
 /** Joins per history length (fresh nodes in turn); the median is the takeover figure. */
-const JOINS = Number(process.env.BENCH_CLUSTER_JOINS ?? 3);
+const JOINS = Number(process.env.BENCH_CLUSTER_JOINS ?? 5);
 
 export async function runClusterBench(r: Reporter): Promise<void> {
   r.begin('cluster', 'cluster mode on one machine (issues 12 and 21)');
@@ -356,7 +356,8 @@ async function takeover(
       `takeover: 2 nodes, R=1, ${partitions} partitions; partitions [${loaded.join(',')}] loaded with ${bits.toLocaleString('en-US')} bits each (${shardsPer} shards × 10 rows at 10%), imported ${times}× over`,
     );
 
-    // A takeover is a few hundred ms on a shared 2-core machine: one join is mostly noise, so
+    // A takeover is a few hundred ms on a shared 2-core machine: one join is mostly noise (the same
+    // 1x takeover took 299–1727 ms in five joins of one run at load 8.4–9.5), so
     // JOINS fresh nodes join in turn (each leaves before the next), and the median is the figure.
     const runs: number[] = [];
     const cpu: number[] = [];
