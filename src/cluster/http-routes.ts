@@ -55,6 +55,9 @@ export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): voi
             lag: lag(end, pos),
             // From this node's assignment of the partition until it caught up (a takeover's cost).
             ...(h.catchUpMs === undefined ? {} : { catchUpMs: Math.round(h.catchUpMs) }),
+            // Its stages: the partition map known, the partition resumed after a takeover (or none).
+            ...(h.mappedMs === undefined ? {} : { mappedMs: Math.round(h.mappedMs) }),
+            ...(h.resumedMs === undefined ? {} : { resumedMs: Math.round(h.resumedMs) }),
           };
         }),
         // Shared refreshes of the ends reads wait for (reads/cluster-ends.ts): per query, the bench's figure.

@@ -114,13 +114,16 @@ export class ClusterNode {
   /** The routes' view of the cluster (http/topology.ts): every member, and who holds what. */
   private topology(): Topology {
     const s = this.writes.services;
+    const frames = new ClusterFrameService(this.engine, this.writes.writes, async (index, pql) => {
+      const opts = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
+      return (await s.query.execute(index, pql, opts)).response;
+    });
     return {
       kind: 'cluster',
       keys: s.keys,
-      frames: new ClusterFrameService(this.engine, this.writes.writes, async (index, pql) => {
-        const opts = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
-        return (await s.query.execute(index, pql, opts)).response;
-      }),
+      frames,
+      protobufForwarder: s.imports,
+      inputs: frames.inputs,
       legacyImports: new ClusterLegacyImports(this.engine, s.imports),
       nodes: () => statusNodes(this.runtime),
       shardNodes: (index, shard) => shardNodes(this.runtime, index, shard),

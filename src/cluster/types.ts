@@ -2,6 +2,7 @@
 // Kafka's group protocol hands out, the node's view of it, and what a holder's consumer hands
 // to the command applier. Kept in one file so membership, the write path and the query fan-out
 // can be built and tested apart.
+import type { Event } from '../events/types.js';
 import type { IHeaders } from 'kafkajs';
 
 /** A node of the cluster: its id (the data directory's node id) and advertised base URL. */
@@ -13,10 +14,13 @@ export interface Member {
 
 /** The assignment of one rebalance, as every member receives it. */
 /**
- * What a holder answers for a partition taken from it by a rebalance (in its error's text): a
- * coordinator that gets it from every holder waits for the next map instead of refusing.
+ * What a holder answers for a partition taken from it by a rebalance: a 503 whose JSON body has
+ * `code` PARTITION_MOVED_CODE (DomainError.reason) and this text in its message. A coordinator that
+ * gets it from every holder waits for the next map instead of refusing; it matches on the code
+ * (the text only in an answer without a code, from a holder of an older build).
  */
 export const PARTITION_MOVED = 'moved to another node of the cluster';
+export const PARTITION_MOVED_CODE = 'partition_moved';
 
 export interface PartitionMap {
   /** Kafka group generation that produced it. */
@@ -57,9 +61,10 @@ export interface CommandSink {
   deliver(topic: ClusterTopic, partition: number, messages: readonly ClusterMessage[], next: string): Promise<void>;
   /**
    * Takeover (commands/partition-snapshot.ts): installs a holder's snapshot of log partition
-   * `partition` when it is newer than what was applied here; answers the new next offset.
+   * `partition` (its decoded events) when it is newer than what was applied here; answers the new
+   * next offset.
    */
-  install?(partition: number, body: Uint8Array): Promise<bigint | undefined>;
+  install?(partition: number, events: Iterable<Event>): Promise<bigint | undefined>;
 }
 
 /** Log-meta key of the next offset to read of one partition of one topic. */

@@ -17,6 +17,11 @@ export class DomainError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /**
+     * A stable name for a case another program acts on (a cluster coordinator, a client), sent as
+     * `code` in the JSON body beside the message, so callers match on it instead of the text.
+     */
+    readonly reason?: string,
   ) {
     super(message);
   }

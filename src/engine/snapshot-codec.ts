@@ -114,6 +114,73 @@ export function* decodeSnapshot(bytes: Uint8Array, opts: { lazy?: boolean } = {}
   }
 }
 
+/**
+ * decodeSnapshot (eager) over a body that arrives in pieces (a cluster takeover's stream): each
+ * record's bytes are copied once, as they arrive, into a buffer of the record's own, placed so
+ * that its rows keep the body's 32-byte alignment. The whole body is never held twice (the pieces,
+ * then one joined copy, then an aligned copy of that), and records are decoded while the rest
+ * is still on its way.
+ */
+export class SnapshotStreamDecoder {
+  private readonly head = Buffer.alloc(5);
+  private headFill = 0;
+  /** The record being filled: its type, its buffer, where its payload starts and how much is in. */
+  private record: { type: number; buf: Buffer; at: number; len: number; fill: number } | undefined;
+  /** Body offset of the next byte. */
+  private offset = 0;
+
+  /** The records completed by this piece, decoded. */
+  push(piece: Uint8Array): Event[] {
+    const out: Event[] = [];
+    let p = 0;
+    while (p < piece.byteLength) {
+      const r = this.record;
+      if (r === undefined) {
+        const n = Math.min(5 - this.headFill, piece.byteLength - p);
+        this.head.set(piece.subarray(p, p + n), this.headFill);
+        this.headFill += n;
+        p += n;
+        if (this.headFill === 5) this.begin();
+      } else {
+        const n = Math.min(r.len - r.fill, piece.byteLength - p);
+        r.buf.set(piece.subarray(p, p + n), r.at + r.fill);
+        r.fill += n;
+        p += n;
+      }
+      const done = this.record;
+      if (done !== undefined && done.fill === done.len) {
+        this.record = undefined;
+        const payload = done.buf.subarray(done.at, done.at + done.len);
+        out.push(
+          done.type === FRAGMENT_RECORD
+            ? decodeFragment(done.buf, done.at, done.len, false)
+            : decodeEvent(done.type, payload),
+        );
+      }
+    }
+    return out;
+  }
+
+  /** Throws when the body ended inside a record. */
+  end(): void {
+    if (this.headFill > 0 || this.record !== undefined)
+      throw new AssertionError(`snapshot body truncated at byte ${this.offset + this.headFill}`);
+  }
+
+  private begin(): void {
+    const type = this.head[0];
+    const len = this.head.readUInt32LE(1);
+    this.headFill = 0;
+    this.offset += 5;
+    // The payload's offset in a buffer of its own keeps its offset in the body modulo ALIGN.
+    const at = this.offset % ALIGN;
+    const aligned = roaring.bufferAlignedAllocUnsafe(at + len, ALIGN);
+    const buf = Buffer.from(aligned.buffer, aligned.byteOffset, aligned.byteLength);
+    this.record = { type, buf, at, len, fill: 0 };
+    this.offset += len;
+  }
+}
+
 type FragmentEvent = Extract<Event, { type: 'BitsSet' }>;
 
 /**

@@ -31,8 +31,16 @@ declare module 'fastify' {
   }
 }
 
-export function sendError(reply: FastifyReply, status: number, message: string, shape: ErrorShape): FastifyReply {
-  const body = shape === 'query' ? { error: message } : { success: false, error: { message } };
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  message: string,
+  shape: ErrorShape,
+  /** DomainError.reason: a stable code beside the message (Pilosa's bodies have none, so only when set). */
+  reason?: string,
+): FastifyReply {
+  const code = reason === undefined ? {} : { code: reason };
+  const body = shape === 'query' ? { error: message, ...code } : { success: false, error: { message, ...code } };
   return reply
     .code(status)
     .type('application/json')
@@ -42,7 +50,7 @@ export function sendError(reply: FastifyReply, status: number, message: string, 
 export function installErrorHandler(app: FastifyInstance, onInvariantBroken: (err: Error) => void): void {
   app.setErrorHandler((err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) => {
     const shape: ErrorShape = req.routeOptions.config?.errorShape ?? 'admin';
-    if (err instanceof DomainError) return sendError(reply, STATUS[err.code], err.message, shape);
+    if (err instanceof DomainError) return sendError(reply, STATUS[err.code], err.message, shape, err.reason);
     const fe = err as FastifyError;
     if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'request body too large', shape);
     if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, 415, 'unsupported media type', shape);

@@ -8,6 +8,8 @@ import { maxShards } from '../executor/max-shards.js';
 import { KeyService } from '../service/key-service.js';
 import { FrameService } from '../service/legacy/frame-service.js';
 import type { ImportService } from '../service/import/import-service.js';
+import type { ProtobufForwarder } from '../service/import/import-types.js';
+import type { InputApi } from '../service/legacy/input-service.js';
 import { LegacyImportService } from '../service/legacy/legacy-import.js';
 
 export interface NodeInfo {
@@ -71,6 +73,13 @@ export interface Topology {
   readonly legacyImports: Pick<LegacyImportService, 'importValues'>;
   /** /internal/translate/keys. */
   readonly keys: Pick<KeyService, 'translate'>;
+  /**
+   * Sends a client's protobuf import body on undecoded (cluster mode: the holders decode and
+   * validate it); undefined where the route decodes and imports it here.
+   */
+  readonly protobufForwarder?: ProtobufForwarder;
+  /** 0.x input definitions when they are not this node's own InputService's (cluster mode: through Kafka). */
+  readonly inputs?: InputApi;
 }
 
 /** Pilosa 1.4's Node for this node: a one-node cluster, its own coordinator. */

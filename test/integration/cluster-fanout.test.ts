@@ -15,7 +15,14 @@ import { clusterPartialRoutes } from '../../src/cluster/reads/partial-routes.js'
 import { QueryFanout } from '../../src/cluster/reads/query-fanout.js';
 import type { PartialRunner } from '../../src/cluster/reads/partial-runner.js';
 import { clusterMaxShards, shardsMaxAnswer } from '../../src/cluster/reads/shards-max.js';
-import type { ClusterTopic, ClusterView, Member, PartitionMap } from '../../src/cluster/types.js';
+import {
+  type ClusterTopic,
+  type ClusterView,
+  type Member,
+  PARTITION_MOVED,
+  PARTITION_MOVED_CODE,
+  type PartitionMap,
+} from '../../src/cluster/types.js';
 import { maxShards } from '../../src/executor/max-shards.js';
 import type { QueryOptions, QueryResponse } from '../../src/executor/result.js';
 import { parse } from '../../src/pql/index.js';
@@ -67,9 +74,11 @@ class StaticView implements ClusterView {
   partitionOf(index: string, shard: number): number {
     return partitionOf(index, shard);
   }
+  /** The map's generation (a test moves it on as a rebalance would). */
+  generation = 1;
   map(): PartitionMap {
     return {
-      generation: 1,
+      generation: this.generation,
       partitions: P,
       members: this.members(),
       holders: Array.from({ length: P }, (_, p) => this.holderIds(p)),
@@ -105,7 +114,19 @@ class StaticView implements ClusterView {
   lagging = false;
   /** Told when a lagging node is asked to wait. */
   onLagging: () => void = () => undefined;
+  /**
+   * A rebalance took this node's log partitions away: waits on them fail as membership fails
+   * them (runtime.ts onRevoked), with the text only (`'text'`: a holder of an older build).
+   */
+  moved: false | 'code' | 'text' = false;
+  /** Told when a node whose partitions moved is asked. */
+  onMoved: () => void = () => undefined;
   async waitApplied(topic: ClusterTopic, partition: number, _next: string, signal?: AbortSignal): Promise<void> {
+    if (topic === 'log' && this.moved !== false) {
+      this.onMoved();
+      const text = `partition ${partition} ${PARTITION_MOVED}`;
+      throw new DomainError('unavailable', text, this.moved === 'code' ? PARTITION_MOVED_CODE : undefined);
+    }
     if (topic === 'log' && !this.holderIds(partition).includes(this.self.id))
       throw new DomainError('unavailable', `node ${this.self.id} does not hold log partition ${partition}`);
     if (topic === 'log' && this.lagging) {
@@ -195,6 +216,20 @@ async function post(url: string, body: string): Promise<void> {
 async function setupSchema(url: string): Promise<void> {
   await post(`${url}/index/i`, JSON.stringify({ options: { trackExistence: true } }));
   for (const [name, body] of SCHEMA) await post(`${url}/index/i/field/${name}`, JSON.stringify(body));
+}
+
+/** A request for the partials of partition 1 (an empty query), as a coordinator sends it. */
+function partialOf1(): Record<string, unknown> {
+  return {
+    index: 'i',
+    query: [],
+    opts: { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false },
+    partitions: [1],
+    waitFor: { 1: '0' },
+    metaOffset: '0',
+    phase: 'partial',
+    now: Date.now(),
+  };
 }
 
 /** A fastify app nobody listens on: only to get a PartialRunner from clusterPartialRoutes. */
@@ -376,16 +411,7 @@ describe('query fan-out over real nodes', () => {
     const bad = await fetch(url, { method: 'POST', body: '{"index": "i"}' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: expect.stringContaining('cluster partial:') });
-    const body = {
-      index: 'i',
-      query: [],
-      opts: { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false },
-      partitions: [1],
-      waitFor: { 1: '0' },
-      metaOffset: '0',
-      phase: 'partial',
-      now: Date.now(),
-    };
+    const body = partialOf1();
     // node0 holds partitions 0, 2, 3, 5 under R=2.
     const notHeld = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
     expect(notHeld.status).toBe(503);
@@ -425,6 +451,45 @@ describe('query fan-out over real nodes', () => {
         expect({ q, got: await fanout.run('i', parse(q), opts) }).toEqual({ q, got: await want(q) });
     } finally {
       lagging.lagging = false;
+    }
+  });
+
+  it('holders whose partitions moved answer 503 with code partition_moved; the query waits for the next map', async () => {
+    const url = `${nodes[1].member.url}/internal/cluster/partial`;
+    const body = partialOf1();
+    const q = 'Count(Row(s=1))';
+    for (const how of ['code', 'text'] as const) {
+      for (const v of [routeViews[1], routeViews[2]]) v.moved = how;
+      try {
+        const res = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
+        expect(res.status).toBe(503);
+        const error = expect.stringContaining(PARTITION_MOVED);
+        expect(await res.json()).toEqual(how === 'code' ? { error, code: PARTITION_MOVED_CODE } : { error });
+        // Asked from node0 under R=1: node1 and node2 say their partitions moved. The query waits
+        // for a newer map (here: the same holders, moved back) instead of answering 503.
+        const view = new StaticView(nodes[0].member, () => members, holdersR(1), 1);
+        let asked = 0;
+        const rebalanced = (): void => {
+          asked++;
+          for (const v of [routeViews[1], routeViews[2]]) v.moved = false;
+          setTimeout(() => view.generation++, 50);
+        };
+        routeViews[1].onMoved = rebalanced;
+        routeViews[2].onMoved = rebalanced;
+        const fanout = new QueryFanout(
+          view,
+          { engine: nodes[0].server.engine, runner: nodeRunners[0] },
+          { queryTimeoutMs: 0, maxResultRows: 0 },
+        );
+        expect(await fanout.run('i', parse(q), opts)).toEqual(await want(q));
+        expect(asked).toBeGreaterThan(0);
+        expect(view.generation).toBe(2);
+      } finally {
+        for (const v of [routeViews[1], routeViews[2]]) {
+          v.moved = false;
+          v.onMoved = () => undefined;
+        }
+      }
     }
   });
 

@@ -15,6 +15,7 @@ import type { Command, LogCommand } from '../../src/cluster/commands/command.js'
 import { commandMessages } from '../../src/cluster/commands/command-codec.js';
 import { Feed } from '../../src/cluster/commands/feed.js';
 import { capturePartition } from '../../src/cluster/commands/partition-snapshot.js';
+import { decodePart } from '../../src/engine/snapshot-part.js';
 import { Positions } from '../../src/cluster/commands/positions.js';
 import { MemoryConsumer, MemoryLog } from '../../src/cluster/log/memory-log.js';
 import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
@@ -217,7 +218,9 @@ describe('cluster holder side on the in-memory log', () => {
         expect(body).toBeDefined();
         nodes[0].log.assign([...held(0), 1], (p) => nodes[0].applier.position('log', p) ?? 0n);
         nodes[0].log.pause(1);
-        installed = await nodes[0].logFeed.exclusive(1, () => nodes[0].applier.install(1, body ?? new Uint8Array()));
+        installed = await nodes[0].logFeed.exclusive(1, () =>
+          nodes[0].applier.install(1, decodePart(body ?? new Uint8Array())),
+        );
         nodes[0].log.seek(1, nodes[0].applier.position('log', 1) ?? 0n);
         nodes[0].log.resume(1);
         nodes[2].log.assign([2, 3], (p) => nodes[2].applier.position('log', p) ?? 0n);

@@ -9,6 +9,7 @@
 // A command that fails with a 4xx DomainError fails the same way on every holder (same state,
 // same command): it is recorded as failed and skipped. Anything else stops the sink loudly
 // (deliver rejects, nothing of that command is staged).
+import type { Event } from '../../events/types.js';
 import type { Logger } from 'pino';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
@@ -192,10 +193,10 @@ export class CommandApplier implements CommandSink {
    * Returns the new position, or undefined when the snapshot was not newer. The caller keeps
    * deliveries of the partition away meanwhile (Feed.exclusive).
    */
-  async install(partition: number, body: Uint8Array): Promise<bigint | undefined> {
+  async install(partition: number, events: Iterable<Event>): Promise<bigint | undefined> {
     const key = `log/${partition}`;
     if (!this.loaded.has(key)) await this.load('log', [partition]);
-    const snap = readPartitionSnapshot(body, partition);
+    const snap = readPartitionSnapshot(events, partition);
     if (snap.position.next <= this.positions.get('log', partition)) return undefined;
     // The snapshot's fields exist here once meta is applied as far as the holder had.
     await this.waitMeta(String(snap.metaNext), AbortSignal.timeout(this.metaWaitMs));

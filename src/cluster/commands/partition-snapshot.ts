@@ -5,7 +5,7 @@
 // (the schema it was applied against). A new holder installs it in one commit instead of reading
 // the partition's whole history from the topic, then reads on from the mark's position.
 import { INSTALLED } from '../../engine/command-time.js';
-import { capturePart, capturePartPieces, decodePart } from '../../engine/snapshot-part.js';
+import { capturePart, capturePartPieces } from '../../engine/snapshot-part.js';
 import type { FragmentState } from '../../state/snapshot.js';
 import type { Event, EventSink } from '../../events/types.js';
 import { EXISTS_FIELD } from '../../domain/names.js';
@@ -75,11 +75,12 @@ export interface PartitionSnapshot {
   events: Event[];
 }
 
-export function readPartitionSnapshot(body: Uint8Array, partition: number): PartitionSnapshot {
+/** A snapshot's parts from its decoded events (decodePart, decodePartStream). */
+export function readPartitionSnapshot(decoded: Iterable<Event>, partition: number): PartitionSnapshot {
   const events: Event[] = [];
   let log: Applied | undefined;
   let meta: Applied | undefined;
-  for (const e of decodePart(body)) {
+  for (const e of decoded) {
     if (e.type === 'CommandApplied') {
       if (e.topic === 'meta') meta = e;
       else if (e.topic === 'log' && e.partition === partition) log = e;

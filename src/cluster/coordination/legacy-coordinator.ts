@@ -21,7 +21,7 @@ type ClusterQuery = (index: string, pql: string) => Promise<QueryResponse>;
 
 export class ClusterFrameService {
   private readonly local: FrameService;
-  /** 0.x input definitions through the cluster (the input routes take them from here: inputsOf). */
+  /** 0.x input definitions through the cluster (the topology gives them to the input routes: Topology.inputs). */
   readonly inputs: ClusterInputService;
 
   constructor(

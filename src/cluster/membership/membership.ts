@@ -69,6 +69,9 @@ export class Membership {
   /** When each partition was newly assigned here (monotonic ms), and how long it took to catch up. */
   private readonly assignedAt = new Map<number, number>();
   private readonly catchUp = new Map<number, number>();
+  /** ms from the assignment until the map was known, and until the partition was resumed (takeover done). */
+  private readonly mappedAfter = new Map<number, number>();
+  private readonly resumedAfter = new Map<number, number>();
   lastError: string | undefined;
   rebalances = 0;
 
@@ -204,6 +207,7 @@ export class Membership {
     this.installing.set(p, token);
     try {
       await mapped;
+      this.since(this.mappedAfter, p);
       const takeover = this.opts.takeover;
       if (takeover !== undefined && this.assigned.has(p) && !this.stopped)
         await this.feed.exclusive(p, () => takeover(p));
@@ -218,6 +222,7 @@ export class Membership {
         this.installing.delete(p);
         if (this.assigned.has(p)) this.loop?.seek(p, String(this.opts.positions.get('log', p)));
         this.loop?.resume(p);
+        this.since(this.resumedAfter, p);
       }
     }
   }
@@ -268,10 +273,21 @@ export class Membership {
     return this.catchUp.get(p);
   }
 
+  /** Stages of a takeover, ms from the assignment: the map known, the partition resumed (GET /cluster). */
+  takeoverStages(p: number): { mappedMs?: number; resumedMs?: number } {
+    const mappedMs = this.mappedAfter.get(p);
+    const resumedMs = this.resumedAfter.get(p);
+    return { ...(mappedMs === undefined ? {} : { mappedMs }), ...(resumedMs === undefined ? {} : { resumedMs }) };
+  }
+
+  private since(into: Map<number, number>, p: number): void {
+    const at = this.assignedAt.get(p);
+    if (at !== undefined) into.set(p, systemClock.monotonic() - at);
+  }
+
   private markCaughtUp(p: number): void {
     this.caughtUp.add(p);
-    const since = this.assignedAt.get(p);
-    if (since !== undefined) this.catchUp.set(p, systemClock.monotonic() - since);
+    this.since(this.catchUp, p);
     this.targets.delete(p);
     this.opts.logger.debug({ partition: p }, 'cluster: caught up');
     this.maybeNudge();

@@ -4,6 +4,7 @@
 // open() checks the flags and the topics (a wrong partition count stops the start); start()
 // joins the group once the node's URL is known (the port is bound); stop() hands this node's
 // partitions over (bounded) and leaves, so the others rebalance at once.
+import type { Event } from '../../events/types.js';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
@@ -16,7 +17,7 @@ import { MetaFollower } from '../commands/meta-follower.js';
 import { Positions } from '../commands/positions.js';
 import { type ClusterSettings, clusterSettings, derivedAdvertise } from '../settings.js';
 import { type ClusterTopics, ensureClusterTopics } from './topics.js';
-import { type ClusterView, type CommandSink, type Member, PARTITION_MOVED } from '../types.js';
+import { type ClusterView, type CommandSink, type Member, PARTITION_MOVED, PARTITION_MOVED_CODE } from '../types.js';
 import { Takeover } from './takeover.js';
 import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
@@ -72,8 +73,8 @@ export class ClusterRuntime {
     // Built on first delivery: the applier may need the view, which needs the membership.
     const sink: CommandSink = { deliver: (...a) => this.sink().deliver(...a) };
     // A partition new here starts from a live holder's snapshot when the sink can install one.
-    const install = (p: number, body: Uint8Array): Promise<bigint | undefined> =>
-      this.sink().install?.(p, body) ?? Promise.resolve(undefined);
+    const install = (p: number, events: Iterable<Event>): Promise<bigint | undefined> =>
+      this.sink().install?.(p, events) ?? Promise.resolve(undefined);
     const self = (): Member => this.self;
     this.membership = new Membership({
       kafka,
@@ -91,7 +92,11 @@ export class ClusterRuntime {
       // Only a sink that can install a snapshot asks holders for one (tests of membership alone cannot).
       takeover: (p) => (this.sink().install === undefined ? Promise.resolve(undefined) : takeover.run(p)),
       onRevoked: (p) =>
-        positions.failAll('log', p, new DomainError('unavailable', `partition ${p} ${PARTITION_MOVED}`)),
+        positions.failAll(
+          'log',
+          p,
+          new DomainError('unavailable', `partition ${p} ${PARTITION_MOVED}`, PARTITION_MOVED_CODE),
+        ),
       logger,
     });
     this.health = new MemberHealth({
@@ -184,10 +189,15 @@ export class ClusterRuntime {
   }
 
   /** Partitions this node consumes now, and whether each has caught up. */
-  held(): { partition: number; caughtUp: boolean; catchUpMs?: number }[] {
+  held(): { partition: number; caughtUp: boolean; catchUpMs?: number; mappedMs?: number; resumedMs?: number }[] {
     return this.membership.partitionsHeld().map((p) => {
       const ms = this.membership.catchUpMs(p);
-      return { partition: p, caughtUp: this.membership.isCaughtUp(p), ...(ms === undefined ? {} : { catchUpMs: ms }) };
+      return {
+        partition: p,
+        caughtUp: this.membership.isCaughtUp(p),
+        ...(ms === undefined ? {} : { catchUpMs: ms }),
+        ...this.membership.takeoverStages(p),
+      };
     });
   }
 

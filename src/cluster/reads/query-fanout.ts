@@ -33,7 +33,7 @@ import {
 } from './partial-runner.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
 import { encodeQuery } from './query-wire.js';
-import { type ClusterView, type KafkaGate, type Member, PARTITION_MOVED } from '../types.js';
+import { type ClusterView, type KafkaGate, type Member, PARTITION_MOVED, PARTITION_MOVED_CODE } from '../types.js';
 import { OPEN_GATE } from '../membership/broker-watch.js';
 import { type ClockTimer, systemClock } from '../../util/clock.js';
 
@@ -302,7 +302,7 @@ export class QueryFanout {
         const err: unknown = s.reason;
         if (!(err instanceof HolderFailure)) throw err;
         failed.add(asked[i].member.id);
-        if (!err.message.includes(PARTITION_MOVED)) onlyMoved = false;
+        if (!err.moved) onlyMoved = false;
         reasons.push(`${asked[i].member.id}: ${err.message}`);
         pending.push(...asked[i].partitions);
       }
@@ -325,7 +325,8 @@ export class QueryFanout {
         return await this.local.runner.run(req, budget.signal);
       } catch (err) {
         // This node gave up a partition meanwhile: another holder answers for it.
-        if (err instanceof DomainError && err.code === 'unavailable') throw new HolderFailure(err.message);
+        if (err instanceof DomainError && err.code === 'unavailable')
+          throw new HolderFailure(err.message, err.reason === PARTITION_MOVED_CODE);
         throw err;
       }
     }
@@ -347,8 +348,10 @@ export class QueryFanout {
     }
     if ('answer' in res) return res.answer;
     if (res.status >= 200 && res.status < 300) return decodeResponse(JSON.parse(res.text));
-    const message = errorText(res.text) ?? `HTTP ${res.status}`;
-    if (res.status >= 500) throw new HolderFailure(message);
+    const { message = `HTTP ${res.status}`, code } = errorOf(res.text);
+    // A holder of an older build sends no code: its text says the same.
+    const moved = code === undefined ? message.includes(PARTITION_MOVED) : code === PARTITION_MOVED_CODE;
+    if (res.status >= 500) throw new HolderFailure(message, moved);
     // The holder refused the query itself (its deadline, the result bound, an index deleted).
     throw new DomainError(codeOf(res.status), message);
   }
@@ -416,6 +419,13 @@ interface CollectWire {
 /** A holder that could not answer: its partitions go to another holder. */
 class HolderFailure extends Error {
   override name = 'HolderFailure';
+  constructor(
+    message: string,
+    /** The holder said its partition moved (a rebalance, not a fault). */
+    readonly moved = false,
+  ) {
+    super(message);
+  }
 }
 
 function wireOpts(o: QueryOptions): PartialRequest['opts'] {
@@ -430,14 +440,16 @@ function wireOpts(o: QueryOptions): PartialRequest['opts'] {
   return out;
 }
 
-function errorText(body: string): string | undefined {
+/** A holder's JSON error body ({"error": message, "code"?: reason}); nothing from another body. */
+function errorOf(body: string): { message?: string; code?: string } {
   try {
     const v: unknown = JSON.parse(body);
-    if (typeof v === 'object' && v !== null && 'error' in v && typeof v.error === 'string') return v.error;
+    if (typeof v === 'object' && v !== null && 'error' in v && typeof v.error === 'string')
+      return { message: v.error, ...('code' in v && typeof v.code === 'string' ? { code: v.code } : {}) };
   } catch {
     // not JSON
   }
-  return undefined;
+  return {};
 }
 
 function codeOf(status: number): DomainError['code'] {

@@ -13,7 +13,7 @@ import {
 } from '../../encoding/import-request.js';
 import { decodeImportRoaringRequest } from '../../encoding/public-proto.js';
 import { int64 } from '../../service/field-options.js';
-import { type BitsImport, isProtobufForwarder, type ValuesImport } from '../../service/import/import-types.js';
+import type { BitsImport, ValuesImport } from '../../service/import/import-types.js';
 import { bodyBuffer, boolArg, importEncoding, isProtobuf } from '../body.js';
 import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
@@ -40,13 +40,14 @@ export function importRoutes(app: FastifyInstance, ctx: HttpContext): void {
         return f.options.type;
       });
       const body = bodyBuffer(req.body);
-      if (proto && isProtobufForwarder(ctx.imports)) {
+      const forwarder = ctx.topology.protobufForwarder;
+      if (proto && forwarder !== undefined) {
         // Cluster mode: the body goes on as it is when it can, its IDs decoded by the holders only.
         const h = peekImportHeader(body);
         checkTarget(h.index, h.field, index, field);
         checkShard(h.shard);
         const format = type === 'int' ? 'values' : 'bits';
-        if (await ctx.imports.forwardProtobuf({ index, field, shard: h.shard, clear, format, encoded: body }))
+        if (await forwarder.forwardProtobuf({ index, field, shard: h.shard, clear, format, encoded: body }))
           return done(reply, proto);
       }
       if (type === 'int') {

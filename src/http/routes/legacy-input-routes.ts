@@ -1,6 +1,6 @@
 // Legacy (0.5–0.9) input definitions: define, read, delete, and ingest JSON records through one.
 import type { FastifyInstance } from 'fastify';
-import { type InputApi, InputService, inputsOf } from '../../service/legacy/input-service.js';
+import { type InputApi, InputService } from '../../service/legacy/input-service.js';
 import { jsonBody } from '../../encoding/json-body.js';
 import type { HttpContext } from '../context.js';
 import { sendJson } from '../reply.js';
@@ -9,7 +9,7 @@ type Params = { index: string; name: string };
 
 export function legacyInputRoutes(app: FastifyInstance, ctx: HttpContext): void {
   // Cluster mode: the frame service's own, which writes through Kafka (coordination/input-coordinator.ts).
-  const inputs: InputApi = inputsOf(ctx.topology.frames) ?? new InputService(ctx.engine, ctx.imports);
+  const inputs: InputApi = ctx.topology.inputs ?? new InputService(ctx.engine, ctx.imports);
   app.post<{ Params: Params }>('/index/:index/input-definition/:name', async (req, reply) => {
     await inputs.define(req.params.index, req.params.name, jsonBody(req.body));
     return sendJson(reply, {});

@@ -60,7 +60,3 @@ export interface ProtobufImport {
 export interface ProtobufForwarder {
   forwardProtobuf(req: ProtobufImport): Promise<boolean>;
 }
-
-export function isProtobufForwarder(x: object): x is ProtobufForwarder {
-  return typeof (x as Partial<ProtobufForwarder>).forwardProtobuf === 'function';
-}

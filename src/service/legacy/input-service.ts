@@ -24,12 +24,6 @@ export interface InputApi {
   ingest(index: string, name: string, body: unknown): Promise<void>;
 }
 
-/** A service that carries its own InputApi (cluster mode's frame service: ClusterFrameService). */
-export function inputsOf(x: object | undefined): InputApi | undefined {
-  const inputs = (x as { inputs?: unknown } | undefined)?.inputs;
-  return typeof inputs === 'object' && inputs !== null ? (inputs as InputApi) : undefined;
-}
-
 /** The stored definition `name` of `index`, with a single node's errors. */
 export function storedDefinition(h: ReadonlyHolder, index: string, name: string): InputDefinition {
   return definitionOf(indexOf(h, index), name);
