@@ -56,6 +56,10 @@ beforeAll(async () => {
   };
   const imports = new ClusterImportService(engine, sole.writes);
   const self = () => ({ id: 'n1', scheme: 'http', host: '127.0.0.1', port: 1 });
+  const frames = new ClusterFrameService(engine, sole.writes, async (index, pql) => {
+    const opts = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
+    return (await new ClusterQueryService(engine, sole.writes, reads).execute(index, pql, opts)).response;
+  });
   cluster = buildHttpApp(
     {
       engine,
@@ -66,12 +70,13 @@ beforeAll(async () => {
       version: 'test',
       recalculateCaches: () => undefined,
       statusExtras: () => ({}),
+      // As the cluster node's own topology (cluster/node.ts) wires them: frames, their inputs
+      // and the import forwarder.
       topology: {
         ...localTopology('single', engine, imports, self),
-        frames: new ClusterFrameService(engine, sole.writes, async (index, pql) => {
-          const opts = { columnAttrs: false, excludeColumns: false, excludeRowAttrs: false };
-          return (await new ClusterQueryService(engine, sole.writes, reads).execute(index, pql, opts)).response;
-        }),
+        frames,
+        inputs: frames.inputs,
+        protobufForwarder: imports,
       },
     },
     silent,
