@@ -14,6 +14,7 @@ import { SLICED_FROM_BYTES, sendSliced } from '../answer-writer.js';
 import { queryResponseJson } from '../../encoding/query-json.js';
 import { bodyBuffer, boolArg, isProtobuf, parseUint, wantsProtobuf } from '../body.js';
 import type { HttpContext } from '../context.js';
+import type { QueryRequestBounds } from '../../service/query-service.js';
 import { sendError, statusOf } from '../errors.js';
 import { sendJson } from '../reply.js';
 
@@ -48,15 +49,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         const client = new ClientGone(reply);
         gone = client;
         const at = pastTarget(req.query);
-        // `client` is what one node reads; `signal` (the cluster's fan-out) is made on first read.
-        const run = {
-          timeoutMs,
-          client,
-          get signal(): AbortSignal {
-            return client.signal();
-          },
-          readOnly: req.readOnlyToken,
-        };
+        const run = new QueryRun(timeoutMs, client, req.readOnlyToken);
         const { response, legacy, calls, stale } = await (at === undefined
           ? ctx.query.execute(req.params.index, text, opts, run)
           : ctx.query.executeAt(req.params.index, text, opts, at, run));
@@ -148,6 +141,28 @@ function parseTimeout(v: string): number {
   const ms = parseDurationMs(v);
   if (ms === undefined || ms <= 0) throw badRequest('invalid timeout argument: want a duration such as 10s or 500ms');
   return ms;
+}
+
+/**
+ * What one query request asks of its bounds. `client` is what one node reads; `signal` (the
+ * cluster's fan-out) is made on first read. A class, not an object literal with a `signal`
+ * getter: measured with --trace-gc-nvp under wrk, that literal made about 2 MB of each scavenge
+ * survive into the old generation (about 20% of what a Count allocates; 5 KB without it) and cost
+ * about 20 µs of CPU a request. A literal's getter is a new closure per request, so each object
+ * gets a hidden class of its own; hidden classes live in the old generation and the getter's
+ * closure reaches the request (client -> reply), so a scavenge keeps the whole request alive until
+ * the next full collection.
+ */
+class QueryRun implements QueryRequestBounds {
+  constructor(
+    readonly timeoutMs: number | undefined,
+    readonly client: ClientGone,
+    readonly readOnly: boolean | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.client.signal();
+  }
 }
 
 /** Fires when the connection closes before the answer is sent: the query's work is then wasted. */
