@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Engine } from '../engine/engine.js';
 import { type IndexFootprint, indexFootprints } from './index-footprint.js';
 import { systemClock } from '../util/clock.js';
+import { TalliedHistogram } from './tallied-histogram.js';
 
 /**
  * What the metrics read of the Kafka runtime (src/kafka), described here so that metrics/ stays
@@ -54,8 +55,8 @@ export class ServerMetrics {
   get sourcesNow(): MetricsSources | undefined {
     return this.sources;
   }
-  private readonly requests: Histogram<'method' | 'route' | 'status'>;
-  private readonly pql: Histogram<'call'>;
+  private readonly requests: TalliedHistogram<'method' | 'route' | 'status'>;
+  private readonly pql: TalliedHistogram<'call'>;
   private readonly errors: Counter<'status'>;
   readonly groupCommitRecords: Histogram;
   readonly fsyncSeconds: Histogram;
@@ -63,14 +64,14 @@ export class ServerMetrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Histogram({
+    this.requests = new TalliedHistogram({
       name: 'bitledger_http_request_duration_seconds',
       help: 'HTTP requests by method, route pattern and status',
       labelNames: ['method', 'route', 'status'],
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.pql = new Histogram({
+    this.pql = new TalliedHistogram({
       name: 'bitledger_pql_request_duration_seconds',
       help: 'Query requests by their first PQL call',
       labelNames: ['call'],
@@ -108,12 +109,14 @@ export class ServerMetrics {
   }
 
   observeRequest(method: string, route: string, status: number, ms: number): void {
-    this.requests.observe({ method, route, status }, ms / 1000);
+    // A method and a status hold no space, so the key names one label set.
+    const key = `${method} ${status} ${route}`;
+    if (!this.requests.tally(key, ms / 1000)) this.requests.first(key, { method, route, status }, ms / 1000);
     if (status >= 400) this.errors.inc({ status });
   }
 
   observePql(call: string, ms: number): void {
-    this.pql.observe({ call }, ms / 1000);
+    if (!this.pql.tally(call, ms / 1000)) this.pql.first(call, { call }, ms / 1000);
   }
 
   text(): Promise<string> {
