@@ -18,6 +18,7 @@ import type {
   RowColumns,
 } from '../executor/result.js';
 import { assert, assertNever } from '../util/assert.js';
+import { setOwn } from '../util/own-property.js';
 import { encodePackedUint64s } from './import-request-encode.js';
 
 export interface QueryRequestMessage {
@@ -316,16 +317,16 @@ function decodeAttrs(attrs: unknown): AttrMap {
     const key = str(a.Key);
     switch (Number(big(a.Type))) {
       case ATTR_STRING:
-        out[key] = str(a.StringValue);
+        setOwn(out, key, str(a.StringValue));
         break;
       case ATTR_INT:
-        out[key] = big(a.IntValue);
+        setOwn(out, key, big(a.IntValue));
         break;
       case ATTR_BOOL:
-        out[key] = bool(a.BoolValue);
+        setOwn(out, key, bool(a.BoolValue));
         break;
       case ATTR_FLOAT:
-        out[key] = typeof a.FloatValue === 'number' ? a.FloatValue : 0;
+        setOwn(out, key, typeof a.FloatValue === 'number' ? a.FloatValue : 0);
         break;
       default:
         throw badRequest(`unmarshaling query response: unknown attr type ${String(a.Type)}`);

@@ -3,6 +3,7 @@
 import type { AttrMap } from '../domain/types.js';
 import type { QueryResponse, QueryResult } from '../executor/result.js';
 import type { Jsonish } from './json.js';
+import { setOwn } from '../util/own-property.js';
 
 /** `calls`: the top-level call names, when known (0.x: Sum answers `sum`, Min/Max `value`). */
 export function queryResponseJson(resp: QueryResponse, legacy = false, calls?: readonly string[]): Jsonish {
@@ -66,6 +67,6 @@ function pairJson(p: { id: number; key?: string; count: number }): Jsonish {
 /** Attribute maps with sorted keys, as Pilosa emits them. */
 export function attrsJson(attrs: AttrMap): Jsonish {
   const out: { [k: string]: Jsonish } = {};
-  for (const k of Object.keys(attrs).sort()) out[k] = attrs[k];
+  for (const k of Object.keys(attrs).sort()) setOwn(out, k, attrs[k]);
   return out;
 }

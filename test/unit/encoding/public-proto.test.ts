@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
+import { type AttrMap, INT64_MAX, INT64_MIN } from '../../../src/domain/types.js';
+import { attrsJson } from '../../../src/encoding/query-json.js';
 import {
   decodeImportResponse,
   decodeImportRoaringRequest,
@@ -154,6 +155,17 @@ describe('encodeQueryResponse', () => {
   it('decodes the internal RowIDs result type (6)', () => {
     const buf = PbQueryResponse.encode({ Results: [{ Type: 6, RowIDs: [1, 2] }] }).finish();
     expect(decodeQueryResponse(buf).results).toEqual([{ type: 'rowids', rows: [1, 2] }]);
+  });
+
+  it('keeps an attribute named __proto__ (an own key, as JSON.parse makes it), in protobuf and JSON', () => {
+    // The property test below found it: assigning that key replaced the decoded map's prototype.
+    const attrs = JSON.parse('{"__proto__": "a", "b": 1}') as AttrMap;
+    const results: QueryResult[] = [{ type: 'row', columns: [3], attrs }];
+    const back = decodeQueryResponse(encodeQueryResponse({ results }));
+    expect(back.results).toEqual(results);
+    const row = back.results[0];
+    expect(row.type === 'row' && Object.keys(row.attrs)).toEqual(['__proto__', 'b']);
+    expect(JSON.stringify(attrsJson(attrs))).toBe('{"__proto__":"a","b":1}');
   });
 
   it('round-trips rows and counts (property)', () => {
