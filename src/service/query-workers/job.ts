@@ -3,10 +3,11 @@
 // tests can run a query's jobs against a mirror on their own thread (test/helpers/worker-jobs.ts).
 import { badRequest } from '../../domain/errors.js';
 import { QueryClock } from '../../executor/clock.js';
-import { ReadContext } from '../../executor/context.js';
+import { ReadContext, type ResultOptions } from '../../executor/context.js';
 import { partialsWork, prepsWork } from '../../executor/partial.js';
 import { compileReads } from '../../executor/reads.js';
 import type { Work } from '../../executor/run.js';
+import type { ReadonlyIndex } from '../../state/readonly.js';
 import type { StateMirror } from './mirror.js';
 import type { FromWorker, Job } from './protocol.js';
 
@@ -16,8 +17,16 @@ export function* jobWork(mirror: StateMirror, job: Job): Work<FromWorker> {
   // Created by a write not yet durable: the durable state has no such index, hence no bits.
   if (index === undefined) throw badRequest('executing: index not found');
   const { plans } = compileReads(index, job.calls, job.opts, new QueryClock(job.now));
-  const mine = new Set(job.shards);
-  const ctx = new ReadContext(index, job.shards, job.opts, true, (s) => mine.has(s));
+  const ctx = shareContext(index, job.shards, job.opts);
   if (job.phase === 'prep') return { kind: 'done', id: job.id, preps: yield* prepsWork(ctx, plans) };
   return { kind: 'done', id: job.id, partials: yield* partialsWork(ctx, plans, job.preps ?? []) };
+}
+
+/**
+ * The read context of one share of a query: its shards only, also for what a call reads through
+ * the scope (a nested call's own shards), as a worker's job and the request thread's share read.
+ */
+export function shareContext(index: ReadonlyIndex, shards: readonly number[], opts: ResultOptions): ReadContext {
+  const mine = new Set(shards);
+  return new ReadContext(index, shards, opts, true, (s) => mine.has(s));
 }

@@ -8,7 +8,7 @@ import { type QueryBudget, QueryClock, budgetSignal, checkBudget, executePrepare
 import { precountAnswer, resultBytes } from '../../executor/answer-size.js';
 import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
 import { drainSync } from '../../executor/run.js';
-import { ReadContext } from '../../executor/context.js';
+import type { ReadContext } from '../../executor/context.js';
 import {
   type CallPartial,
   type CallPrep,
@@ -25,6 +25,7 @@ import type { Reads } from '../../executor/reads.js';
 import type { QueryOptions, QueryResponse } from '../../executor/result.js';
 import type { Query } from '../../pql/ast.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
+import { shareContext } from './job.js';
 import type { QueryWorkers } from './pool.js';
 import type { FromWorker, Job } from './protocol.js';
 import { rowBitsRead } from './work-estimate.js';
@@ -163,8 +164,7 @@ async function sharedPhase<T>(
   });
   // Awaited below, unless the share here fails first: then its failure is the query's.
   remote.catch(() => undefined);
-  const mine = new Set(shares[0]);
-  const ctx = new ReadContext(reads.index, shares[0], reads.ctx.opts, true, (s) => mine.has(s));
+  const ctx = shareContext(reads.index, shares[0], reads.ctx.opts);
   pool.stats.sharedHere++;
   const first = await runSliced(local(ctx), stateMoved, holder, { budget, maxRestarts: 1, sliceMs: pool.hereSliceMs });
   pool.split.note(!ready);
