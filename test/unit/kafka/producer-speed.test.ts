@@ -4,7 +4,7 @@
 // batch's CRC too: the cluster tests' produces would be refused with a wrong one.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { crc32c } from '../../../src/kafka/crc32c.js';
+import { crc32c } from '../../../src/storage/checksum.js';
 import { kafkajs } from '../../../src/kafka/kafkajs.js';
 import { seededRandom } from '../../helpers/seeded.js';
 
