@@ -108,10 +108,14 @@ export function* decodeSnapshot(bytes: Uint8Array, opts: { lazy?: boolean } = {}
     const len = view.getUint32(pos + 1, true);
     pos += 5;
     if (pos + len > body.byteLength) throw new AssertionError(`snapshot record at byte ${pos} overruns the body`);
-    const payload = body.subarray(pos, pos + len);
-    yield type === FRAGMENT_RECORD ? decodeFragment(body, pos, len, opts.lazy === true) : decodeEvent(type, payload);
+    yield decodeRecord(type, body, pos, len, opts.lazy === true);
     pos += len;
   }
+}
+
+/** One record of a body: a fragment's rows (read in place in `buf`), or any other event. */
+function decodeRecord(type: number, buf: Buffer, at: number, len: number, lazy: boolean): Event {
+  return type === FRAGMENT_RECORD ? decodeFragment(buf, at, len, lazy) : decodeEvent(type, buf.subarray(at, at + len));
 }
 
 /**
@@ -150,12 +154,7 @@ export class SnapshotStreamDecoder {
       const done = this.record;
       if (done !== undefined && done.fill === done.len) {
         this.record = undefined;
-        const payload = done.buf.subarray(done.at, done.at + done.len);
-        out.push(
-          done.type === FRAGMENT_RECORD
-            ? decodeFragment(done.buf, done.at, done.len, false)
-            : decodeEvent(done.type, payload),
-        );
+        out.push(decodeRecord(done.type, done.buf, done.at, done.len, false));
       }
     }
     return out;
