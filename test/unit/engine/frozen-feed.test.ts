@@ -20,9 +20,9 @@ function holder(): Holder {
   return h;
 }
 
-/** One write group: `cols` set in row 1 and `cleared` cleared, captured. */
-function write(h: Holder, feed: FrozenFeed, cols: number[], cleared: number[] = []): void {
-  const at = { index: 'i', field: 'f', view: 'standard', shard: 0, rows: [1] };
+/** One write group: `cols` set in row 1 of `shard` and `cleared` cleared, captured. */
+function write(h: Holder, feed: FrozenFeed, cols: number[], cleared: number[] = [], shard = 0): void {
+  const at = { index: 'i', field: 'f', view: 'standard', shard, rows: [1] };
   apply(h, { type: 'BitsSet', ...at, columns: [Uint32Array.from(cols)] });
   if (cleared.length > 0) apply(h, { type: 'BitsCleared', ...at, columns: [Uint32Array.from(cleared)] });
   h.appliedSeq++;
@@ -80,17 +80,7 @@ describe('frozen feed', () => {
     mirror.apply(feed.enable());
     // A group applied and captured whose append failed (a disk-full stall): never durable.
     write(old, feed, [2]);
-    apply(old, {
-      type: 'BitsSet',
-      index: 'i',
-      field: 'f',
-      view: 'standard',
-      shard: 3,
-      rows: [1],
-      columns: [Uint32Array.of(9)],
-    });
-    old.appliedSeq++;
-    feed.capture(old.appliedSeq);
+    write(old, feed, [9], [], 3);
     // The engine's state rebuilt from the log: the original bits only, at the durable sequence.
     const rebuilt = holder();
     feed.replace(rebuilt);
