@@ -195,18 +195,22 @@ export function finalizeQuery(
   parts: readonly (readonly CallPartial[])[],
   opts: QueryOptions,
 ): QueryResponse {
-  const outputs = plans.map((plan, i) =>
-    finalizeCall(
-      index,
+  const merged = mergeAllPartials(plans, parts);
+  const outputs = plans.map((plan, i) => finalizeCall(index, plan, merged[i], opts));
+  return respond(index, outputs, opts.columnAttrs);
+}
+
+/** Every call's partial over all shards from every node's (parts[node][call]). */
+export function mergeAllPartials(
+  plans: readonly ReadPlan[],
+  parts: readonly (readonly CallPartial[])[],
+): CallPartial[] {
+  return plans.map((plan, i) =>
+    mergePartials(
       plan,
-      mergePartials(
-        plan,
-        parts.map((node) => node[i]),
-      ),
-      opts,
+      parts.map((node) => node[i]),
     ),
   );
-  return respond(index, outputs, opts.columnAttrs);
 }
 
 /**

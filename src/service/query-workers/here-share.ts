@@ -1,54 +1,117 @@
 // The request thread's own share of a query (offload.ts): when no job waits or runs, the
-// request thread computes the first share while the workers compute the rest, so as many threads
-// compute as there are cores (one worker stays idle), and the two thread hand-overs of a job
-// (waking a worker, waking the request thread with its answer) leave the query's critical path:
-// the worker wakes while the request thread computes, and its answer is there when the request
-// thread's share ends. A woken thread starts late (the wake-up of an idle core, more under load),
-// so its share is sized from what the last queries showed, not fixed: HereSplit moves the
-// request thread's fraction of the shards until the workers' answers are mostly in when its
-// share ends.
+// request thread and the workers it sends the phase to compute the query's shards together (as
+// many threads as cores: one worker stays idle), each taking the next chunk of them from a small
+// board in shared memory until none is left. Fixed shares were balanced on what the last queries
+// showed; a woken worker starts late by a varying delay (the wake-up of an idle core, far more
+// under load) and ran on while the request thread had nothing left, or idled while it computed.
+// Claimed chunks balance every query by itself: a late worker takes fewer shards, and the
+// threads end within about one small chunk of each other. The request thread claims its first
+// chunk before the worker is awake, so a worker that has not started when the shards run out
+// is closed instead of awaited: it will take none (its job answers at once), and the query does
+// not wait for it to wake.
+import type { Work } from '../../executor/run.js';
 
-/** Bounds of the request thread's fraction: each side keeps some of the work. */
-const MIN_FRACTION = 0.1;
-const MAX_FRACTION = 0.9;
 /**
- * Steps of the fraction: up when the request thread waited for a worker (its answer came after
- * the share ended: a hand-over back on the critical path), down a quarter as much when it did
- * not. The fraction settles where the request thread waits about one query in five.
+ * Each claim takes this part of the shards left per thread (guided self-scheduling): big chunks
+ * first, few claims a query (about 2 × threads × ln(shards)), chunks of one shard at the end.
  */
-const STEP_WAITED = 0.02;
-const STEP_READY = 0.005;
+const CHUNKS_PER_THREAD = 2;
 
-export class HereSplit {
-  /** The request thread's fraction of a query's shards; starts as one thread's equal part. */
-  private fraction: number;
+/** Board word 0: the index of the next unclaimed shard; word i ≥ 1: worker job i's state. */
+const NEXT = 0;
+/** A worker job's states: sent, not started; started (it may claim); closed before it started; answered. */
+const ARMED = 0;
+const STARTED = 1;
+const CLOSED = 2;
+const DONE = 3;
 
-  constructor(threads: number) {
-    this.fraction = Math.min(MAX_FRACTION, Math.max(MIN_FRACTION, 1 / Math.max(1, threads)));
+/** What a shared phase's job carries: the board, its own word on it, and how many threads claim. */
+export interface ClaimSlot {
+  board: Int32Array;
+  /** Its word on the board (1..jobs); 0: the request thread's, which has none. */
+  slot: number;
+  threads: number;
+}
+
+/** The board of one shared phase: one per phase, made by the request thread, sent with its jobs. */
+export class ShardClaims {
+  readonly board: Int32Array;
+
+  /** `jobs` workers' jobs and the request thread claim the shards. */
+  constructor(readonly jobs: number) {
+    this.board = new Int32Array(new SharedArrayBuffer(4 * (1 + jobs)));
   }
 
-  get hereFraction(): number {
-    return this.fraction;
+  get threads(): number {
+    return this.jobs + 1;
+  }
+
+  /** Worker job i's slot (1..jobs). */
+  slotOf(i: number): ClaimSlot {
+    return { board: this.board, slot: i + 1, threads: this.threads };
+  }
+
+  /** The request thread's slot. */
+  get here(): ClaimSlot {
+    return { board: this.board, slot: 0, threads: this.threads };
   }
 
   /**
-   * The request thread's share first, then one contiguous share per worker (`workers` of them,
-   * fewer with fewer shards); every share holds one shard at least.
+   * Once the request thread has no shard left to claim: whether worker job i had not started,
+   * now closed (it takes no shard: not to be awaited). A started one may hold a chunk.
    */
-  shares(shards: readonly number[], workers: number): number[][] {
-    const n = shards.length;
-    const mine = Math.min(n - 1, Math.max(1, Math.round(n * this.fraction)));
-    const out = [shards.slice(0, mine)];
-    const rest = n - mine;
-    const k = Math.min(workers, rest);
-    for (let i = 0; i < k; i++)
-      out.push(shards.slice(mine + Math.floor((i * rest) / k), mine + Math.floor(((i + 1) * rest) / k)));
-    return out;
+  close(i: number): boolean {
+    return Atomics.compareExchange(this.board, i + 1, ARMED, CLOSED) === ARMED;
   }
 
-  /** After the request thread's share: whether it then had to wait for a worker's answer. */
-  note(waited: boolean): void {
-    const f = waited ? this.fraction + STEP_WAITED : this.fraction - STEP_READY;
-    this.fraction = Math.min(MAX_FRACTION, Math.max(MIN_FRACTION, f));
+  /**
+   * Waits, spinning, until worker job i has answered, for at most `ms`; whether it did. Once no
+   * shard is left a started worker holds one chunk at most, often a shard or two: spinning through
+   * it is shorter than sleeping until its answer wakes the request thread's event loop.
+   */
+  spinUntilDone(i: number, ms: number): boolean {
+    const until = performance.now() + ms;
+    while (Atomics.load(this.board, i + 1) !== DONE) if (performance.now() >= until) return false;
+    return true;
   }
+}
+
+/** A worker's job answered (after its answer is posted: the request thread may take it at once). */
+export function claimsDone(c: ClaimSlot): void {
+  Atomics.store(c.board, c.slot, DONE);
+}
+
+/** A worker starting its job: false when the request thread closed it first (it claims nothing). */
+export function startClaiming(c: ClaimSlot): boolean {
+  return Atomics.compareExchange(c.board, c.slot, ARMED, STARTED) === ARMED;
+}
+
+/** The next chunk of the `total` shards' indexes, [from, to); undefined once all are claimed. */
+export function claimChunk(c: ClaimSlot, total: number): [number, number] | undefined {
+  for (;;) {
+    const from = Atomics.load(c.board, NEXT);
+    if (from >= total) return undefined;
+    const size = Math.max(1, Math.ceil((total - from) / (CHUNKS_PER_THREAD * c.threads)));
+    const to = Math.min(total, from + size);
+    if (Atomics.compareExchange(c.board, NEXT, from, to) === from) return [from, to];
+  }
+}
+
+/**
+ * `work` over each chunk of `shards` this thread claims, until none is left: one result a chunk
+ * (none when the other threads took them all), starting with `first` when it claimed one before.
+ * Yields after each chunk, a shard boundary.
+ */
+export function* claimedWork<T>(
+  c: ClaimSlot,
+  shards: readonly number[],
+  work: (shards: number[]) => Work<T>,
+  first: [number, number] | undefined = claimChunk(c, shards.length),
+): Work<T[]> {
+  const out: T[] = [];
+  for (let r = first; r !== undefined; r = claimChunk(c, shards.length)) {
+    out.push(yield* work(shards.slice(r[0], r[1])));
+    yield;
+  }
+  return out;
 }

@@ -3,7 +3,7 @@
 // worker, each share's partials computed by a worker against the durable state it holds, and the
 // partials merged and finalized here (executor/merge.ts: order, limits, the result bound, keys
 // and attributes), exactly as the cluster merges its nodes' partials. When the workers are idle
-// the request thread computes the first share itself (here-share.ts).
+// the request thread computes with them, the shards claimed chunk by chunk (here-share.ts).
 import { type QueryBudget, QueryClock, budgetSignal, checkBudget, executePreparedAsync } from '../../executor/index.js';
 import { precountAnswer, resultBytes } from '../../executor/answer-size.js';
 import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
@@ -25,7 +25,8 @@ import type { Reads } from '../../executor/reads.js';
 import type { QueryOptions, QueryResponse } from '../../executor/result.js';
 import type { Query } from '../../pql/ast.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
-import { shareContext } from './job.js';
+import { claimedShares } from './job.js';
+import { ShardClaims, claimChunk } from './here-share.js';
 import type { QueryWorkers } from './pool.js';
 import type { FromWorker, Job } from './protocol.js';
 import { rowBitsRead } from './work-estimate.js';
@@ -97,8 +98,6 @@ async function runPhases(
   here: Here | undefined,
 ): Promise<QueryResponse> {
   const shards = reads.ctx.shards;
-  // One worker stays idle while the request thread computes: as many threads as cores.
-  const shares = here === undefined ? split(shards, pool.size) : pool.split.shares(shards, pool.size - 1);
   // Made only now: most reads stay on the request thread, where the client's flag is enough.
   const signal = budgetSignal(budget);
   const left = budget.deadline - budget.clock.monotonic();
@@ -115,8 +114,8 @@ async function runPhases(
   drainSync(precountAnswer(reads.ctx, reads.plans, reads.answer));
   const phase = <T>(job: Omit<Job, 'id' | 'shards'>, local: (ctx: ReadContext) => Work<T>, of: (a: JobAnswer) => T) =>
     here === undefined
-      ? pool.run(job, shares, signal).then((a) => a.map(of))
-      : sharedPhase(pool, here, reads, shares, budget, () => pool.run(job, shares.slice(1), signal), local, of);
+      ? pool.run(job, split(shards, pool.size), signal).then((a) => a.map(of))
+      : sharedPhase({ pool, here, reads, budget, signal }, job, local, of);
   let preps: CallPrep[] = [];
   if (reads.plans.some(needsPrep)) {
     const answers = await phase({ ...base, phase: 'prep' }, (ctx) => prepsWork(ctx, reads.plans), prepsOf);
@@ -140,35 +139,48 @@ interface Here {
 }
 
 /**
- * One phase with the request thread's share: the workers' jobs sent first, then shares[0]
- * computed here in slices (deadline and client checked as any sliced read), against the holder
- * as of `here.seq`; a write applied since (before this phase, or during it) ends it with
- * StateMoved. Whether the workers' answers were in when it ended sizes the next share.
+ * One phase with the request thread's share (here-share.ts): the workers' jobs sent first (all
+ * workers but one: as many threads as cores), then the chunks the request thread claims computed
+ * here in slices (deadline and client checked as any sliced read), against the holder as of
+ * `here.seq`; a write applied since (before this phase, or during it) ends it with StateMoved.
+ * Once no shard is left, the workers that had not started are closed (they take none) and the
+ * others awaited: each holds one chunk at most.
  */
 async function sharedPhase<T>(
-  pool: QueryWorkers,
-  { holder, seq }: Here,
-  reads: Reads,
-  shares: number[][],
-  budget: QueryBudget,
-  send: () => Promise<JobAnswer[]>,
+  s: { pool: QueryWorkers; here: Here; reads: Reads; budget: QueryBudget; signal: AbortSignal | undefined },
+  job: Omit<Job, 'id' | 'shards'>,
   local: (ctx: ReadContext) => Work<T>,
   of: (a: JobAnswer) => T,
 ): Promise<T[]> {
+  const { pool, here, reads } = s;
   // A write applied between two phases (after the first phase's share): the second would read it.
-  if (holder.appliedSeq !== seq) stateMoved();
-  let ready = false;
-  const remote = send().then((a) => {
-    ready = true;
-    return a;
-  });
-  // Awaited below, unless the share here fails first: then its failure is the query's.
-  remote.catch(() => undefined);
-  const ctx = shareContext(reads.index, shares[0], reads.ctx.opts);
+  if (here.holder.appliedSeq !== here.seq) stateMoved();
+  const shards = reads.ctx.shards;
+  const claims = new ShardClaims(Math.min(pool.size - 1, shards.length - 1));
+  // Its first chunk before the workers can claim any: whatever they do, the request thread
+  // computes from the start (and a write applied meanwhile is seen at its first yield).
+  const first = claimChunk(claims.here, shards.length);
+  const sent = pool.share(job, shards, claims, s.signal);
   pool.stats.sharedHere++;
-  const first = await runSliced(local(ctx), stateMoved, holder, { budget, maxRestarts: 1, sliceMs: pool.hereSliceMs });
-  pool.split.note(!ready);
-  return [first, ...(await remote).map(of)];
+  let mine: T[];
+  try {
+    const work = claimedShares(reads.index, claims.here, shards, reads.ctx.opts, local, first);
+    mine = await runSliced(work, stateMoved, here.holder, {
+      budget: s.budget,
+      maxRestarts: 1,
+      sliceMs: pool.hereSliceMs,
+    });
+  } catch (err) {
+    sent.abandon();
+    throw err;
+  }
+  // The workers not started take nothing; the others hold a chunk at most.
+  const closed = Array.from({ length: claims.jobs }, (_, i) => claims.close(i));
+  for (let i = 0; i < claims.jobs; i++) if (!closed[i] && claims.spinUntilDone(i, pool.finishSpinMs)) sent.receive(i);
+  const answers = await sent.answers((i) => closed[i]);
+  const theirs: T[] = [];
+  for (const a of answers) if (!('none' in a)) theirs.push(of(a));
+  return [...mine, ...theirs];
 }
 
 /** A write was applied while the request thread computed its share. */

@@ -6,11 +6,11 @@
 // read between shards.
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
 import type { StatePublisher } from '../../engine/ports.js';
-import { HereSplit } from './here-share.js';
+import type { ShardClaims } from './here-share.js';
 import { CANCEL_SLOTS, type FromWorker, type Job, type ToWorker } from './protocol.js';
 
 /** tsx's ESM API (the .mjs beside the .cjs that require resolves). */
@@ -33,21 +33,31 @@ class QueryWorker {
   readonly thread: Worker;
   readonly ready: Promise<void>;
 
+  /**
+   * The worker's answers: a port of their own, so that the request thread can also take them
+   * without a turn of its event loop (receive()), as a shared phase does once the worker is done.
+   */
+  private readonly answers: MessagePort;
+
   constructor(url: URL, onExit: (w: QueryWorker, err: Error) => void) {
-    const workerData = { cancels: this.cancels.buffer };
+    const { port1, port2 } = new MessageChannel();
+    this.answers = port1;
+    const options = { workerData: { cancels: this.cancels.buffer, answers: port2 }, transferList: [port2] };
     // A build runs its .js; sources (tests, `--import tsx`) load through tsx's loader, which a
     // worker does not inherit.
     this.thread = url.pathname.endsWith('.ts')
       ? new Worker(
           `import(${JSON.stringify(TSX_API)}).then((tsx) => (tsx.register(), import(${JSON.stringify(url.href)})));`,
-          { eval: true, workerData },
+          { eval: true, ...options },
         )
-      : new Worker(url, { workerData });
+      : new Worker(url, options);
     this.ready = new Promise<void>((resolve, reject) => {
       this.thread.once('error', reject);
       this.thread.once('message', () => resolve());
     });
-    this.thread.on('message', (m: FromWorker) => this.answer(m));
+    port1.on('message', (m: FromWorker) => this.answer(m));
+    // The thread keeps the process alive while it runs; its answers' port need not.
+    port1.unref();
     this.thread.on('error', (err) => onExit(this, err));
     this.thread.on('exit', (code) => onExit(this, new Error(`query worker exited with code ${code}`)));
   }
@@ -67,6 +77,17 @@ class QueryWorker {
 
   send(m: ToWorker): void {
     this.thread.postMessage(m);
+  }
+
+  /** The answers posted so far, taken now (their jobs' promises settle at the next microtask). */
+  receive(): void {
+    for (let m = receiveMessageOnPort(this.answers); m !== undefined; m = receiveMessageOnPort(this.answers))
+      this.answer(m.message as FromWorker);
+  }
+
+  async terminate(): Promise<void> {
+    await this.thread.terminate();
+    this.answers.close();
   }
 }
 
@@ -102,6 +123,13 @@ export const MIN_WORKER_SHARDS = 2;
  */
 export const MIN_WORKER_BITS = 1 << 23;
 
+/**
+ * A started worker's last chunk after the request thread's: mostly a shard or two (tens of µs),
+ * less than the wake-up of a sleeping event loop by its answer (about 50–70 µs measured at one
+ * connection); a worker that has lost its core is waited for asleep after this.
+ */
+export const FINISH_SPIN_MS = 0.2;
+
 export class QueryWorkers {
   /**
    * Queries over fewer shards run on the request thread. Tests lower it to 1, so that the query
@@ -118,10 +146,13 @@ export class QueryWorkers {
    * (here-share.ts). Tests turn it off to send every share to the workers.
    */
   shareHere = true;
-  /** The request thread's part of a query it shares (here-share.ts); tests start it afresh. */
-  split: HereSplit;
   /** The slices the request thread computes its share in (tests: 0, a yield at every shard). */
   hereSliceMs = 1;
+  /**
+   * How long the request thread spins for a started worker's last chunk once its own share is
+   * done, before it waits in its event loop (here-share.ts: ShardClaims.spinUntilDone).
+   */
+  finishSpinMs = FINISH_SPIN_MS;
   private nextId = 1;
   readonly stats: QueryWorkerStats = { jobs: 0, failed: 0, cancelled: 0, sharedHere: 0, stateMoved: 0 };
   private broken: Error | undefined;
@@ -129,9 +160,7 @@ export class QueryWorkers {
   private constructor(
     private readonly workers: QueryWorker[],
     private readonly publisher: StatePublisher,
-  ) {
-    this.split = new HereSplit(workers.length);
-  }
+  ) {}
 
   /**
    * Starts `n` workers on the whole state; call while the applied state is durable (at startup).
@@ -197,47 +226,58 @@ export class QueryWorkers {
    * Runs one phase of a query: job i over shares[i], on worker i. Publications durable by now go
    * first. `signal` (the client gone) cancels the jobs still running.
    */
-  async run(base: Omit<Job, 'id' | 'shards'>, shares: number[][], signal?: AbortSignal): Promise<JobAnswer[]> {
-    if (this.broken !== undefined) throw this.broken;
-    this.publish();
-    this.stats.jobs += shares.length;
-    const ids: number[] = [];
-    const answers = shares.map((shards, i) => {
-      const id = this.nextId;
-      this.nextId = this.nextId >= 0x7fffffff ? 1 : this.nextId + 1;
-      ids.push(id);
-      const w = this.workers[i % this.workers.length];
-      return new Promise<JobAnswer>((resolve, reject) => {
-        w.pending.set(id, { resolve, reject });
-        w.send({ kind: 'job', job: { ...base, id, shards } });
-      });
-    });
-    const cancel = (): void =>
-      ids.forEach((id, i) => Atomics.store(this.workers[i % this.workers.length].cancels, id % CANCEL_SLOTS, id));
-    const gone = (): void => {
-      this.stats.cancelled += ids.length;
-      cancel();
-    };
-    // A signal fires 'abort' once: a client gone before the jobs were sent (during the first
-    // phase, the merge, the compile) would never cancel them.
-    if (signal?.aborted === true) gone();
-    else signal?.addEventListener('abort', gone, { once: true });
+  run(base: Omit<Job, 'id' | 'shards'>, shares: number[][], signal?: AbortSignal): Promise<JobAnswer[]> {
     try {
-      return await Promise.all(answers.map((a) => a.catch((err: unknown) => this.failed(err))));
+      return this.send(
+        base,
+        shares.map((shards) => ({ shards })),
+        signal,
+      ).answers();
     } catch (err) {
-      // One share failed (an error, a deadline): the others need not finish.
-      cancel();
-      throw err;
-    } finally {
-      signal?.removeEventListener('abort', gone);
+      return Promise.reject(err);
     }
   }
 
-  private failed(err: unknown): never {
-    this.stats.failed++;
-    throw err;
+  /**
+   * One phase shared with the request thread (here-share.ts): a job on each of the first
+   * `claims.jobs` workers over all `shards`, which they claim chunk by chunk with it.
+   */
+  share(
+    base: Omit<Job, 'id' | 'shards'>,
+    shards: readonly number[],
+    claims: ShardClaims,
+    signal?: AbortSignal,
+  ): SentJobs {
+    return this.send(
+      base,
+      Array.from({ length: claims.jobs }, (_, i) => ({ shards, claims: claims.slotOf(i) })),
+      signal,
+    );
   }
 
+  /** Job i (its shards, its claim slot) to worker i, after the publications durable by now. */
+  private send(
+    base: Omit<Job, 'id' | 'shards'>,
+    jobs: Pick<Job, 'shards' | 'claims'>[],
+    signal?: AbortSignal,
+  ): SentJobs {
+    if (this.broken !== undefined) throw this.broken;
+    this.publish();
+    this.stats.jobs += jobs.length;
+    const sent = jobs.map((own, i) => {
+      const id = this.nextId;
+      this.nextId = this.nextId >= 0x7fffffff ? 1 : this.nextId + 1;
+      const w = this.workers[i % this.workers.length];
+      const answer = new Promise<JobAnswer>((resolve, reject) => {
+        w.pending.set(id, { resolve, reject });
+        w.send({ kind: 'job', job: { ...base, id, ...own } });
+      });
+      // Awaited by answers(), unless the phase ends before (SentJobs.abandon).
+      answer.catch(() => undefined);
+      return { id, worker: w, answer };
+    });
+    return new SentJobs(sent, this.stats, signal);
+  }
   /** Hands the workers every publication durable by now (kept in the engine until they are up). */
   publish(): void {
     if (!this.up && this.broken === undefined) return;
@@ -258,7 +298,69 @@ export class QueryWorkers {
   private closing: Promise<void> | undefined;
 
   async close(): Promise<void> {
-    this.closing ??= Promise.all(this.workers.map((w) => w.thread.terminate())).then(() => undefined);
+    this.closing ??= Promise.all(this.workers.map((w) => w.terminate())).then(() => undefined);
     await this.closing;
+  }
+}
+
+/**
+ * The jobs of one query phase, sent: their answers, awaited together; one failure cancels the
+ * others, and so does the client going away (`signal`) from the moment they are sent.
+ */
+export class SentJobs {
+  private readonly gone = (): void => {
+    this.stats.cancelled += this.jobs.length;
+    this.cancel();
+  };
+
+  constructor(
+    private readonly jobs: readonly { id: number; worker: QueryWorker; answer: Promise<JobAnswer> }[],
+    private readonly stats: QueryWorkerStats,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    // A signal fires 'abort' once: a client gone before the jobs were sent (during the first
+    // phase, the merge, the compile) would never cancel them.
+    if (signal?.aborted === true) this.gone();
+    else signal?.addEventListener('abort', this.gone, { once: true });
+  }
+
+  /** The answers in order; job i with `skip(i)` is not awaited (it takes no shard: counts as none). */
+  async answers(skip?: (i: number) => boolean): Promise<JobAnswer[]> {
+    try {
+      return await Promise.all(
+        this.jobs.map(({ id, worker, answer }, i): JobAnswer | Promise<JobAnswer> => {
+          if (skip?.(i) !== true) return answer.catch((err: unknown) => this.failed(err));
+          // No work left for it: not queued any more (its worker drops it, answering none).
+          worker.pending.delete(id);
+          return { kind: 'done', id, none: true };
+        }),
+      );
+    } catch (err) {
+      // One share failed (an error, a deadline): the others need not finish.
+      this.cancel();
+      throw err;
+    } finally {
+      this.signal?.removeEventListener('abort', this.gone);
+    }
+  }
+
+  /** Job i's answer taken now if its worker posted it (it then settles without a turn of the event loop). */
+  receive(i: number): void {
+    this.jobs[i].worker.receive();
+  }
+
+  /** The phase ended without these answers (the request thread's share failed): they need not finish. */
+  abandon(): void {
+    this.cancel();
+    this.signal?.removeEventListener('abort', this.gone);
+  }
+
+  private cancel(): void {
+    for (const { id, worker } of this.jobs) Atomics.store(worker.cancels, id % CANCEL_SLOTS, id);
+  }
+
+  private failed(err: unknown): never {
+    this.stats.failed++;
+    throw err;
   }
 }

@@ -7,14 +7,15 @@ import type { CallPartial, CallPrep } from '../../executor/partial.js';
 import type { QueryOptions } from '../../executor/result.js';
 import type { Call } from '../../pql/ast.js';
 import type { Publication } from '../../state/published.js';
+import type { ClaimSlot } from './here-share.js';
 
-/** One phase of one query over some shards. */
+/** One phase of one query over some shards (with `claims`, those of its shards it claims). */
 export interface Job {
   id: number;
   index: string;
   calls: Call[];
   opts: QueryOptions;
-  shards: number[];
+  shards: readonly number[];
   phase: 'prep' | 'partial';
   /** Phase one merged over all shards (phase 'partial' of a query that has one). */
   preps?: CallPrep[];
@@ -23,6 +24,8 @@ export interface Job {
   /** ms left of the query's deadline when sent; absent: none. */
   remainingMs?: number;
   timeoutMs: number;
+  /** A phase shared with the request thread: the shards are claimed chunk by chunk (here-share.ts). */
+  claims?: ClaimSlot;
 }
 
 export type ToWorker = { kind: 'publish'; pubs: Publication[] } | { kind: 'job'; job: Job };
@@ -32,7 +35,12 @@ export type FromWorker =
   | { kind: 'ready' }
   | { kind: 'done'; id: number; preps: CallPrep[]; busyMs?: number }
   | { kind: 'done'; id: number; partials: CallPartial[]; busyMs?: number }
+  /** A shared phase's job that took no shard: closed before it started, or the others took them all. */
+  | { kind: 'done'; id: number; none: true; busyMs?: number }
   | { kind: 'failed'; id: number; code?: ErrorCode; message: string; busyMs?: number };
+
+/** A worker's answer to a job. */
+export type JobReply = Exclude<FromWorker, { kind: 'ready' }>;
 
 /** Slots of a worker's cancel board: the request thread writes a job's id into id % CANCEL_SLOTS. */
 export const CANCEL_SLOTS = 1024;

@@ -7,18 +7,22 @@
 // publication changes the mirror, so it waits until no job is running, and a job sent after it
 // waits for it: every job reads one state from its first shard to its last, and never one older
 // than the writes acknowledged before it was sent.
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { type QueryBudget, checkBudget } from '../../executor/index.js';
 import { systemClock } from '../../util/clock.js';
 import type { Work } from '../../executor/run.js';
+import { claimsDone, startClaiming } from './here-share.js';
 import { jobWork } from './job.js';
-import { CANCEL_SLOTS, type FromWorker, type Job, type ToWorker } from './protocol.js';
+import { CANCEL_SLOTS, type FromWorker, type Job, type JobReply, type ToWorker } from './protocol.js';
 import { StateMirror } from './mirror.js';
 
 const port = parentPort;
 if (port === null) throw new Error('query worker started outside a worker thread');
-const cancels = new Int32Array((workerData as { cancels: SharedArrayBuffer }).cancels);
+const data = workerData as { cancels: SharedArrayBuffer; answers: MessagePort };
+const cancels = new Int32Array(data.cancels);
+/** Answers go on a port of their own (pool.ts: the request thread may take them synchronously). */
+const answers = data.answers;
 const mirror = new StateMirror();
 
 /** A slice of one job's work before the next job takes its turn (as the request thread's 1 ms). */
@@ -26,7 +30,7 @@ const SLICE_MS = 1;
 
 interface Running {
   job: Job;
-  work: Work<FromWorker>;
+  work: Work<JobReply>;
   budget: QueryBudget | undefined;
   /** Busy ms so far (the answer carries it: the pool's busy figure). */
   busyMs: number;
@@ -61,10 +65,16 @@ function pump(): void {
 }
 
 function start(job: Job): void {
+  // A shared phase's job closed by the request thread before it started here: the request thread
+  // did not wait for it, and took every shard (here-share.ts).
+  if (job.claims !== undefined && !startClaiming(job.claims)) {
+    answers.postMessage({ kind: 'done', id: job.id, none: true } satisfies FromWorker);
+    return;
+  }
   try {
     running.push({ job, work: jobWork(mirror, job), budget: budgetOf(job), busyMs: 0 });
   } catch (err) {
-    port?.postMessage(failure(job, err));
+    reply(job, failure(job, err));
   }
 }
 
@@ -77,13 +87,13 @@ function turn(): void {
     const answer = slice(r, t0);
     r.busyMs += systemClock.monotonic() - t0;
     if (answer === undefined) running.push(r);
-    else port?.postMessage({ ...answer, busyMs: r.busyMs });
+    else reply(r.job, { ...answer, busyMs: r.busyMs });
   }
   pump();
 }
 
 /** Runs `r` for one slice: its answer when it ends (done or failed), else undefined. */
-function slice(r: Running, t0: number): FromWorker | undefined {
+function slice(r: Running, t0: number): JobReply | undefined {
   const slot = r.job.id % CANCEL_SLOTS;
   try {
     for (;;) {
@@ -100,6 +110,12 @@ function slice(r: Running, t0: number): FromWorker | undefined {
   }
 }
 
+/** Posts the job's answer; a shared phase's job then says so on its board (the request thread may be waiting). */
+function reply(job: Job, m: JobReply): void {
+  answers.postMessage(m);
+  if (job.claims !== undefined) claimsDone(job.claims);
+}
+
 /** The deadline as the request thread measured it, carried over as the time left of it. */
 function budgetOf(job: Job): QueryBudget | undefined {
   return job.remainingMs === undefined
@@ -107,7 +123,7 @@ function budgetOf(job: Job): QueryBudget | undefined {
     : { deadline: systemClock.monotonic() + job.remainingMs, timeoutMs: job.timeoutMs, clock: systemClock };
 }
 
-function failure(job: Job, err: unknown): FromWorker {
+function failure(job: Job, err: unknown): JobReply {
   if (err instanceof DomainError) return { kind: 'failed', id: job.id, code: err.code, message: err.message };
   return { kind: 'failed', id: job.id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
 }

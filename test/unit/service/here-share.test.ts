@@ -1,45 +1,88 @@
-// The request thread's share of a query (service/query-workers/here-share.ts): the shares cover
-// the query's shards once, in order, each with one shard at least; the request thread's fraction
-// grows when it had to wait for a worker, shrinks when it did not, and stays within its bounds.
+// The request thread's share of a query (service/query-workers/here-share.ts): the threads of a
+// shared phase claim the query's shards chunk by chunk from one board, so every shard is taken
+// once, in order, in chunks that shrink towards the end; a worker job closed before it started
+// takes none, and one that started cannot be closed; its answer is seen on the board.
 import { describe, expect, it } from 'vitest';
-import { HereSplit } from '../../../src/service/query-workers/here-share.js';
+import {
+  ShardClaims,
+  claimChunk,
+  claimedWork,
+  claimsDone,
+  startClaiming,
+} from '../../../src/service/query-workers/here-share.js';
+import { drainSync } from '../../../src/executor/run.js';
 
 const shards = (n: number): number[] => Array.from({ length: n }, (_, i) => i * 3);
 
-describe('HereSplit', () => {
-  it('cuts the shards into the request thread share and one per worker, in order, none empty', () => {
-    for (const [n, workers] of [
+describe('ShardClaims', () => {
+  it('gives every shard to one claimer once, in order, in chunks that shrink to one shard', () => {
+    for (const [n, jobs] of [
       [256, 1],
       [256, 3],
       [2, 1],
-      [3, 5],
       [7, 2],
+      [1000, 1],
     ]) {
-      const split = new HereSplit(workers + 1);
-      const cut = split.shares(shards(n), workers);
-      expect(cut.flat()).toEqual(shards(n));
-      expect(cut.length).toBe(Math.min(workers, n - 1) + 1);
-      for (const share of cut) expect(share.length).toBeGreaterThan(0);
+      const claims = new ShardClaims(jobs);
+      const slots = [claims.here, ...Array.from({ length: jobs }, (_, i) => claims.slotOf(i))];
+      const taken: [number, number][] = [];
+      // The claimers take turns at random, as threads do.
+      for (let k = 0; ; k = (k * 7 + 3) % slots.length) {
+        const r = claimChunk(slots[k], n);
+        if (r === undefined) break;
+        taken.push(r);
+      }
+      expect(taken.map(([from, to]) => to - from).reduce((a, b) => a + b, 0)).toBe(n);
+      for (let i = 1; i < taken.length; i++) expect(taken[i][0]).toBe(taken[i - 1][1]);
+      const sizes = taken.map(([from, to]) => to - from);
+      for (let i = 1; i < sizes.length; i++) expect(sizes[i]).toBeLessThanOrEqual(sizes[i - 1]);
+      expect(sizes[sizes.length - 1]).toBe(1);
+      // Guided chunks: a few claims per thread and doubling of the shards, not one per shard.
+      if (n >= 256) expect(sizes.length).toBeLessThan(n / 4);
     }
-    // Two threads: half each to start with.
-    expect(new HereSplit(2).shares(shards(256), 1).map((s) => s.length)).toEqual([128, 128]);
+    // Two threads: the first claim is a quarter of the shards.
+    expect(claimChunk(new ShardClaims(1).here, 256)).toEqual([0, 64]);
   });
 
-  it('gives the request thread more when it waited, less when the answers were in, within bounds', () => {
-    const split = new HereSplit(2);
-    const start = split.hereFraction;
-    split.note(true);
-    expect(split.hereFraction).toBeGreaterThan(start);
-    const up = split.hereFraction;
-    split.note(false);
-    expect(split.hereFraction).toBeLessThan(up);
-    for (let i = 0; i < 1000; i++) split.note(true);
-    const high = split.hereFraction;
-    expect(high).toBeLessThan(1);
-    expect(split.shares(shards(256), 1)[1].length).toBeGreaterThan(0);
-    for (let i = 0; i < 1000; i++) split.note(false);
-    expect(split.hereFraction).toBeGreaterThan(0);
-    expect(split.hereFraction).toBeLessThan(high);
-    expect(split.shares(shards(256), 1)[0].length).toBeGreaterThan(0);
+  it('runs the work over each chunk a thread claims, and none once the others took them all', () => {
+    const claims = new ShardClaims(1);
+    const all = shards(40);
+    const mine = drainSync(
+      claimedWork(claims.here, all, function* (chunk) {
+        yield;
+        return chunk;
+      }),
+    );
+    expect(mine.flat()).toEqual(all);
+    expect(mine.length).toBeGreaterThan(1);
+    expect(
+      drainSync(
+        claimedWork(claims.slotOf(0), all, function* (chunk) {
+          yield;
+          return chunk;
+        }),
+      ),
+    ).toEqual([]);
+  });
+
+  it('closes a worker job that has not started (it then claims nothing), never one that has', () => {
+    const claims = new ShardClaims(2);
+    expect(startClaiming(claims.slotOf(0))).toBe(true);
+    expect(claims.close(0)).toBe(false);
+    expect(claims.close(1)).toBe(true);
+    expect(startClaiming(claims.slotOf(1))).toBe(false);
+    expect(claimChunk(claims.here, 10)).toEqual([0, 2]);
+    // Once closed, a job stays closed.
+    expect(claims.close(1)).toBe(false);
+    expect(startClaiming(claims.slotOf(1))).toBe(false);
+  });
+
+  it('sees a started job answer on the board, and gives up spinning after its bound', () => {
+    const claims = new ShardClaims(1);
+    expect(startClaiming(claims.slotOf(0))).toBe(true);
+    expect(claims.spinUntilDone(0, 0.05)).toBe(false);
+    claimsDone(claims.slotOf(0));
+    expect(claims.spinUntilDone(0, 0.05)).toBe(true);
+    expect(claims.close(0)).toBe(false);
   });
 });
