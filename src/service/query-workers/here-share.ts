@@ -10,6 +10,7 @@
 // is closed instead of awaited: it will take none (its job answers at once), and the query does
 // not wait for it to wake.
 import type { Work } from '../../executor/run.js';
+import { systemClock } from '../../util/clock.js';
 
 /**
  * Each claim takes this part of the shards left per thread (guided self-scheduling): big chunks
@@ -70,8 +71,8 @@ export class ShardClaims {
    * it is shorter than sleeping until its answer wakes the request thread's event loop.
    */
   spinUntilDone(i: number, ms: number): boolean {
-    const until = performance.now() + ms;
-    while (Atomics.load(this.board, i + 1) !== DONE) if (performance.now() >= until) return false;
+    const until = systemClock.monotonic() + ms;
+    while (Atomics.load(this.board, i + 1) !== DONE) if (systemClock.monotonic() >= until) return false;
     return true;
   }
 }

@@ -128,7 +128,7 @@ export const MIN_WORKER_BITS = 1 << 23;
  * less than the wake-up of a sleeping event loop by its answer (about 50–70 µs measured at one
  * connection); a worker that has lost its core is waited for asleep after this.
  */
-export const FINISH_SPIN_MS = 0.2;
+export const FINISH_SPIN_MS = 0.1;
 
 export class QueryWorkers {
   /**
