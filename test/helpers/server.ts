@@ -30,13 +30,16 @@ const workersAsked = (): boolean => (testQueryWorkers().queryWorkers ?? 1) > 1;
 /**
  * Waits for the server's query workers: queries run on the request thread until they are up
  * (seconds under tsx), and a test of the workers' path would test the request thread. With
- * workers asked for, every read query that can be spread is, one-shard ones included.
+ * workers asked for, every read query that can be spread is, one-shard ones included, and shared
+ * with idle workers whether or not that was faster lately.
  */
 export async function useQueryWorkers(server: Server): Promise<void> {
   await server.queryWorkers?.whenReady();
   if (server.queryWorkers !== undefined && workersAsked()) {
     server.queryWorkers.minShards = 1;
     server.queryWorkers.minWorkBits = 0;
+    // Idle workers always share (tiny test reads would be faster on the request thread alone).
+    server.queryWorkers.adaptShare = false;
   }
 }
 

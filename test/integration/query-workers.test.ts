@@ -69,6 +69,8 @@ beforeAll(async () => {
   await server.queryWorkers?.whenReady();
   // Every read that can go to the workers does, however small (the decision has its own test).
   if (server.queryWorkers !== undefined) server.queryWorkers.minWorkBits = 0;
+  // Idle workers always share: whether that pays is ShareGain's (test/unit/service/here-share.test.ts).
+  if (server.queryWorkers !== undefined) server.queryWorkers.adaptShare = false;
   expect((await post('/index/i', '')).status).toBe(200);
   expect((await post('/index/i/field/f', '')).status).toBe(200);
   expect(

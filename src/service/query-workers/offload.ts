@@ -48,10 +48,12 @@ export function workerRead(
   try {
     const clock = new QueryClock(budget.clock);
     const reads = prepareReads(holder, indexName, query, opts, clock);
+    const here = (): Promise<QueryResponse> =>
+      executePreparedAsync(holder, reads, indexName, query, opts, clock, { budget });
     if (pool.usable && reads.ctx.shards.length >= pool.minShards && offloadable(reads))
       if (pool.minWorkBits <= 0 || rowBitsRead(reads, pool.minWorkBits) >= pool.minWorkBits)
-        return readSpread({ pool, reads, query, opts, budget, now: clock.now() }, holder);
-    return executePreparedAsync(holder, reads, indexName, query, opts, clock, { budget });
+        return readSpread({ pool, reads, query, opts, budget, now: clock.now() }, holder, here);
+    return here();
   } catch (e) {
     return Promise.reject(e);
   }
@@ -74,10 +76,28 @@ interface Spread {
   now: number;
 }
 
-/** runPhases, sharing the work with the request thread when it can; once without if the state moved. */
-async function readSpread(s: Spread, holder: ReadonlyHolder): Promise<QueryResponse> {
+/**
+ * runPhases on the workers; when they are idle, shared with the request thread, or on the request
+ * thread alone when that has been faster lately (here-share.ts: ShareGain).
+ */
+async function readSpread(
+  s: Spread,
+  holder: ReadonlyHolder,
+  alone: () => Promise<QueryResponse>,
+): Promise<QueryResponse> {
+  const { pool, budget } = s;
+  const shards = s.reads.ctx.shards.length;
   // One shard has no second share to give the workers.
-  const here = s.reads.ctx.shards.length >= 2 && s.pool.canShareHere() ? { holder, seq: holder.appliedSeq } : undefined;
+  if (shards < 2 || !pool.canShareHere()) return runPhases(s, undefined);
+  const onAlone = pool.adaptShare && pool.shareGain.runAlone();
+  const t0 = budget.clock.monotonic();
+  const response = await (onAlone ? alone() : sharedRead(s, { holder, seq: holder.appliedSeq }));
+  pool.shareGain.note(onAlone, (budget.clock.monotonic() - t0) / shards);
+  return response;
+}
+
+/** runPhases shared with the request thread; once without if the state moved. */
+async function sharedRead(s: Spread, here: Here): Promise<QueryResponse> {
   try {
     return await runPhases(s, here);
   } catch (err) {

@@ -10,7 +10,7 @@ import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from '
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
 import type { StatePublisher } from '../../engine/ports.js';
-import type { ShardClaims } from './here-share.js';
+import { ShareGain, type ShardClaims } from './here-share.js';
 import { CANCEL_SLOTS, type FromWorker, type Job, type ToWorker } from './protocol.js';
 
 /** tsx's ESM API (the .mjs beside the .cjs that require resolves). */
@@ -146,6 +146,12 @@ export class QueryWorkers {
    * (here-share.ts). Tests turn it off to send every share to the workers.
    */
   shareHere = true;
+  /**
+   * Whether a read the workers could share runs shared or on the request thread alone, whichever
+   * was faster lately (here-share.ts); off: always shared (tests of the shared phase).
+   */
+  adaptShare = true;
+  readonly shareGain = new ShareGain();
   /** The slices the request thread computes its share in (tests: 0, a yield at every shard). */
   hereSliceMs = 1;
   /**

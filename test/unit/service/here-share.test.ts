@@ -1,9 +1,11 @@
 // The request thread's share of a query (service/query-workers/here-share.ts): the threads of a
 // shared phase claim the query's shards chunk by chunk from one board, so every shard is taken
 // once, in order, in chunks that shrink towards the end; a worker job closed before it started
-// takes none, and one that started cannot be closed; its answer is seen on the board.
+// takes none, and one that started cannot be closed; its answer is seen on the board. ShareGain
+// runs reads the faster way lately, and the other way now and then.
 import { describe, expect, it } from 'vitest';
 import {
+  ShareGain,
   ShardClaims,
   claimChunk,
   claimedWork,
@@ -84,5 +86,33 @@ describe('ShardClaims', () => {
     claimsDone(claims.slotOf(0));
     expect(claims.spinUntilDone(0, 0.05)).toBe(true);
     expect(claims.close(0)).toBe(false);
+  });
+});
+
+describe('ShareGain', () => {
+  /** How many of `n` reads run alone, each noted at the given ms a shard for its way. */
+  const alones = (gain: ShareGain, n: number, shared: number, alone: number): number => {
+    let count = 0;
+    for (let i = 0; i < n; i++) {
+      const a = gain.runAlone();
+      if (a) count++;
+      gain.note(a, a ? alone : shared);
+    }
+    return count;
+  };
+
+  it('shares while sharing is faster, running one read in 32 alone to measure it', () => {
+    const gain = new ShareGain();
+    expect(alones(gain, 320, 0.005, 0.007)).toBe(10);
+  });
+
+  it('runs reads alone once that is faster, sharing one in 32, and shares again when sharing gets faster', () => {
+    const gain = new ShareGain();
+    // Sharing measured first; alone is measured at the first probe and found faster.
+    alones(gain, 32, 0.01, 0.006);
+    expect(alones(gain, 320, 0.01, 0.006)).toBe(310);
+    // The machine frees up: the probes' shared figures fall below alone's.
+    alones(gain, 32 * 40, 0.004, 0.006);
+    expect(alones(gain, 320, 0.004, 0.006)).toBe(10);
   });
 });
