@@ -118,35 +118,39 @@ export function* claimedWork<T>(
 }
 
 /** Every PROBE_EVERY-th read that could be shared runs the other way, to keep both figures fresh. */
-const PROBE_EVERY = 32;
-/** Weight of a new figure in a way's moving average of ms a shard. */
-const WEIGHT = 1 / 8;
+const PROBE_EVERY = 16;
+/** Each way is judged by the median of its last WINDOW reads: one preempted or collected read does not flip it. */
+const WINDOW = 5;
 
 /**
  * Whether sharing reads with the workers pays on this machine now. Sharing is a bet that another
  * core is free: on a machine with more runnable threads than cores the worker starts late or loses
  * its core mid-chunk, and two threads streaming rows from memory take more CPU than one (25–70%
  * measured at loads 7–13 on 2 cores), so the request thread alone answers sooner. The pool keeps
- * a moving average of wall ms a shard for each way (shared, alone), uses the faster, and runs
- * every PROBE_EVERY-th such read the other way.
+ * each way's wall ms a shard over its last reads (shared, alone), uses the faster, and runs every
+ * PROBE_EVERY-th such read the other way.
  */
 export class ShareGain {
-  private shared = 0;
-  private alone = 0;
+  private readonly shared: number[] = [];
+  private readonly alone: number[] = [];
   private reads = 0;
 
   /** Whether the next read the workers could share runs on the request thread alone. */
   runAlone(): boolean {
     this.reads++;
-    const faster = this.alone > 0 && this.alone < this.shared;
+    const faster = this.alone.length > 0 && this.shared.length > 0 && median(this.alone) < median(this.shared);
     return this.reads % PROBE_EVERY === 0 ? !faster : faster;
   }
 
   /** A read's wall time a shard, one way or the other. */
   note(alone: boolean, msPerShard: number): void {
-    if (alone) this.alone = average(this.alone, msPerShard);
-    else this.shared = average(this.shared, msPerShard);
+    const last = alone ? this.alone : this.shared;
+    last.push(msPerShard);
+    if (last.length > WINDOW) last.shift();
   }
 }
 
-const average = (avg: number, x: number): number => (avg === 0 ? x : avg + WEIGHT * (x - avg));
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1];
+}
