@@ -89,6 +89,13 @@ export interface ClusterView {
   holders(p: number): Member[];
   /** Next offset this node will read of a partition (its applied position). */
   position(topic: ClusterTopic, partition: number): bigint;
+  /**
+   * A log command this node just produced (one message, acknowledged at message.offset): applied
+   * here from those bytes, through the consumer's own feed and applier, when this node holds the
+   * partition caught up and has applied everything before the offset. False (or absent): the
+   * consumer delivers it as any other.
+   */
+  applyOwn?(partition: number, message: ClusterMessage): Promise<boolean>;
   /** Read-committed end offsets (last stable offsets) of the given log partitions. */
   logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>>;
   /** Read-committed end offset of the meta topic's only partition. */

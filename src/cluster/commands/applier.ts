@@ -37,6 +37,7 @@ import { decideInstall, installedMark, readPartitionSnapshot } from './partition
 import { decodeStoredPosition, encodePosition, positionText } from './position.js';
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
+import type { WriteStages } from './write-stages.js';
 import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from '../types.js';
 
 export interface ApplierParts {
@@ -46,6 +47,8 @@ export interface ApplierParts {
   /** The fixed shard → partition function (ClusterView.partitionOf). */
   partitionOf(index: string, shard: number): number;
   logger: Logger;
+  /** Where log commands' time goes (GET /cluster's writeStages). */
+  stages?: WriteStages;
 }
 
 export interface ApplierOptions {
@@ -258,6 +261,8 @@ export class CommandApplier implements CommandSink {
       position: positionText({ next: after, appliedAfter: kept }),
       timeMs: time,
     } as const;
+    const stages = topic === 'log' ? this.parts.stages : undefined;
+    const began = stages?.applying(partition, a.lastOffset, time);
     let result: CommandResult;
     try {
       // Every command ends in one commit, which carries the position and the command's
@@ -271,6 +276,7 @@ export class CommandApplier implements CommandSink {
       // with its CommandApplied (it was applied: as a refusal, on every holder alike).
       await this.commitPosition(cursors, applied);
     }
+    if (stages !== undefined && began !== undefined) stages.add('apply', stages.now() - began);
     this.results.set(topic, partition, a.lastOffset, result);
     this.appliedAfter.set(key, new Set(kept));
     this.setPosition(topic, partition, after);
