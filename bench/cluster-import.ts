@@ -112,7 +112,12 @@ async function schema(url: string, index: string): Promise<void> {
  * new indexes). The cluster's index `index` gets the client-routed import: the query figures after
  * compare it with the single node's `index`.
  */
-export async function importFigures(r: Reporter, single: ChildServer, nodes: ChildServer[], index: string): Promise<void> {
+export async function importFigures(
+  r: Reporter,
+  single: ChildServer,
+  nodes: ChildServer[],
+  index: string,
+): Promise<void> {
   const urls = nodes.map((n) => n.url);
   const rounds = [
     { label: '', single: index, routed: index, robin: `${index}rr` },
@@ -143,7 +148,12 @@ export async function importFigures(r: Reporter, single: ChildServer, nodes: Chi
     r.figure(`import into the single node${round.label}`, rate(local), 'bits/s');
     r.figure('  … through the cluster, client-routed', rate(routed), 'bits/s');
     const target = { op: '>=', value: 0.6, source: 'issue 21' } as const;
-    r.figure('  … cluster (client-routed) / single node', rate(routed) / rate(local), '×', i === 0 ? target : undefined);
+    r.figure(
+      '  … cluster (client-routed) / single node',
+      rate(routed) / rate(local),
+      '×',
+      i === 0 ? target : undefined,
+    );
     r.figure('  … through the cluster, round-robin over the nodes', rate(robin), 'bits/s');
     r.figure('  … cluster (round-robin) / single node', rate(robin) / rate(local), '×');
     r.note(
