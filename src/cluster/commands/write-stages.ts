@@ -8,6 +8,10 @@ import { systemClock } from '../../util/clock.js';
 export type WriteStage =
   /** Coordinator: the read-your-writes wait's end offset of the meta topic (as the request arrives). */
   | 'metaEnds'
+  /** Coordinator: from the request's arrival until its body was read (the wait above runs meanwhile). */
+  | 'bodyRead'
+  /** Coordinator: how long the read-your-writes wait kept the handler back after the body was read. */
+  | 'metaWait'
   /** Coordinator: from the send until Kafka acknowledged (acks=-1). */
   | 'produce'
   /** Coordinator, holding the partition: from the acknowledgment until its own apply began. */
