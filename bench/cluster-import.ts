@@ -119,6 +119,14 @@ export async function importFigures(
   index: string,
 ): Promise<void> {
   const urls = nodes.map((n) => n.url);
+  // What the servers use doing nothing (the cluster's probes, consumers' polls, heartbeats): a
+  // part of every run's CPU per import, more so the longer the run.
+  const idleMs = 2_000;
+  const [c0, s0] = [cpuOf(nodes), cpuOf([single])];
+  await new Promise((res) => setTimeout(res, idleMs));
+  r.note(
+    `CPU idle: single node ${(((cpuOf([single]) - s0) * 1e6) / idleMs).toFixed(0)} ms/s, cluster ${(((cpuOf(nodes) - c0) * 1e6) / idleMs).toFixed(0)} ms/s (all three nodes)`,
+  );
   const rounds = [
     { label: '', single: index, routed: index, robin: `${index}rr` },
     { label: ' (warm processes: the same again into new indexes)', single: 'w', routed: 'w', robin: 'wrr' },

@@ -144,6 +144,8 @@ describe('a holder applies the log commands it produced from its own bytes', () 
       metaOffset,
       time,
     };
+    // Not a protobuf ImportRequest: refused (400) by every holder, its ahead-decode rejecting too.
+    const garbled: LogCommand & Stamp = { ...imported, body: Uint8Array.from([0xff, 0xff, 0xff]) };
     // Applied twice, this sequence would leave b=1 as {1, 5} (Store after the last Set(5)).
     const sequence = [
       pql('Set(1, a=1)'),
@@ -151,6 +153,7 @@ describe('a holder applies the log commands it produced from its own bytes', () 
       pql('ClearRow(a=1)'),
       pql('Set(5, a=1)'),
       imported,
+      garbled,
       pql('Set(1, nope=1)'),
     ];
 
@@ -159,9 +162,12 @@ describe('a holder applies the log commands it produced from its own bytes', () 
     const nodeA = await fedNode(name, a.engine);
     const owned: string[] = [];
     for (const command of sequence) {
+      // As a coordinator does: an import's body decoded while Kafka takes it (ClusterWrites.logResults).
+      const decodedBody = nodeA.applier.predecode(command);
       const [at] = await producer.send([{ topic: `${name}.log`, partition: 0, command }]);
       expect(at.message, 'a single-message command comes back with its message').toBeDefined();
-      if (at.message !== undefined && (await nodeA.feed.own(0, at.message))) owned.push(at.offset);
+      const message = at.message === undefined ? undefined : { ...at.message, ...(decodedBody ? { decodedBody } : {}) };
+      if (message !== undefined && (await nodeA.feed.own(0, message))) owned.push(at.offset);
     }
     // No consumer reads A's log yet: every command followed its own predecessor, so each was A's own.
     expect(owned).toHaveLength(sequence.length);
@@ -194,6 +200,7 @@ describe('a holder applies the log commands it produced from its own bytes', () 
         applierB.results.get('log', 0, offset),
       );
     }
+    expect(nodeA.applier.results.get('log', 0, owned[owned.length - 2])).toMatchObject({ ok: false, status: 400 });
     expect(nodeA.applier.results.get('log', 0, owned[owned.length - 1])).toMatchObject({ ok: false, status: 404 });
     expect(nodeA.applier.position('log', 0)).toBe(applierB.position('log', 0));
 

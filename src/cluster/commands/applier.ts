@@ -15,7 +15,12 @@ import { DomainError, badRequest } from '../../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
 import type { Engine } from '../../engine/engine.js';
 import type { CommitContext, CursorWrite } from '../../engine/ports.js';
-import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import {
+  decodeImportRequest,
+  decodeImportRequestAsync,
+  decodeImportValueRequest,
+  decodeImportValueRequestAsync,
+} from '../../encoding/import-request.js';
 import { statusOf } from '../../http/errors.js';
 import type { ImportService } from '../../service/import/import-service.js';
 import { rewriteLegacyQuery } from '../../service/legacy/legacy-query.js';
@@ -38,7 +43,7 @@ import { decodeStoredPosition, encodePosition, positionText } from './position.j
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
 import type { WriteStages } from './write-stages.js';
-import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from '../types.js';
+import { type ClusterMessage, type ClusterTopic, type CommandSink, type DecodedBody, positionKey } from '../types.js';
 
 export interface ApplierParts {
   engine: Engine;
@@ -175,7 +180,8 @@ export class CommandApplier implements CommandSink {
       // applied already: the durable position says so, and those messages are skipped.
       if (BigInt(msg.offset) < this.positions.get(topic, partition)) continue;
       const whole = asm.push(msg);
-      if (whole !== undefined) await this.applyOne(topic, partition, whole, asm.pendingFrom);
+      // A whole command from one message is that message's: its body may come decoded (Feed.own).
+      if (whole !== undefined) await this.applyOne(topic, partition, whole, asm.pendingFrom, msg.decodedBody);
     }
     // What follows the last command (transaction markers, the first chunks of a command still
     // incomplete) moves the position too, but never past a command not yet applied.
@@ -233,6 +239,7 @@ export class CommandApplier implements CommandSink {
     partition: number,
     a: AssembledCommand,
     pendingFrom: string | undefined,
+    decodedBody?: Promise<DecodedBody>,
   ): Promise<void> {
     const key = `${topic}/${partition}`;
     const last = BigInt(a.lastOffset);
@@ -267,7 +274,8 @@ export class CommandApplier implements CommandSink {
     try {
       // Every command ends in one commit, which carries the position and the command's
       // CommandApplied (a success with no events too: they go in a group of their own).
-      result = { ok: true, value: await this.run(cmd, time, { cursors, origin: 'cluster', applied }) };
+      const ctx: CommitContext = { cursors, origin: 'cluster', applied };
+      result = { ok: true, value: await this.run(cmd, time, ctx, decodedBody) };
     } catch (err) {
       if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
       result = { ok: false, status: statusOf(err), code: err.code, message: err.message };
@@ -301,7 +309,7 @@ export class CommandApplier implements CommandSink {
    * Runs a command through the services at its coordinator's time (`now`: nothing here reads this
    * node's clock); `ctx` goes to the one commit it makes.
    */
-  private run(cmd: Command, now: number, ctx: CommitContext): Promise<unknown> {
+  private run(cmd: Command, now: number, ctx: CommitContext, decodedBody?: Promise<DecodedBody>): Promise<unknown> {
     switch (cmd.kind) {
       case 'schema':
         return this.runSchema(cmd.schema, ctx).then(() => null);
@@ -318,7 +326,7 @@ export class CommandApplier implements CommandSink {
         return this.runPql(index, cmd.pql, run, ctx);
       }
       case 'import':
-        return this.runImport(cmd, ctx).then(() => null);
+        return this.runImport(cmd, ctx, decodedBody).then(() => null);
       case 'ingest':
         return this.runIngest(cmd, ctx).then(() => null);
       case 'ingestOffsets': {
@@ -451,19 +459,43 @@ export class CommandApplier implements CommandSink {
     return query.calls.map((_, i) => (left[i] ? { type: 'changed', changed: false } : results[k++]));
   }
 
-  private runImport(cmd: Extract<LogCommand, { kind: 'import' }>, ctx: CommitContext): Promise<void> {
+  /**
+   * The body of an import command decoded ahead, for the node that is about to send it and holds
+   * its partition: the decode runs while Kafka takes the command (yielding to its I/O), and the
+   * apply from the node's own bytes (Feed.own) takes it. Undefined for other commands.
+   */
+  predecode(cmd: LogCommand): Promise<DecodedBody> | undefined {
+    if (cmd.kind !== 'import') return undefined;
+    const slice = 2;
+    const body = cmd.body;
+    let out: Promise<DecodedBody> | undefined;
+    if (cmd.format === 'bits')
+      out = decodeImportRequestAsync(body, slice).then((request) => ({ format: 'bits', request }));
+    else if (cmd.format === 'values')
+      out = decodeImportValueRequestAsync(body, slice).then((request) => ({ format: 'values', request }));
+    // A body that does not decode is refused by the apply's own decode, with the same error.
+    out?.catch(() => undefined);
+    return out;
+  }
+
+  private async runImport(
+    cmd: Extract<LogCommand, { kind: 'import' }>,
+    ctx: CommitContext,
+    decodedBody?: Promise<DecodedBody>,
+  ): Promise<void> {
     const { index, field, shard, clear } = cmd;
     const imports = this.parts.imports;
     const newer = this.parts.engine.peekApplied((h) => newerThan(h, index, cmd.metaOffset));
     // Written to an index or field deleted and re-created since (incarnations.ts): only existence.
     if (newer === 'index' || newer?.has(field) === true) return this.importLeftOut(cmd, newer === 'index', ctx);
+    const ahead = await decodedBody?.catch(() => undefined);
     switch (cmd.format) {
       case 'bits': {
-        const b = decodeImportRequest(cmd.body);
+        const b = ahead?.format === 'bits' ? ahead.request : decodeImportRequest(cmd.body);
         return imports.importBits({ ...b, index, field, shard, clear, metaOffset: cmd.metaOffset }, ctx);
       }
       case 'values': {
-        const v = decodeImportValueRequest(cmd.body);
+        const v = ahead?.format === 'values' ? ahead.request : decodeImportValueRequest(cmd.body);
         return imports.importValues({ ...v, index, field, shard, clear }, ctx);
       }
       case 'roaring': {

@@ -107,6 +107,7 @@ export class Feed {
         value: m.value,
         ...(m.headers !== undefined ? { headers: m.headers } : {}),
         ...(m.timestamp !== undefined ? { timestamp: m.timestamp } : {}),
+        ...(m.decodedBody !== undefined ? { decodedBody: m.decodedBody } : {}),
       })),
       String(next),
     );
