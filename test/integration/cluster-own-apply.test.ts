@@ -4,9 +4,9 @@
 // the same state and results, A's consumer (started after) must apply none of them again, a
 // command whose predecessors A has not applied yet is left to the consumer, and A restarted over
 // its data and fed the whole topic again must change nothing.
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, EachBatchPayload } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandApplier } from '../../src/cluster/commands/applier.js';
 import type { Command, LogCommand, Stamp } from '../../src/cluster/commands/command.js';
 import { Feed } from '../../src/cluster/commands/feed.js';
@@ -16,8 +16,6 @@ import { encodeImportRequest } from '../../src/encoding/import-request-encode.js
 import type { Engine } from '../../src/engine/engine.js';
 import { executeQuery } from '../../src/executor/index.js';
 import { parse } from '../../src/pql/index.js';
-import { kafkaBrokersForTest } from '../helpers/kafka-broker.js';
-import { removeDir } from '../helpers/temp.js';
 import {
   consumeInto,
   createClusterTopics,
@@ -25,22 +23,10 @@ import {
   openEngine,
   PARTITIONS,
   SET_FIELD,
-  testKafka,
+  realPartsForFile,
 } from './cluster-write-support.js';
 
-let kafka: Kafka;
-const open: { close(): Promise<void> }[] = [];
-const dirs: string[] = [];
-
-beforeAll(async () => {
-  const { brokers } = await kafkaBrokersForTest();
-  kafka = testKafka(brokers);
-}, 60_000);
-
-afterAll(async () => {
-  for (const c of open.reverse()) await c.close().catch(() => undefined);
-  for (const d of dirs) removeDir(d);
-});
+const { kafka: brokerClient, open, dirs } = realPartsForFile();
 
 const SHARD_WIDTH = 1 << 20;
 const READ = 'Row(a=1) Row(b=1) Row(b=2) Row(c=3) Row(c=4)';
@@ -72,7 +58,7 @@ async function fedNode(name: string, engine: Engine): Promise<FedNode> {
   const feed = new Feed('log', applier, positions);
   const consumers: Consumer[] = [];
   const consume = async (topic: string, each: (b: EachBatchPayload) => Promise<void>): Promise<Consumer> => {
-    const c = kafka.consumer({ groupId: `${name}-${randomBytes(3).toString('hex')}`, maxWaitTimeInMs: 100 });
+    const c = brokerClient().consumer({ groupId: `${name}-${randomBytes(3).toString('hex')}`, maxWaitTimeInMs: 100 });
     await c.connect();
     await c.subscribe({ topics: [topic], fromBeginning: true });
     await c.run({
@@ -100,11 +86,11 @@ async function fedNode(name: string, engine: Engine): Promise<FedNode> {
 
 describe('a holder applies the log commands it produced from its own bytes', () => {
   it('reaches the state and results of a replay from Kafka, and applies nothing twice', async () => {
-    const name = await createClusterTopics(kafka);
-    const producer = new ClusterProducer(kafka, `${name}-a`, { transactionSlots: 1 });
+    const name = await createClusterTopics(brokerClient());
+    const producer = new ClusterProducer(brokerClient(), `${name}-a`, { transactionSlots: 1 });
     await producer.start();
     open.push({ close: () => producer.stop() });
-    const other = new ClusterProducer(kafka, `${name}-b`, { transactionSlots: 1 });
+    const other = new ClusterProducer(brokerClient(), `${name}-b`, { transactionSlots: 1 });
     await other.start();
     open.push({ close: () => other.stop() });
 
@@ -187,7 +173,7 @@ describe('a holder applies the log commands it produced from its own bytes', () 
     dirs.push(b.dir);
     open.push(b);
     const applierB = newApplier(b.engine);
-    const consumerB = await consumeInto(kafka, name, applierB);
+    const consumerB = await consumeInto(brokerClient(), name, applierB);
     open.push({ close: () => consumerB.disconnect() });
     await applierB.waitApplied('log', 0, end, AbortSignal.timeout(30_000));
 
