@@ -124,9 +124,14 @@ export async function importFigures(
   const idleMs = 2_000;
   const [c0, s0] = [cpuOf(nodes), cpuOf([single])];
   await new Promise((res) => setTimeout(res, idleMs));
+  // CPU ms per ms of wall time, idle.
+  const idle = { single: ((cpuOf([single]) - s0) * 1000) / idleMs, cluster: ((cpuOf(nodes) - c0) * 1000) / idleMs };
   r.note(
-    `CPU idle: single node ${(((cpuOf([single]) - s0) * 1e6) / idleMs).toFixed(0)} ms/s, cluster ${(((cpuOf(nodes) - c0) * 1e6) / idleMs).toFixed(0)} ms/s (all three nodes)`,
+    `CPU idle: single node ${(idle.single * 1000).toFixed(0)} ms/s, cluster ${(idle.cluster * 1000).toFixed(0)} ms/s (all three nodes)`,
   );
+  // A run's CPU per import less what the servers would have used idle meanwhile (a slower run on a
+  // busy machine counts more of it): the imports' own cost.
+  const net = (run: Run, rate: number): string => (run.cpuMs - (rate * run.ms) / SHARDS).toFixed(1);
   const rounds = [
     { label: '', single: index, routed: index, robin: `${index}rr` },
     { label: ' (warm processes: the same again into new indexes)', single: 'w', routed: 'w', robin: 'wrr' },
@@ -165,7 +170,7 @@ export async function importFigures(
     r.figure('  … through the cluster, round-robin over the nodes', rate(robin), 'bits/s');
     r.figure('  … cluster (round-robin) / single node', rate(robin) / rate(local), '×');
     r.note(
-      `CPU per import: single node ${local.cpuMs.toFixed(1)} ms, cluster client-routed ${routed.cpuMs.toFixed(1)} ms, round-robin ${robin.cpuMs.toFixed(1)} ms (all three nodes)`,
+      `CPU per import: single node ${local.cpuMs.toFixed(1)} ms, cluster client-routed ${routed.cpuMs.toFixed(1)} ms, round-robin ${robin.cpuMs.toFixed(1)} ms (all three nodes); less idle: ${net(local, idle.single)}, ${net(routed, idle.cluster)}, ${net(robin, idle.cluster)} ms`,
     );
     r.note(`stages, client-routed: ${routed.stages ?? ''}`);
     r.note(`stages, round-robin: ${robin.stages ?? ''}`);
