@@ -8,7 +8,7 @@ import { FRAMES_ANSWER, FRAMES_TYPE, encodeFrames } from '../../executor/partial
 import type { Engine } from '../../engine/engine.js';
 import { jsonBody } from '../../encoding/json-body.js';
 // The coordinator hanging up (its deadline, its client gone) stops this node's wait and work.
-import { clientGone } from '../../http/routes/query-routes.js';
+import { ClientGone } from '../../http/routes/query-routes.js';
 import { PartialRunner, decodePartialRequest, encodeResponse } from './partial-runner.js';
 import type { ClusterView } from '../types.js';
 
@@ -23,7 +23,7 @@ export function clusterPartialRoutes(app: FastifyInstance, deps: ClusterPartialD
   const runner = new PartialRunner(deps.engine, deps.view);
   app.post(PARTIAL_PATH, { config: { errorShape: 'query' } }, async (req, reply) => {
     const body = decodePartialRequest(jsonBody(req.body));
-    const answer = await runner.run(body, clientGone(reply));
+    const answer = await runner.run(body, new ClientGone(reply));
     // Partials in binary, streamed a piece at a time, when the coordinator reads that form.
     if (body.answer === FRAMES_ANSWER && 'partials' in answer)
       return reply
