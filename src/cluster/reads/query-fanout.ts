@@ -395,10 +395,11 @@ export class QueryFanout {
 }
 
 /**
- * Resolves after the member calls just made have gone out. node:http writes a request on a kept
- * connection in a process.nextTick (onSocketNT), and this node's own part runs in microtasks,
- * which all run before any nextTick: without this turn the other members would start only once
- * this node's part was computed, instead of computing theirs meanwhile.
+ * Resolves after the member calls just made have gone out. node:http (the calls whose answers
+ * are read as they arrive) writes a request on a kept connection in a process.nextTick
+ * (onSocketNT), and this node's own part runs in microtasks, which all run before any nextTick:
+ * without this turn the other members would start only once this node's part was computed,
+ * instead of computing theirs meanwhile. (member-connection.ts writes at once.)
  */
 function sentFirst(): Promise<void> {
   return new Promise((resolve) => process.nextTick(resolve));
