@@ -253,7 +253,11 @@ async function oneConnection(r: Reporter, singleNode: ChildServer, cluster: Clus
   r.figure('  … CPU a query at the single node', one.cpuMs[0], 'ms');
   r.figure('  … CPU a query at the cluster node asked', coordinator, 'ms');
   r.figure('  … CPU a query at each other node (mean)', others.reduce((a, b) => a + b, 0) / others.length, 'ms');
-  r.note(`load average at the end of the one-connection runs: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  r.note(
+    `load average at the end of the one-connection runs: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
 }
 
 async function fanOutAndImport(r: Reporter, brokers: string[]): Promise<void> {

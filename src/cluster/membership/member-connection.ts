@@ -181,10 +181,14 @@ class MemberConnection {
       const colon = l.indexOf(':');
       if (colon < 0) continue;
       const name = l.slice(0, colon).trim().toLowerCase();
-      const value = l.slice(colon + 1).trim().toLowerCase();
+      const value = l
+        .slice(colon + 1)
+        .trim()
+        .toLowerCase();
       if (name === 'content-length') length = Number(value);
       else if (name === 'transfer-encoding') chunked = value.includes('chunked');
-      else if (name === 'connection') this.keep = value.includes('keep-alive') || (this.keep && !value.includes('close'));
+      else if (name === 'connection')
+        this.keep = value.includes('keep-alive') || (this.keep && !value.includes('close'));
     }
     if (chunked) this.mode = { kind: 'chunked' };
     else if (length !== undefined) {

@@ -120,15 +120,7 @@ export class QueryFanout {
       ? await gate.through(() => this.view.endsForRead(arrived))
       : { meta: '0', log: new Map<number, string>() };
     const metaOffset = ends.meta;
-    if (this.view.position('meta', 0) < BigInt(metaOffset)) {
-      // The wait ends with the deadline too (a lagging node must not hold the query).
-      const client = budgetSignal(budget);
-      const signal = timeoutMs > 0 ? anySignal(client, AbortSignal.timeout(timeoutMs)) : client;
-      await this.view.waitApplied('meta', 0, metaOffset, signal).catch((err: unknown) => {
-        checkBudget(budget);
-        throw err;
-      });
-    }
+    if (this.view.position('meta', 0) < BigInt(metaOffset)) await this.metaApplied(metaOffset, budget, timeoutMs);
     // The schema and keys as of `at` (this node applied the meta topic up to now).
     const past = at === undefined ? undefined : await pastState(this.local.engine, at);
     const onState = <T>(fn: (h: ReadonlyHolder) => T): T =>
@@ -166,6 +158,18 @@ export class QueryFanout {
     if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
     // Within the answer's byte budget, as one node's (the columns counted before the merge).
     return onState((h) => finalizeWithinBytes(lookupIndex(h, index), plans, parts, queryOpts));
+  }
+
+  /** Waits until this node has applied the meta topic up to `offset`, within the query's deadline. */
+  private async metaApplied(offset: string, budget: QueryBudget, timeoutMs: number): Promise<void> {
+    // The wait ends with the deadline too (a lagging node must not hold the query); its signals
+    // are made only here: most reads find the offset applied already.
+    const client = budgetSignal(budget);
+    const signal = timeoutMs > 0 ? anySignal(client, AbortSignal.timeout(timeoutMs)) : client;
+    await this.view.waitApplied('meta', 0, offset, signal).catch((err: unknown) => {
+      checkBudget(budget);
+      throw err;
+    });
   }
 
   /** All partitions; only those of the request's shards when no Options() names others. */
