@@ -181,32 +181,51 @@ async function endsRefreshes(url: string): Promise<number> {
   return Number(body.node?.readEndsRefreshes ?? 0);
 }
 
-/** Issue 21: the same query at one connection, rate and p50, and how many waited for Kafka's ends. */
-async function oneConnection(r: Reporter, singleUrl: string, clusterUrl: string): Promise<void> {
-  const run = async (url: string) => {
+/**
+ * Issue 21: the same query at one connection, rate and p50, how many waited for Kafka's ends, and
+ * the CPU each process used a query (from /proc: what a busy shared machine moves far less than
+ * req/s; it counts each node's background work, the read-end refreshes included, over the run).
+ */
+async function oneConnection(r: Reporter, singleNode: ChildServer, cluster: Cluster): Promise<void> {
+  const run = async (url: string, pids: number[]) => {
     const http = new HttpClient(url, 1);
+    const cpu0 = pids.map(processCpuMs);
     try {
-      return await closedLoop(1, QUERY_MS, () =>
+      const res = await closedLoop(1, QUERY_MS, () =>
         http.ok('POST', '/index/q/query', COUNT_PQL, 'text/plain').then(() => undefined),
       );
+      return { ...res, cpuMs: pids.map((p, i) => (processCpuMs(p) - cpu0[i]) / res.requests) };
     } finally {
       http.close();
     }
   };
-  const single = await run(singleUrl);
+  const clusterUrl = cluster.nodes[0].url;
+  const one = await run(singleNode.url, [singleNode.pid]);
   const before = await endsRefreshes(clusterUrl);
-  const fan = await run(clusterUrl);
+  const fan = await run(
+    clusterUrl,
+    cluster.nodes.map((n) => n.pid),
+  );
   const refreshes = (await endsRefreshes(clusterUrl)) - before;
-  r.figure(`${COUNT_PQL} at the single node, 1 connection`, single.perSecond, 'req/s');
-  r.figure('  … p50 at the single node', single.p50Ms, 'ms');
+  r.figure(`${COUNT_PQL} at the single node, 1 connection`, one.perSecond, 'req/s');
+  r.figure('  … p50 at the single node', one.p50Ms, 'ms');
   r.figure('  … at a cluster node, 1 connection', fan.perSecond, 'req/s');
   r.figure('  … p50 at the cluster node', fan.p50Ms, 'ms', { op: '<=', value: 2.5, source: 'issue 21' });
-  r.figure('  … cluster / single node, 1 connection', fan.perSecond / single.perSecond, '×', {
+  r.figure('  … cluster / single node, 1 connection', fan.perSecond / one.perSecond, '×', {
     op: '>=',
     value: 0.15,
     source: 'issue 21',
   });
   r.figure('  … queries that waited for a ListOffsets round (per query)', refreshes / Math.max(1, fan.requests), '');
+  const [coordinator, ...others] = fan.cpuMs;
+  r.figure('  … CPU a query at the single node', one.cpuMs[0], 'ms');
+  r.figure('  … CPU a query at the cluster node asked', coordinator, 'ms');
+  r.figure('  … CPU a query at each other node (mean)', others.reduce((a, b) => a + b, 0) / others.length, 'ms');
+  r.note(
+    `load average at the end of the one-connection runs: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
 }
 
 async function fanOutAndImport(r: Reporter, brokers: string[], importsOnly: boolean): Promise<void> {
@@ -228,7 +247,7 @@ async function fanOutAndImport(r: Reporter, brokers: string[], importsOnly: bool
     r.figure(`${COUNT_PQL} at the single node, ${CLIENTS} clients`, singleRate, 'req/s');
     r.figure('  … at a cluster node, fanned out over 3 nodes', fanRate, 'req/s');
     r.figure('  … fan-out / single node', fanRate / singleRate, '×');
-    await oneConnection(r, single.url, urls[0]);
+    await oneConnection(r, single, cluster);
   } finally {
     await single.dispose();
     if (cluster !== undefined) await stopCluster(cluster, brokers);
