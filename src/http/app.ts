@@ -21,6 +21,16 @@ import { legacyClusterRoutes } from './routes/legacy-cluster-routes.js';
 import { legacyImportRoutes } from './routes/legacy-import-routes.js';
 import { legacyReleaseRoutes } from './routes/legacy-release-routes.js';
 
+/** Content types of request bodies (PQL, JSON, protobuf, curl's form default): see buildHttpApp. */
+const NAMED_BODY_TYPES = [
+  'text/plain',
+  'application/json',
+  'application/x-protobuf',
+  'application/protobuf',
+  'application/octet-stream',
+  'application/x-www-form-urlencoded',
+];
+
 /** One module's routes over the context: registered as a plugin, in a scope of its own. */
 type RouteModule = (app: FastifyInstance, ctx: HttpContext) => void;
 
@@ -98,7 +108,13 @@ export function buildHttpApp(
   }) as unknown as FastifyInstance;
   // Every body is read as bytes; handlers decode JSON, PQL or protobuf as the route requires.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  const asBytes = (_req: unknown, body: Buffer | string, done: (err: null, body: Buffer | string) => void): void =>
+    done(null, body);
+  // The same parser under the types clients send, then for any other: fastify keeps the parser it
+  // found by name in a cache keyed by the Content-Type, while a body that only the catch-all
+  // matches has its Content-Type parsed again on every request.
+  for (const type of NAMED_BODY_TYPES) app.addContentTypeParser(type, { parseAs: 'buffer' }, asBytes);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, asBytes);
   installErrorHandler(app, onInvariantBroken);
   if (security.checks !== undefined) installSecurity(app, security.checks);
   // Options the 0.x variants add to other modules' routes: installed before any route exists.
