@@ -5,6 +5,7 @@ import { LIMITS } from '../config/limits.js';
 import { scopedPlugin } from '../util/fastify-plugins.js';
 import type { HttpContext } from './context.js';
 import { installErrorHandler } from './errors.js';
+import { requestLogs } from './request-log.js';
 import { type SecurityOptions, installSecurity } from './security.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
@@ -94,9 +95,9 @@ export function buildHttpApp(
   // never touch, so it is used as the plain instance type.
   const app = Fastify({
     ...(security.https === undefined ? {} : { https: security.https }),
-    // pino's Logger is a FastifyBaseLogger at run time; the generic parameter would otherwise
-    // leak pino's type into every route signature.
-    loggerInstance: logger as FastifyBaseLogger,
+    // No logger instance: with one, fastify makes a pino child and puts two listeners on the
+    // response of every request (request-log.ts); req.log is a RequestLog instead.
+    childLoggerFactory: requestLogs(logger),
     // Per-request access logs would cost more than the requests themselves on the hot paths.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
@@ -106,6 +107,8 @@ export function buildHttpApp(
     // A body that arrives slowly holds its connection this long at most, then 408.
     ...requestTimeouts(requestTimeoutMs),
   }) as unknown as FastifyInstance;
+  // pino's Logger is a FastifyBaseLogger at run time; plugins' instances inherit it.
+  app.log = logger as FastifyBaseLogger;
   // Every body is read as bytes; handlers decode JSON, PQL or protobuf as the route requires.
   app.removeAllContentTypeParsers();
   const asBytes = (_req: unknown, body: Buffer | string, done: (err: null, body: Buffer | string) => void): void =>
