@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import { AccessLog } from './access-log.js';
 import { firstPqlCall } from './pql-label.js';
+import { onEachRoute } from './route-options.js';
 import { systemClock } from '../util/clock.js';
 
 export interface OpsHookOptions {
@@ -44,9 +45,13 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
   });
   // Observed as the answer is handed to the socket (onSend), not once it is written
   // (onResponse): an onResponse hook makes fastify put a 'finish' and an 'error' listener on
-  // every response, about 1 µs a request of a 16-connection Count. Answers written in slices
+  // every response, about 1 µs a request of a 16-connection Count. A route's own onSend hooks
+  // run after every instance-wide one, so this one is added to each route as it is declared
+  // (route-options.ts): it then sees the final status and time, after Kafka's wait for the
+  // mirror (--kafka-mirror-ack kafka), which can still turn an answer into a 503. Requests no
+  // route matched get it from an instance-wide hook. Answers written in slices
   // (answer-writer.ts) skip onSend and report through reply.answerSent once written.
-  app.addHook('onSend', (req, reply, payload, done) => {
+  const onSend = (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone): void => {
     try {
       observe(req, reply, access === undefined ? 0 : payloadBytes(payload));
     } catch (err) {
@@ -54,6 +59,11 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
       return;
     }
     done(null, payload);
+  };
+  onEachRoute(app, (_route, add) => add('onSend', onSend));
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (req.is404) onSend(req, reply, payload, done);
+    else done(null, payload);
   });
   app.decorateReply('answerSent', function (this: FastifyReply, bytes: number): void {
     observe(this.request, this, bytes);
@@ -81,6 +91,8 @@ declare module 'fastify' {
     answerSent?: (bytes: number) => void;
   }
 }
+
+type OnSendDone = (err: Error | null, payload?: unknown) => void;
 
 /** The bytes of an answer's body as onSend sees it (a string or a buffer; 0 for a stream or none). */
 function payloadBytes(payload: unknown): number {

@@ -103,6 +103,20 @@ describe('access log', () => {
     expect(await queries()).toBe(before + 1);
   });
 
+  it('writes one line for a HEAD request (the route fastify makes from a GET) and one for a 404', async () => {
+    const { logger, lines } = memoryLogger();
+    const s = await start({}, logger);
+    await s.app.inject({ method: 'HEAD', url: '/schema', headers: { 'x-request-id': 'head-1' } });
+    await s.app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'missing-1' } });
+    await until(() => lines.some((l) => l.reqId === 'missing-1'), { what: "the 404's access line" });
+    expect(lines.filter((l) => l.msg === 'request' && l.reqId === 'head-1')).toEqual([
+      expect.objectContaining({ method: 'HEAD', status: 200 }),
+    ]);
+    expect(lines.filter((l) => l.msg === 'request' && l.reqId === 'missing-1')).toEqual([
+      expect.objectContaining({ method: 'GET', status: 404 }),
+    ]);
+  });
+
   it('is off with --access-log-per-second 0', async () => {
     const { logger, lines } = memoryLogger();
     const s = await start({ accessLogPerSecond: 0 }, logger);
