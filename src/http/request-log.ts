@@ -7,6 +7,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+// The log methods, one per level, are put on the prototype below (not arrow fields: a request
+// that never logs makes no closures); this declares them.
+export interface RequestLog extends Record<(typeof LEVELS)[number], (...args: unknown[]) => void> {}
+
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface only declares the level methods set below
 export class RequestLog implements FastifyBaseLogger {
   private made: Logger | undefined;
 
@@ -16,7 +23,8 @@ export class RequestLog implements FastifyBaseLogger {
     private readonly options: ChildLoggerOptions,
   ) {}
 
-  private get log(): Logger {
+  /** The pino child with the request's bindings, made on first use. */
+  logger(): Logger {
     this.made ??= this.parent.child(this.bindings, this.options);
     return this.made;
   }
@@ -26,36 +34,19 @@ export class RequestLog implements FastifyBaseLogger {
   }
 
   set level(level: string) {
-    this.log.level = level;
-  }
-
-  // Methods on the prototype, not arrow fields: a request that never logs makes no closures.
-  fatal(...args: unknown[]): void {
-    Reflect.apply(this.log.fatal, this.log, args);
-  }
-  error(...args: unknown[]): void {
-    Reflect.apply(this.log.error, this.log, args);
-  }
-  warn(...args: unknown[]): void {
-    Reflect.apply(this.log.warn, this.log, args);
-  }
-  info(...args: unknown[]): void {
-    Reflect.apply(this.log.info, this.log, args);
-  }
-  debug(...args: unknown[]): void {
-    Reflect.apply(this.log.debug, this.log, args);
-  }
-  trace(...args: unknown[]): void {
-    Reflect.apply(this.log.trace, this.log, args);
-  }
-  silent(...args: unknown[]): void {
-    Reflect.apply(this.log.silent, this.log, args);
+    this.logger().level = level;
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    return this.log.child(bindings, options) as FastifyBaseLogger;
+    return this.logger().child(bindings, options) as FastifyBaseLogger;
   }
 }
+
+for (const level of LEVELS)
+  RequestLog.prototype[level] = function (this: RequestLog, ...args: unknown[]): void {
+    const log = this.logger();
+    Reflect.apply(log[level], log, args);
+  };
 
 /** fastify's childLoggerFactory: a RequestLog over the server's logger (fastify's own is a no-op). */
 export function requestLogs(
