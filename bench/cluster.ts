@@ -11,7 +11,9 @@
 // The broker: KAFKA_BROKERS, else testcontainers or the ops/kafka launcher; without one the group
 // is skipped with a note. Every wait is bounded; children are stopped by PID and their data removed.
 import { randomUUID } from 'node:crypto';
-import { encodeImportRequest } from '../src/encoding/import-request-encode.js';
+import { SHARD_WIDTH } from '../src/domain/shard.js';
+import { shardBody } from './lib/shard-bits.js';
+import { importFigures, timedImport } from './cluster-import.js';
 import {
   type ClusterMapView,
   coverageProblem,
@@ -24,14 +26,13 @@ import { acquireKafka, type KafkaHandle } from '../test/helpers/kafka-broker.js'
 import { shardsOfPartition } from '../test/helpers/partition-ref.js';
 import { HttpClient } from './lib/http-client.js';
 import { closedLoop } from './lib/load.js';
-import { createField, createIndex, importProtobuf, query } from './lib/pilosa.js';
+import { createField, createIndex, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { startChildServer, type ChildServer } from './lib/server-child.js';
 import { now, percentile } from './lib/stats.js';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 
-const SHARD_WIDTH = 1 << 20;
 const QUERY_MS = Number(process.env.BENCH_QUERY_MS ?? 4000);
 const CLIENTS = 8;
 const COUNT_PQL = 'Count(Intersect(Row(f=1), Row(f=2)))';
@@ -54,9 +55,10 @@ export async function runClusterBench(r: Reporter): Promise<void> {
     return;
   }
   try {
-    const only = process.env.BENCH_CLUSTER_ONLY; // 'fanout' or 'takeover': one half of the bench
-    if (only !== 'takeover') await fanOutAndImport(r, kafka.brokers);
-    if (only === 'fanout') return;
+    // 'fanout' or 'takeover': one half of the bench; 'imports': the fan-out half's import figures alone
+    const only = process.env.BENCH_CLUSTER_ONLY;
+    if (only !== 'takeover') await fanOutAndImport(r, kafka.brokers, only === 'imports');
+    if (only === 'fanout' || only === 'imports') return;
     const once = await takeover(r, kafka.brokers, 1);
     const tenfold = await takeover(r, kafka.brokers, HISTORY_TIMES);
     if (once !== undefined && tenfold !== undefined) {
@@ -71,28 +73,6 @@ export async function runClusterBench(r: Reporter): Promise<void> {
   } finally {
     await kafka.release();
   }
-}
-
-interface ShardData {
-  body: Uint8Array;
-  bits: number;
-  /** Bits of each row, by row ID. */
-  perRow: Map<number, number>;
-}
-
-/** Bits of shard s: offset o is in row `row` when a hash of (o, row, s) falls in 1 of `every`. */
-function shardBody(index: string, s: number, rows: number[], every: number): ShardData {
-  const rowIds: number[] = [];
-  const columnIds: number[] = [];
-  const perRow = new Map<number, number>();
-  for (const row of rows)
-    for (let o = 0; o < SHARD_WIDTH; o++)
-      if (((Math.imul(o ^ Math.imul(row + 1, 0x9e3779b1), 0x85ebca6b) ^ s) >>> 0) % every === 0) {
-        rowIds.push(row);
-        columnIds.push(s * SHARD_WIDTH + o);
-        perRow.set(row, (perRow.get(row) ?? 0) + 1);
-      }
-  return { body: encodeImportRequest({ index, field: 'f', shard: s, rowIds, columnIds }), bits: rowIds.length, perRow };
 }
 
 /** One query over a fresh connection, closed after (an open socket would keep the bench alive). */
@@ -183,18 +163,6 @@ async function settledMap(c: Cluster, partitions: number): Promise<ClusterMapVie
   }
 }
 
-/** Imports `bodies` one request at a time, spreading them over `urls`; returns ms. */
-async function timedImport(urls: string[], index: string, bodies: Uint8Array[]): Promise<number> {
-  const clients = urls.map((u) => new HttpClient(u));
-  const t0 = now();
-  try {
-    for (const [i, b] of bodies.entries()) await importProtobuf(clients[i % clients.length], index, 'f', b);
-    return now() - t0;
-  } finally {
-    for (const c of clients) c.close();
-  }
-}
-
 async function queryRate(url: string): Promise<number> {
   const http = new HttpClient(url, CLIENTS);
   try {
@@ -213,105 +181,77 @@ async function endsRefreshes(url: string): Promise<number> {
   return Number(body.node?.readEndsRefreshes ?? 0);
 }
 
-/** Issue 21: the same query at one connection, rate and p50, and how many waited for Kafka's ends. */
-async function oneConnection(r: Reporter, singleUrl: string, clusterUrl: string): Promise<void> {
-  const run = async (url: string) => {
+/**
+ * Issue 21: the same query at one connection, rate and p50, how many waited for Kafka's ends, and
+ * the CPU each process used a query (from /proc: what a busy shared machine moves far less than
+ * req/s; it counts each node's background work, the read-end refreshes included, over the run).
+ */
+async function oneConnection(r: Reporter, singleNode: ChildServer, cluster: Cluster): Promise<void> {
+  const run = async (url: string, pids: number[]) => {
     const http = new HttpClient(url, 1);
+    const cpu0 = pids.map(processCpuMs);
     try {
-      return await closedLoop(1, QUERY_MS, () =>
+      const res = await closedLoop(1, QUERY_MS, () =>
         http.ok('POST', '/index/q/query', COUNT_PQL, 'text/plain').then(() => undefined),
       );
+      return { ...res, cpuMs: pids.map((p, i) => (processCpuMs(p) - cpu0[i]) / res.requests) };
     } finally {
       http.close();
     }
   };
-  const single = await run(singleUrl);
+  const clusterUrl = cluster.nodes[0].url;
+  const one = await run(singleNode.url, [singleNode.pid]);
   const before = await endsRefreshes(clusterUrl);
-  const fan = await run(clusterUrl);
+  const fan = await run(
+    clusterUrl,
+    cluster.nodes.map((n) => n.pid),
+  );
   const refreshes = (await endsRefreshes(clusterUrl)) - before;
-  r.figure(`${COUNT_PQL} at the single node, 1 connection`, single.perSecond, 'req/s');
-  r.figure('  … p50 at the single node', single.p50Ms, 'ms');
+  r.figure(`${COUNT_PQL} at the single node, 1 connection`, one.perSecond, 'req/s');
+  r.figure('  … p50 at the single node', one.p50Ms, 'ms');
   r.figure('  … at a cluster node, 1 connection', fan.perSecond, 'req/s');
   r.figure('  … p50 at the cluster node', fan.p50Ms, 'ms', { op: '<=', value: 2.5, source: 'issue 21' });
-  r.figure('  … cluster / single node, 1 connection', fan.perSecond / single.perSecond, '×', {
+  r.figure('  … cluster / single node, 1 connection', fan.perSecond / one.perSecond, '×', {
     op: '>=',
     value: 0.15,
     source: 'issue 21',
   });
   r.figure('  … queries that waited for a ListOffsets round (per query)', refreshes / Math.max(1, fan.requests), '');
+  const [coordinator, ...others] = fan.cpuMs;
+  r.figure('  … CPU a query at the single node', one.cpuMs[0], 'ms');
+  r.figure('  … CPU a query at the cluster node asked', coordinator, 'ms');
+  r.figure('  … CPU a query at each other node (mean)', others.reduce((a, b) => a + b, 0) / others.length, 'ms');
+  r.note(
+    `load average at the end of the one-connection runs: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
 }
 
-async function fanOutAndImport(r: Reporter, brokers: string[]): Promise<void> {
+async function fanOutAndImport(r: Reporter, brokers: string[], importsOnly: boolean): Promise<void> {
   const single = await startChildServer({ label: 'cluster-single' });
   let cluster: Cluster | undefined;
   try {
     cluster = await startCluster(brokers, 3, 16, 'cluster-fanout');
     const urls = cluster.nodes.map((n) => n.url);
-    const shards = Array.from({ length: 16 }, (_, s) => shardBody('q', s, [1, 2], 10));
-    const bits = shards.reduce((a, b) => a + b.bits, 0);
-    for (const url of [single.url, urls[0]]) {
-      const c = new HttpClient(url);
-      await createIndex(c, 'q');
-      await createField(c, 'q', 'f');
-      c.close();
-    }
-    const localMs = await timedImport(
-      [single.url],
-      'q',
-      shards.map((s) => s.body),
-    );
-    const clusterMs = await timedImport(
-      urls,
-      'q',
-      shards.map((s) => s.body),
-    );
-    r.note(
-      `data: rows 1 and 2 at 10% of 16 shards, ${bits.toLocaleString('en-US')} bits in 16 protobuf imports (one per shard, one at a time); cluster: 3 nodes, R=1, 16 partitions, requests round-robin over the nodes`,
-    );
-    const localRate = (bits / localMs) * 1000;
-    const clusterRate = (bits / clusterMs) * 1000;
-    r.figure('import into the single node', localRate, 'bits/s');
-    r.figure('import through the cluster', clusterRate, 'bits/s');
-    r.figure('  … cluster / single node', clusterRate / localRate, '×', { op: '>=', value: 0.6, source: 'issue 21' });
-    await warmImports(r, single.url, urls, bits);
+    await importFigures(r, single, cluster.nodes, 'q');
 
     const want = await ask(single.url, 'q', COUNT_PQL);
     for (const url of urls) {
       const got = await ask(url, 'q', COUNT_PQL);
       if (got !== want) throw new Error(`${url} answers ${got}, the single node ${want}`);
     }
+    if (importsOnly) return;
     const singleRate = await queryRate(single.url);
     const fanRate = await queryRate(urls[0]);
     r.figure(`${COUNT_PQL} at the single node, ${CLIENTS} clients`, singleRate, 'req/s');
     r.figure('  … at a cluster node, fanned out over 3 nodes', fanRate, 'req/s');
     r.figure('  … fan-out / single node', fanRate / singleRate, '×');
-    await oneConnection(r, single.url, urls[0]);
+    await oneConnection(r, single, cluster);
   } finally {
     await single.dispose();
     if (cluster !== undefined) await stopCluster(cluster, brokers);
   }
-}
-
-/**
- * The same import again into a new index of each, now that every process has run it once: the
- * figure above includes each process's first runs of the import code (the JIT), which the
- * cluster pays in three nodes and the single node in one; this one is the steady state.
- */
-async function warmImports(r: Reporter, singleUrl: string, urls: string[], bits: number): Promise<void> {
-  // The same bits as the figure above, for index w (a body names its index).
-  const bodies = Array.from({ length: 16 }, (_, s) => shardBody('w', s, [1, 2], 10).body);
-  for (const url of [singleUrl, urls[0]]) {
-    const c = new HttpClient(url);
-    await createIndex(c, 'w');
-    await createField(c, 'w', 'f');
-    c.close();
-  }
-  const localMs = await timedImport([singleUrl], 'w', bodies);
-  const clusterMs = await timedImport(urls, 'w', bodies);
-  r.figure('  … the same import again into a new index (warm processes), cluster / single', localMs / clusterMs, '×');
-  r.note(
-    `warm: single node ${((bits / localMs) * 1000).toFixed(0)} bits/s, cluster ${((bits / clusterMs) * 1000).toFixed(0)} bits/s`,
-  );
 }
 
 /** Returns the time from the join until the joiner answers for the loaded partition (ms). */

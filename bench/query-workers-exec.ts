@@ -25,6 +25,7 @@ import { Holder } from '../src/state/holder.js';
 import type { Publication } from '../src/state/published.js';
 import { bitmapPool } from './lib/bitmaps.js';
 import { closedLoop } from './lib/load.js';
+import { parallelCeiling } from './lib/parallel-ceiling.js';
 import type { Reporter } from './lib/report.js';
 import { type ThreadCpu, cpuPerRequest, threadCpu } from './lib/thread-cpu.js';
 
@@ -83,6 +84,15 @@ export async function runQueryWorkersExec(r: Reporter): Promise<void> {
     (rates.get('2/1/alone') ?? 0) / inThread.perSecond,
     '×',
   );
+  // The substrate's own ceiling for any split over two threads (bench/lib/parallel-ceiling.ts).
+  const ceiling = await parallelCeiling();
+  r.figure(
+    `raw andCardinality of the 256 shards, one thread (load ${loadavg()[0].toFixed(2)})`,
+    ceiling.oneThreadMs,
+    'ms',
+  );
+  r.figure('  … two threads at once, each over half (its own copy)', ceiling.twoThreadsMs, 'ms');
+  r.figure('  … raw two threads / one: the ceiling of any 2-thread split here', ceiling.speedup, '×');
   r.figure(
     'one Set on a 10% row written again and again (a patch), µs',
     publishCost(holder, feed, () => 3),

@@ -13,6 +13,7 @@ import { queryBudget } from '../../src/executor/budget.js';
 import type { QueryResponse } from '../../src/executor/result.js';
 import { AccessLog } from '../../src/http/access-log.js';
 import { firstPqlCall } from '../../src/http/pql-label.js';
+import { RequestLog } from '../../src/http/request-log.js';
 import { ClientGone } from '../../src/http/routes/query-routes.js';
 import { ServerMetrics } from '../../src/metrics/server-metrics.js';
 import { parse } from '../../src/pql/index.js';
@@ -25,6 +26,7 @@ const REPS = 1000;
 export async function requestFeatureCosts(r: Reporter, count: string, topN: string, requestUs: number): Promise<void> {
   const metrics = new ServerMetrics();
   const access = new AccessLog(pino({ level: 'info' }, pino.destination({ fd: openSync('/dev/null', 'w') })), 1);
+  const serverLog = pino({ level: 'warn' }, pino.destination({ fd: openSync('/dev/null', 'w') }));
   access.record({ reqId: 'a-0', method: 'POST', url: '/index/i/query', status: 200, ms: 1, bytes: 16 });
   const body = Buffer.from(count);
   const texts = new QueryTexts();
@@ -53,6 +55,20 @@ export async function requestFeatureCosts(r: Reporter, count: string, topN: stri
     }),
     clientGone: each(() => new ClientGone({ raw: new EventEmitter() } as unknown as FastifyReply).aborted),
     deadline: each(() => queryBudget(0, undefined)),
+    // What fastify does for a request when it is given a logger instance: a pino child with the
+    // request id, and a 'finish' and an 'error' listener on the response, removed at its end.
+    pinoChild: each((k) => serverLog.child({ reqId: `r-${k}` }, {})),
+    requestLog: each((k) => new RequestLog(serverLog, { reqId: `r-${k}` }, {})),
+    responseListeners: each(() => {
+      const res = new EventEmitter();
+      const done = (): void => {
+        res.removeListener('finish', done);
+        res.removeListener('error', done);
+      };
+      res.on('finish', done);
+      res.on('error', done);
+      res.emit('finish');
+    }),
     parseCount: each(() => parse(count)),
     keptCount: each(() => texts.get(count)),
     parseTopN: each(() => parse(topN)),
@@ -66,6 +82,7 @@ export async function requestFeatureCosts(r: Reporter, count: string, topN: stri
     ['access log, over its cap (counted)', us(t.accessLog)],
     ['client gone: a flag, its AbortSignal made on demand', us(t.clientGone)],
     ['deadline (query budget)', us(t.deadline)],
+    ['req.log: a RequestLog, its pino child made on first use (request-log.ts)', us(t.requestLog)],
     ['parse Count(Intersect(Row, Row))', us(t.parseCount)],
     ['  the same text kept from an earlier request (QueryTexts)', us(t.keptCount)],
     ['parse TopN(g, n=10)', us(t.parseTopN)],
@@ -73,6 +90,12 @@ export async function requestFeatureCosts(r: Reporter, count: string, topN: stri
     ['JSON answer of TopN (10 pairs)', us(t.jsonTopN)],
   ];
   r.figure('  (before: an AbortController and close listener a request)', us(t.abortController), 'µs');
+  r.figure('  (before: the pino child fastify made a request, with a logger instance)', us(t.pinoChild), 'µs');
+  r.figure(
+    "  (before: a response's 'finish' and 'error' listeners, fastify's with a logger or an onResponse hook)",
+    us(t.responseListeners),
+    'µs',
+  );
   r.note(`request-path features, µs a request (share of a Count request, ${requestUs.toFixed(0)} µs at 1 conn):`);
   for (const [name, v] of rows) r.figure(`  feature: ${name}`, v, 'µs');
   // A Count request pays the kept text's lookup, not a parse (bench's text repeats).

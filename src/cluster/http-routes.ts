@@ -2,10 +2,11 @@
 import type { FastifyInstance } from 'fastify';
 import { sendJson } from '../http/reply.js';
 import type { ClusterRuntime } from './membership/runtime.js';
+import type { WriteStages } from './commands/write-stages.js';
 import { PING_PATH } from './membership/health.js';
 import { caughtUpHolders, clusterStatus, statusNodes } from './membership/status.js';
 
-export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): void {
+export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime, stages?: WriteStages): void {
   // Other members' liveness probe (membership/health.ts): answered without touching anything.
   app.get(PING_PATH, async (_req, reply) => sendJson(reply, { id: rt.member.id }));
   app.get('/cluster', async (_req, reply) => {
@@ -62,6 +63,8 @@ export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime): voi
         }),
         // Shared refreshes of the ends reads wait for (reads/cluster-ends.ts): per query, the bench's figure.
         readEndsRefreshes: rt.view.endsRefreshes,
+        // Where writes' time went at this node, as coordinator and as holder (commands/write-stages.ts).
+        ...(stages === undefined ? {} : { writeStages: stages.snapshot() }),
         // Partitions taken over from another holder's snapshot (membership/takeover.ts).
         takeovers: rt.takeover.done.map((t) => ({ ...t })),
         ...(endsError !== undefined ? { endOffsetsError: endsError } : {}),

@@ -168,7 +168,7 @@ export class ClusterNode {
   }
 
   private routes(app: FastifyInstance): void {
-    clusterHttpRoutes(app, this.runtime);
+    clusterHttpRoutes(app, this.runtime, this.writes.writes.stages);
     bitDepthRoutes(app, this.engine);
     this.runner = clusterPartialRoutes(app, { engine: this.engine, view: this.runtime.view });
     takeoverRoutes(app, {

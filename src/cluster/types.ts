@@ -4,6 +4,7 @@
 // can be built and tested apart.
 import type { Event } from '../events/types.js';
 import type { IHeaders } from 'kafkajs';
+import type { ImportRequest, ImportValueRequest } from '../encoding/import-request.js';
 
 /** A node of the cluster: its id (the data directory's node id) and advertised base URL. */
 export interface Member {
@@ -49,7 +50,18 @@ export interface ClusterMessage {
   readonly headers?: IHeaders;
   /** Kafka's timestamp of the message (ms, decimal): the time of a command that carries none. */
   readonly timestamp?: string;
+  /**
+   * The import body of the command in this message, decoded by the node that sent it while Kafka
+   * took it (only on a holder's own delivery, Feed.own): the applier takes it instead of decoding
+   * the same bytes again. It rejects where the decode would: the applier then decodes, and refuses.
+   */
+  readonly decodedBody?: Promise<DecodedBody>;
 }
+
+/** An import command's body, decoded (CommandApplier.predecode). */
+export type DecodedBody =
+  | { readonly format: 'bits'; readonly request: ImportRequest }
+  | { readonly format: 'values'; readonly request: ImportValueRequest };
 
 /**
  * The holder side of the write path. The consumer loop (membership) calls it in offset order per
@@ -89,6 +101,13 @@ export interface ClusterView {
   holders(p: number): Member[];
   /** Next offset this node will read of a partition (its applied position). */
   position(topic: ClusterTopic, partition: number): bigint;
+  /**
+   * A log command this node just produced (one message, acknowledged at message.offset): applied
+   * here from those bytes, through the consumer's own feed and applier, when this node holds the
+   * partition caught up and has applied everything before the offset. False (or absent): the
+   * consumer delivers it as any other.
+   */
+  applyOwn?(partition: number, message: ClusterMessage): Promise<boolean>;
   /** Read-committed end offsets (last stable offsets) of the given log partitions. */
   logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>>;
   /** Read-committed end offset of the meta topic's only partition. */

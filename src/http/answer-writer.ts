@@ -29,6 +29,7 @@ export async function sendSliced(reply: FastifyReply, type: string, pieces: Iter
   res.writeHead(200, { ...headersOf(reply), 'content-type': type });
   let pending: Piece[] = [];
   let size = 0;
+  let written = 0;
   try {
     for (const piece of pieces) {
       if (gone) return;
@@ -39,6 +40,7 @@ export async function sendSliced(reply: FastifyReply, type: string, pieces: Iter
         size += piece.length;
         if (size < WRITE_BYTES && pending.length < PIECES_PER_SLICE) continue;
       }
+      written += size;
       const full = pending.length > 0 && !res.write(joined(pending));
       pending = [];
       size = 0;
@@ -49,7 +51,10 @@ export async function sendSliced(reply: FastifyReply, type: string, pieces: Iter
       // the loop for the whole answer (measured: /status held 1.5-2 s by one 83 MB JSON answer).
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (!gone) res.end(joined(pending));
+    if (gone) return;
+    res.end(joined(pending));
+    // The request's metrics and access log (ops-hooks.ts): fastify's onSend never sees this answer.
+    reply.answerSent?.(written + size);
   } finally {
     res.off('close', onClose);
   }

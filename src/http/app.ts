@@ -5,6 +5,7 @@ import { LIMITS } from '../config/limits.js';
 import { scopedPlugin } from '../util/fastify-plugins.js';
 import type { HttpContext } from './context.js';
 import { installErrorHandler } from './errors.js';
+import { requestLogs } from './request-log.js';
 import { type SecurityOptions, installSecurity } from './security.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
@@ -20,6 +21,16 @@ import { legacyInputRoutes } from './routes/legacy-input-routes.js';
 import { legacyClusterRoutes } from './routes/legacy-cluster-routes.js';
 import { legacyImportRoutes } from './routes/legacy-import-routes.js';
 import { legacyReleaseRoutes } from './routes/legacy-release-routes.js';
+
+/** Content types of request bodies (PQL, JSON, protobuf, curl's form default): see buildHttpApp. */
+const NAMED_BODY_TYPES = [
+  'text/plain',
+  'application/json',
+  'application/x-protobuf',
+  'application/protobuf',
+  'application/octet-stream',
+  'application/x-www-form-urlencoded',
+];
 
 /** One module's routes over the context: registered as a plugin, in a scope of its own. */
 type RouteModule = (app: FastifyInstance, ctx: HttpContext) => void;
@@ -84,9 +95,9 @@ export function buildHttpApp(
   // never touch, so it is used as the plain instance type.
   const app = Fastify({
     ...(security.https === undefined ? {} : { https: security.https }),
-    // pino's Logger is a FastifyBaseLogger at run time; the generic parameter would otherwise
-    // leak pino's type into every route signature.
-    loggerInstance: logger as FastifyBaseLogger,
+    // No logger instance: with one, fastify makes a pino child and puts two listeners on the
+    // response of every request (request-log.ts); req.log is a RequestLog instead.
+    childLoggerFactory: requestLogs(logger),
     // Per-request access logs would cost more than the requests themselves on the hot paths.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
@@ -96,9 +107,17 @@ export function buildHttpApp(
     // A body that arrives slowly holds its connection this long at most, then 408.
     ...requestTimeouts(requestTimeoutMs),
   }) as unknown as FastifyInstance;
+  // pino's Logger is a FastifyBaseLogger at run time; plugins' instances inherit it.
+  app.log = logger as FastifyBaseLogger;
   // Every body is read as bytes; handlers decode JSON, PQL or protobuf as the route requires.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  const asBytes = (_req: unknown, body: Buffer | string, done: (err: null, body: Buffer | string) => void): void =>
+    done(null, body);
+  // The same parser under the types clients send, then for any other: fastify keeps the parser it
+  // found by name in a cache keyed by the Content-Type, while a body that only the catch-all
+  // matches has its Content-Type parsed again on every request.
+  for (const type of NAMED_BODY_TYPES) app.addContentTypeParser(type, { parseAs: 'buffer' }, asBytes);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, asBytes);
   installErrorHandler(app, onInvariantBroken);
   if (security.checks !== undefined) installSecurity(app, security.checks);
   // Options the 0.x variants add to other modules' routes: installed before any route exists.

@@ -62,14 +62,23 @@ export class QueryService {
     // Naming only (labels, frames); the write or read below validates against the state again.
     // A current-API query skips it (no closure, nothing to rewrite).
     const query = legacy ? this.engine.peekApplied((h) => rewriteLegacyQuery(h, index, parsed)) : parsed;
-    const limits = { maxWritesPerRequest: LIMITS.maxWritesPerRequest };
     // After the legacy rewrite, writes are the current write calls (also under Options()).
     const writes = query.calls.some(isWriteCall);
     if (writes && req.readOnly === true)
       throw new DomainError('forbidden', 'forbidden: a read-only token cannot run write calls');
     const response = writes
       ? await this.engine.commit({
-          decide: (h, sink) => runQuery(h, sink, index, query, opts, limits, this.engine.clock),
+          // The limits object is made here, for writes only: a read would make it for nothing.
+          decide: (h, sink) =>
+            runQuery(
+              h,
+              sink,
+              index,
+              query,
+              opts,
+              { maxWritesPerRequest: LIMITS.maxWritesPerRequest },
+              this.engine.clock,
+            ),
         })
       : await this.engine.readAsync((h) => {
           const bounded = this.readOptions(opts);

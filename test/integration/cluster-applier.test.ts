@@ -4,7 +4,7 @@
 // never applying one twice, even when everything is delivered again — and a transaction aborted
 // midway is invisible to a read-committed reader.
 import type { Consumer, Kafka } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Command, LogCommand } from '../../src/cluster/commands/command.js';
 import { decodeCommand } from '../../src/cluster/commands/command-codec.js';
 import { ClusterProducer, produceRounds } from '../../src/cluster/commands/producer.js';
@@ -12,34 +12,20 @@ import { DomainError } from '../../src/domain/errors.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { executeQuery } from '../../src/executor/index.js';
 import { parse } from '../../src/pql/index.js';
-import { kafkaBrokersForTest } from '../helpers/kafka-broker.js';
-import { removeDir } from '../helpers/temp.js';
 import {
   consumeInto,
   createClusterTopics,
   newApplier,
   openEngine,
-  testKafka,
+  realPartsForFile,
   SET_FIELD,
 } from './cluster-write-support.js';
 
-let kafka: Kafka;
 let producer: ClusterProducer;
-const open: { close(): Promise<void> }[] = [];
-const dirs: string[] = [];
-
-beforeAll(async () => {
-  const { brokers } = await kafkaBrokersForTest();
-  kafka = testKafka(brokers);
-}, 60_000);
-
-afterAll(async () => {
-  for (const c of open.reverse()) await c.close().catch(() => undefined);
-  for (const d of dirs) removeDir(d);
-});
+const { kafka: brokerClient, open, dirs } = realPartsForFile();
 
 async function startProducer(name: string, chunkBytes?: number): Promise<ClusterProducer> {
-  const p = new ClusterProducer(kafka, `${name}-test`, { transactionSlots: 2, chunkBytes });
+  const p = new ClusterProducer(brokerClient(), `${name}-test`, { transactionSlots: 2, chunkBytes });
   await p.start();
   open.push({ close: () => p.stop() });
   return p;
@@ -62,7 +48,7 @@ const pql = (text: string, partition = 0): LogCommand => ({
 
 describe('cluster applier on a real broker and a real engine', () => {
   it('applies in order (chunks too), and after a restart applies nothing twice', async () => {
-    const name = await createClusterTopics(kafka);
+    const name = await createClusterTopics(brokerClient());
     // Small chunks: every command below is several messages, sent in a transaction.
     producer = await startProducer(name, 64);
     const meta = (command: Command) => producer.send([{ topic: `${name}.meta`, partition: 0, command }]);
@@ -91,7 +77,7 @@ describe('cluster applier on a real broker and a real engine', () => {
     const first = await openEngine();
     dirs.push(first.dir);
     const applier = newApplier(first.engine);
-    const consumer = await consumeInto(kafka, name, applier);
+    const consumer = await consumeInto(brokerClient(), name, applier);
     await applier.waitApplied('log', 0, next, AbortSignal.timeout(30_000));
     await consumer.disconnect();
     expect(columns(first.engine, 'i', 'Row(a=1) Row(b=1)')).toEqual([[5], [1]]);
@@ -113,7 +99,7 @@ describe('cluster applier on a real broker and a real engine', () => {
     await applier2.load('log', [0]);
     expect(applier2.position('log', 0)).toBe(position);
     expect(columns(again.engine, 'i', 'Row(a=1) Row(b=1)')).toEqual([[5], [1]]);
-    const consumer2 = await consumeInto(kafka, name, applier2);
+    const consumer2 = await consumeInto(brokerClient(), name, applier2);
     open.push({ close: () => consumer2.disconnect() });
     await log({ ...pql('Set(9, b=2)'), metaOffset: metaNext });
     await applier2.waitApplied('log', 0, (BigInt(position ?? 0n) + 1n).toString(), AbortSignal.timeout(30_000));
@@ -122,7 +108,7 @@ describe('cluster applier on a real broker and a real engine', () => {
   }, 120_000);
 
   it('a transaction aborted midway is invisible to a read-committed reader', async () => {
-    const name = await createClusterTopics(kafka);
+    const name = await createClusterTopics(brokerClient());
     const p = await startProducer(name);
     const topic = `${name}.log`;
     const aborted = [
@@ -139,7 +125,7 @@ describe('cluster applier on a real broker and a real engine', () => {
       { topic, partition: 0, command: pql('Set(3, committed=1)', 0) },
       { topic, partition: 1, command: pql('Set(4, committed=1)', 1) },
     ]);
-    const seen = await readAll(kafka, topic, committed.length);
+    const seen = await readAll(brokerClient(), topic, committed.length);
     expect(seen.sort()).toEqual(['Set(3, committed=1)', 'Set(4, committed=1)']);
   }, 60_000);
 });

@@ -84,6 +84,18 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
       }
     }
 
+    // The node that took a shard holds it caught up: it applied the import from the bytes it sent
+    // (commands/feed.ts, own) rather than wait for its consumer to fetch them back; its other
+    // holder read it from Kafka (checked below, by its export).
+    let own = 0;
+    for (const node of nodes) {
+      const stages = JSON.parse(await callOk(node.url, 'GET', '/cluster')) as {
+        node: { writeStages?: { ownApply?: { count: number } } };
+      };
+      own += stages.node.writeStages?.ownApply?.count ?? 0;
+    }
+    expect(own, 'imports applied by their coordinator from its own bytes').toBeGreaterThan(0);
+
     // Applied on each holder: its own export of the shard (polled: holders apply after the ack).
     for (let s = 0; s < SHARDS; s++) {
       const b = shardBits(s);

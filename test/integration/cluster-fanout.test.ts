@@ -1,6 +1,7 @@
 // The read fan-out between real nodes: three servers (real LevelDB, real sockets), each holding
 // the shards of its log partitions, with POST /internal/cluster/partial registered, and a
-// fixed partition map (a test double of membership only: positions are always caught up). The
+// fixed partition map (a test double of membership only: a wait ends at once unless the node does
+// not hold the partition, or lags in a test). The
 // fanned-out answer of every query must equal a single server's holding all the data; a holder
 // that is down sends its partitions to the other holder (R=2) or makes the query answer 503
 // (R=1), never a wrong answer.
@@ -93,8 +94,9 @@ class StaticView implements ClusterView {
       return m;
     });
   }
+  /** Below every offset: each wait goes to waitApplied, which tells whether this node holds the partition. */
   position(_topic: ClusterTopic, _partition: number): bigint {
-    return 0n;
+    return -1n;
   }
   async logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>> {
     return new Map(partitions.map((p) => [p, '0']));

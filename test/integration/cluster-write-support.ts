@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Consumer, Kafka, logLevel } from 'kafkajs';
 import { pino } from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { CommandApplier } from '../../src/cluster/commands/applier.js';
 import { ClusterWrites } from '../../src/cluster/coordination/cluster-writes.js';
 import { CLUSTER_LOCAL_WRITE_REASON } from '../../src/cluster/commands/local-writes.js';
@@ -17,7 +18,8 @@ import { ensureTopic } from '../../src/kafka/client.js';
 import { ImportService } from '../../src/service/import/import-service.js';
 import { SchemaService } from '../../src/service/schema-service.js';
 import { EventLog, SnapshotStore } from '../../src/storage/index.js';
-import { tempDir } from '../helpers/temp.js';
+import { kafkaBrokersForTest } from '../helpers/kafka-broker.js';
+import { removeDir, tempDir } from '../helpers/temp.js';
 
 export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
@@ -39,6 +41,35 @@ export const partitionOf = (_index: string, shard: number): number => shard % PA
 
 export function testKafka(brokers: string[]): Kafka {
   return new Kafka({ clientId: 'cluster-write-test', brokers, logLevel: logLevel.NOTHING });
+}
+
+/** A test file's broker client, and what its tests open and the directories they fill, closed and removed after them. */
+export interface RealParts {
+  kafka(): Kafka;
+  open: { close(): Promise<void> }[];
+  dirs: string[];
+}
+
+/** RealParts for the calling test file (registers its beforeAll and afterAll). */
+export function realPartsForFile(): RealParts {
+  let kafka: Kafka | undefined;
+  const parts: RealParts = {
+    kafka: () => {
+      if (kafka === undefined) throw new Error('the test broker is not connected yet');
+      return kafka;
+    },
+    open: [],
+    dirs: [],
+  };
+  beforeAll(async () => {
+    const { brokers } = await kafkaBrokersForTest();
+    kafka = testKafka(brokers);
+  }, 60_000);
+  afterAll(async () => {
+    for (const c of parts.open.reverse()) await c.close().catch(() => undefined);
+    for (const d of parts.dirs) removeDir(d);
+  });
+  return parts;
 }
 
 export async function createClusterTopics(kafka: Kafka): Promise<string> {

@@ -6,7 +6,12 @@ import { pino } from 'pino';
 import { createServer, type Server } from '../../src/app.js';
 import { DEFAULTS, type Config } from '../../src/config/config.js';
 import { AccessLog } from '../../src/http/access-log.js';
+import { encodeImportRoaringRequest } from '../../src/encoding/public-proto.js';
+import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
+import { encodePilosaRoaring } from '../../src/roaring/pilosa-roaring.js';
+import { parsePromText } from '../helpers/prom-text.js';
 import { removeDir, tempDir } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
 
 interface Line {
   msg: string;
@@ -58,6 +63,58 @@ describe('access log', () => {
     expect(typeof access[0].ms).toBe('number');
     expect(access[0].bytes).toBeGreaterThan(0);
     expect(access[1]).toMatchObject({ method: 'GET', url: '/index/zzz', status: 404 });
+  });
+
+  it('gives an answer written in slices its line, with the bytes written, and counts it in the metrics', async () => {
+    const { logger, lines } = memoryLogger();
+    const s = await start({}, logger);
+    await s.app.inject({ method: 'POST', url: '/index/i', payload: '' });
+    await s.app.inject({ method: 'POST', url: '/index/i/field/g', payload: '' });
+    const all = new RoaringBitmap32();
+    all.addRange(0, 1 << 20);
+    const rows = encodePilosaRoaring(new Map([[1, all]]));
+    const imported = await s.app.inject({
+      method: 'POST',
+      url: '/index/i/field/g/import-roaring/0',
+      payload: Buffer.from(encodeImportRoaringRequest({ clear: false, views: [{ name: '', data: rows }] })),
+      headers: { 'content-type': 'application/x-protobuf' },
+    });
+    expect(imported.statusCode).toBe(200);
+    const queries = async (): Promise<number> => {
+      const text = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const count = parsePromText(text).samples.find(
+        (x) => x.name === 'bitledger_http_request_duration_seconds_count' && x.labels.route === '/index/:index/query',
+      );
+      return count?.value ?? 0;
+    };
+    const before = await queries();
+    // A 1M-column row: about 7 MB of JSON, past the 1 MB from which answers are written in slices.
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/index/i/query',
+      payload: 'Row(g=1)',
+      headers: { 'x-request-id': 'big-1' },
+    });
+    expect(r.statusCode).toBe(200);
+    expect(r.headers['content-length']).toBeUndefined();
+    await until(() => lines.some((l) => l.reqId === 'big-1'), { what: "the sliced answer's access line" });
+    const line = lines.find((l) => l.msg === 'request' && l.reqId === 'big-1');
+    expect(line).toMatchObject({ method: 'POST', url: '/index/i/query', status: 200, bytes: r.rawPayload.length });
+    expect(await queries()).toBe(before + 1);
+  });
+
+  it('writes one line for a HEAD request (the route fastify makes from a GET) and one for a 404', async () => {
+    const { logger, lines } = memoryLogger();
+    const s = await start({}, logger);
+    await s.app.inject({ method: 'HEAD', url: '/schema', headers: { 'x-request-id': 'head-1' } });
+    await s.app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'missing-1' } });
+    await until(() => lines.some((l) => l.reqId === 'missing-1'), { what: "the 404's access line" });
+    expect(lines.filter((l) => l.msg === 'request' && l.reqId === 'head-1')).toEqual([
+      expect.objectContaining({ method: 'HEAD', status: 200 }),
+    ]);
+    expect(lines.filter((l) => l.msg === 'request' && l.reqId === 'missing-1')).toEqual([
+      expect.objectContaining({ method: 'GET', status: 404 }),
+    ]);
   });
 
   it('is off with --access-log-per-second 0', async () => {

@@ -37,7 +37,8 @@ import { decideInstall, installedMark, readPartitionSnapshot } from './partition
 import { decodeStoredPosition, encodePosition, positionText } from './position.js';
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
-import { type ClusterMessage, type ClusterTopic, type CommandSink, positionKey } from '../types.js';
+import type { WriteStages } from './write-stages.js';
+import { type ClusterMessage, type ClusterTopic, type CommandSink, type DecodedBody, positionKey } from '../types.js';
 
 export interface ApplierParts {
   engine: Engine;
@@ -46,6 +47,8 @@ export interface ApplierParts {
   /** The fixed shard → partition function (ClusterView.partitionOf). */
   partitionOf(index: string, shard: number): number;
   logger: Logger;
+  /** Where log commands' time goes (GET /cluster's writeStages). */
+  stages?: WriteStages;
 }
 
 export interface ApplierOptions {
@@ -172,7 +175,8 @@ export class CommandApplier implements CommandSink {
       // applied already: the durable position says so, and those messages are skipped.
       if (BigInt(msg.offset) < this.positions.get(topic, partition)) continue;
       const whole = asm.push(msg);
-      if (whole !== undefined) await this.applyOne(topic, partition, whole, asm.pendingFrom);
+      // A whole command from one message is that message's: its body may come decoded (Feed.own).
+      if (whole !== undefined) await this.applyOne(topic, partition, whole, asm.pendingFrom, msg.decodedBody);
     }
     // What follows the last command (transaction markers, the first chunks of a command still
     // incomplete) moves the position too, but never past a command not yet applied.
@@ -230,6 +234,7 @@ export class CommandApplier implements CommandSink {
     partition: number,
     a: AssembledCommand,
     pendingFrom: string | undefined,
+    decodedBody?: Promise<DecodedBody>,
   ): Promise<void> {
     const key = `${topic}/${partition}`;
     const last = BigInt(a.lastOffset);
@@ -258,11 +263,14 @@ export class CommandApplier implements CommandSink {
       position: positionText({ next: after, appliedAfter: kept }),
       timeMs: time,
     } as const;
+    const stages = topic === 'log' ? this.parts.stages : undefined;
+    const began = stages?.applying(partition, a.lastOffset, time);
     let result: CommandResult;
     try {
       // Every command ends in one commit, which carries the position and the command's
       // CommandApplied (a success with no events too: they go in a group of their own).
-      result = { ok: true, value: await this.run(cmd, time, { cursors, origin: 'cluster', applied }) };
+      const ctx: CommitContext = { cursors, origin: 'cluster', applied };
+      result = { ok: true, value: await this.run(cmd, time, ctx, decodedBody) };
     } catch (err) {
       if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
       result = { ok: false, status: statusOf(err), code: err.code, message: err.message };
@@ -271,6 +279,7 @@ export class CommandApplier implements CommandSink {
       // with its CommandApplied (it was applied: as a refusal, on every holder alike).
       await this.commitPosition(cursors, applied);
     }
+    if (stages !== undefined && began !== undefined) stages.add('apply', stages.now() - began);
     this.results.set(topic, partition, a.lastOffset, result);
     this.appliedAfter.set(key, new Set(kept));
     this.setPosition(topic, partition, after);
@@ -295,7 +304,7 @@ export class CommandApplier implements CommandSink {
    * Runs a command through the services at its coordinator's time (`now`: nothing here reads this
    * node's clock); `ctx` goes to the one commit it makes.
    */
-  private run(cmd: Command, now: number, ctx: CommitContext): Promise<unknown> {
+  private run(cmd: Command, now: number, ctx: CommitContext, decodedBody?: Promise<DecodedBody>): Promise<unknown> {
     switch (cmd.kind) {
       case 'schema':
         return this.runSchema(cmd.schema, ctx).then(() => null);
@@ -312,7 +321,7 @@ export class CommandApplier implements CommandSink {
         return this.runPql(index, cmd.pql, run, ctx);
       }
       case 'import':
-        return this.runImport(cmd, ctx).then(() => null);
+        return this.runImport(cmd, ctx, decodedBody).then(() => null);
       case 'ingest':
         return this.runIngest(cmd, ctx).then(() => null);
       case 'ingestOffsets': {
@@ -445,19 +454,46 @@ export class CommandApplier implements CommandSink {
     return query.calls.map((_, i) => (left[i] ? { type: 'changed', changed: false } : results[k++]));
   }
 
-  private runImport(cmd: Extract<LogCommand, { kind: 'import' }>, ctx: CommitContext): Promise<void> {
+  /**
+   * The body of an import command decoded ahead, for the node that is about to send it and holds
+   * its partition: decoded in one go right after the send is under way (setImmediate: kafkajs has
+   * written the request by then), so it runs while Kafka takes the command, and the apply from the
+   * node's own bytes (Feed.own) takes it. One synchronous decode: the sliced one
+   * (decodeImportRequestAsync) cost ~1.5× its CPU here, reading the clock at every step.
+   * Undefined for other commands.
+   */
+  predecode(cmd: LogCommand): Promise<DecodedBody> | undefined {
+    if (cmd.kind !== 'import' || (cmd.format !== 'bits' && cmd.format !== 'values')) return undefined;
+    const { format, body } = cmd;
+    const out = new Promise<void>((resolve) => setImmediate(resolve)).then(
+      (): DecodedBody =>
+        format === 'bits'
+          ? { format, request: decodeImportRequest(body) }
+          : { format, request: decodeImportValueRequest(body) },
+    );
+    // A body that does not decode is refused by the apply's own decode, with the same error.
+    out.catch(() => undefined);
+    return out;
+  }
+
+  private async runImport(
+    cmd: Extract<LogCommand, { kind: 'import' }>,
+    ctx: CommitContext,
+    decodedBody?: Promise<DecodedBody>,
+  ): Promise<void> {
     const { index, field, shard, clear } = cmd;
     const imports = this.parts.imports;
     const newer = this.parts.engine.peekApplied((h) => newerThan(h, index, cmd.metaOffset));
     // Written to an index or field deleted and re-created since (incarnations.ts): only existence.
     if (newer === 'index' || newer?.has(field) === true) return this.importLeftOut(cmd, newer === 'index', ctx);
+    const ahead = await decodedBody?.catch(() => undefined);
     switch (cmd.format) {
       case 'bits': {
-        const b = decodeImportRequest(cmd.body);
+        const b = ahead?.format === 'bits' ? ahead.request : decodeImportRequest(cmd.body);
         return imports.importBits({ ...b, index, field, shard, clear, metaOffset: cmd.metaOffset }, ctx);
       }
       case 'values': {
-        const v = decodeImportValueRequest(cmd.body);
+        const v = ahead?.format === 'values' ? ahead.request : decodeImportValueRequest(cmd.body);
         return imports.importValues({ ...v, index, field, shard, clear }, ctx);
       }
       case 'roaring': {

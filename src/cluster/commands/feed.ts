@@ -66,6 +66,24 @@ export class Feed {
   }
 
   /**
+   * A command this node produced, applied from the bytes it sent instead of waiting for the
+   * consumer to fetch them back: in the partition's order (queued behind any delivery under way),
+   * and only when the position is the message's offset — everything before it applied, no
+   * chunked command in assembly — so it is the delivery the consumer would have made. The
+   * consumer then skips it (below the position). Answers whether it was applied here.
+   */
+  async own(partition: number, msg: ClusterMessage): Promise<boolean> {
+    let applied = false;
+    await this.serial(partition, async () => {
+      const at = BigInt(msg.offset);
+      if (this.positions.get(this.topic, partition) !== at) return;
+      await this.deliver(partition, [msg], at + 1n);
+      applied = true;
+    });
+    return applied;
+  }
+
+  /**
    * Runs `fn` in the partition's order, with no delivery beside it (a takeover's install), and
    * moves the position to what it returns.
    */
@@ -89,6 +107,7 @@ export class Feed {
         value: m.value,
         ...(m.headers !== undefined ? { headers: m.headers } : {}),
         ...(m.timestamp !== undefined ? { timestamp: m.timestamp } : {}),
+        ...(m.decodedBody !== undefined ? { decodedBody: m.decodedBody } : {}),
       })),
       String(next),
     );

@@ -9,6 +9,7 @@ import type { Kafka, Message, Producer, RecordMetadata } from 'kafkajs';
 import { DomainError } from '../../domain/errors.js';
 import type { Command } from './command.js';
 import { commandMessages } from './command-codec.js';
+import type { ClusterMessage } from '../types.js';
 
 /** One command and where it goes. */
 export interface Outgoing {
@@ -22,6 +23,11 @@ export interface Produced {
   topic: string;
   partition: number;
   offset: string;
+  /**
+   * A command sent as one message (no chunks, no transaction): that message as Kafka holds it at
+   * `offset`, for a holder that produced it to apply from its own bytes (commands/feed.ts, own).
+   */
+  message?: ClusterMessage;
 }
 
 type Sender = Pick<Producer, 'sendBatch'>;
@@ -83,11 +89,12 @@ export class ClusterProducer {
       const p = this.idempotent ?? (await this.startedWithin(START_WAIT_MS));
       const { topic, partition } = items[0];
       return unavailable('writing to Kafka', async () => {
-        const res = await p.sendBatch({
-          acks: -1,
-          topicMessages: [{ topic, messages: [{ ...messages[0][0], partition }] }],
-        });
-        return [{ topic, partition, offset: baseOffset(res, topic, partition) }];
+        const m = messages[0][0];
+        const res = await p.sendBatch({ acks: -1, topicMessages: [{ topic, messages: [{ ...m, partition }] }] });
+        const offset = baseOffset(res, topic, partition);
+        const value = Buffer.isBuffer(m.value) ? m.value : undefined;
+        const stamp = m.timestamp === undefined ? {} : { timestamp: m.timestamp };
+        return [{ topic, partition, offset, ...(value === undefined ? {} : { message: { offset, value, ...stamp } }) }];
       });
     }
     return this.transaction((tx) => produceRounds(tx, items, messages));

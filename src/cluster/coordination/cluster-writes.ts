@@ -7,6 +7,7 @@ import type { LogCommand, MetaCommand } from '../commands/command.js';
 import type { CommandApplier } from '../commands/applier.js';
 import type { ClusterProducer, Produced } from '../commands/producer.js';
 import { AckHold } from '../reads/cluster-ends.js';
+import { WriteStages } from '../commands/write-stages.js';
 import { fetchResult } from './result-route.js';
 import { OPEN_GATE } from '../membership/broker-watch.js';
 import type { ClusterTopic, ClusterView, KafkaGate } from '../types.js';
@@ -31,17 +32,21 @@ export interface ClusterWritesParts {
   hold?: AckHold;
   /** How long a request waits for this node to apply earlier meta changes (default 10 s). */
   metaSyncMs?: number;
+  /** Where writes' time goes (GET /cluster's writeStages), shared with the applier. */
+  stages?: WriteStages;
 }
 
 export class ClusterWrites {
   readonly metaTopic: string;
   readonly logTopic: string;
   private readonly hold: AckHold;
+  readonly stages: WriteStages;
 
   constructor(private readonly parts: ClusterWritesParts) {
     this.metaTopic = `${parts.view.name}.meta`;
     this.logTopic = `${parts.view.name}.log`;
     this.hold = parts.hold ?? new AckHold();
+    this.stages = parts.stages ?? new WriteStages();
   }
 
   get view(): ClusterView {
@@ -80,6 +85,7 @@ export class ClusterWrites {
     const ms = this.parts.metaSyncMs ?? 10_000;
     const arrived = systemClock.monotonic();
     const { meta: end } = await this.gate.through(() => this.parts.view.endsForRead(arrived, false));
+    this.stages.add('metaEnds', systemClock.monotonic() - arrived);
     if (this.parts.view.position('meta', 0) >= BigInt(end)) return;
     await this.parts.view.waitApplied('meta', 0, end, AbortSignal.timeout(ms)).catch(() => {
       throw new DomainError(
@@ -113,9 +119,21 @@ export class ClusterWrites {
 
   /** log() and each command's result from a holder, the hold running beside the results. */
   async logResults(commands: readonly LogCommand[]): Promise<unknown[]> {
-    const produced = await this.send(commands);
+    const sent = this.stages.now();
+    const sending = this.send(commands);
+    // One command, which this node will apply from its own bytes: its import body is decoded
+    // meanwhile, while Kafka takes it (only a single command goes as one message).
+    const decodedBody =
+      commands.length === 1 && this.ownsCaughtUp(commands[0].partition)
+        ? this.parts.applier.predecode(commands[0])
+        : undefined;
+    const produced = (await sending).map((at) =>
+      at.message === undefined || decodedBody === undefined ? at : { ...at, message: { ...at.message, decodedBody } },
+    );
+    const acked = this.stages.now();
+    this.stages.add('produce', acked - sent);
     const held = this.hold.since(this.hold.now());
-    const results = await Promise.all(produced.map((at) => this.logResult(at)));
+    const results = await Promise.all(produced.map((at) => this.logResult(at, acked)));
     await held;
     return results;
   }
@@ -140,11 +158,12 @@ export class ClusterWrites {
    * none can answer yet (a node just restarted has no map; holders still catching up) it asks
    * again, until the wait ends.
    */
-  logResult(at: Produced): Promise<unknown> {
+  logResult(at: Produced, acked = this.stages.now()): Promise<unknown> {
     const signal = AbortSignal.timeout(this.parts.resultWaitMs ?? 30_000);
     return this.gate.through(async () => {
+      await this.applyOwn(at, acked);
       for (;;) {
-        const r = await this.firstAnswer(at, signal);
+        const r = await this.firstAnswer(at, signal, acked);
         if (r !== undefined) {
           if (r.ok) return r.value;
           throw r.error;
@@ -155,28 +174,60 @@ export class ClusterWrites {
     }, unapplied(at));
   }
 
+  /**
+   * A command sent as one message, by a caught-up holder of its partition: applied here from the
+   * bytes sent, once everything before its offset is (ClusterView.applyOwn), sparing the fetch
+   * back from Kafka; the result is then this node's own. Otherwise, or when it fails, the
+   * consumer delivers it as any other.
+   */
+  private async applyOwn(at: Produced, acked: number): Promise<void> {
+    const view = this.parts.view;
+    if (at.message === undefined || view.applyOwn === undefined || !this.ownsCaughtUp(at.partition)) return;
+    const applied = await view.applyOwn(at.partition, at.message).catch(() => false);
+    if (applied) this.stages.add('ownApply', this.stages.now() - acked);
+  }
+
+  /** Whether this node holds the partition caught up and can apply what it sends from its own bytes. */
+  private ownsCaughtUp(partition: number): boolean {
+    const view = this.parts.view;
+    return view.applyOwn !== undefined && view.holders(partition)[0]?.id === view.self.id;
+  }
+
   /** One round: this node alone when it is a caught-up holder, else every holder together. */
-  private async firstAnswer(at: Produced, signal: AbortSignal): Promise<Outcome | undefined> {
+  private async firstAnswer(at: Produced, signal: AbortSignal, acked: number): Promise<Outcome | undefined> {
     const view = this.parts.view;
     const holders = view.holders(at.partition);
     const selfId = view.self.id;
     if (holders[0]?.id === selfId) {
       const mine = await this.localOutcome(at, signal);
-      if (mine !== undefined) return mine;
+      if (mine !== undefined) {
+        this.timeLocal(at, acked);
+        return mine;
+      }
     }
     const round = new AbortController();
     const both = AbortSignal.any([signal, round.signal]);
     try {
-      return await firstDefined(
+      const r = await firstDefined(
         holders.map((m) =>
           m.id === selfId
             ? this.localOutcome(at, both)
             : fetchResult((u, i) => view.memberFetch(u, i), m.url, 'log', at.partition, at.offset, both),
         ),
       );
+      if (r !== undefined) this.stages.add('resultRemote', this.stages.now() - acked);
+      return r;
     } finally {
       round.abort();
     }
+  }
+
+  /** The stages of a result this node gave itself: the delivery to its applier, and the whole wait. */
+  private timeLocal(at: Produced, acked: number): void {
+    const now = this.stages.now();
+    this.stages.add('resultLocal', now - acked);
+    const began = this.stages.appliedFrom(at.partition, at.offset);
+    if (began !== undefined) this.stages.add('delivery', Math.max(0, began - acked));
   }
 
   /** This node's own result of a log command; undefined when it cannot give one (not held, not kept, gave up). */

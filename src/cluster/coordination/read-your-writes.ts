@@ -26,11 +26,12 @@ const WRITES = new Set(['POST', 'PATCH', 'DELETE']);
 /** Routes whose GET lists the schema. */
 const SCHEMA_READS = new Set(['/schema', '/index', '/index/:index', '/index/:index/frame/:frame/fields']);
 
-export function readYourWritesHook(app: FastifyInstance, writes: Pick<ClusterWrites, 'caughtUpMeta'>): void {
+export function readYourWritesHook(app: FastifyInstance, writes: Pick<ClusterWrites, 'caughtUpMeta' | 'stages'>): void {
   // Started as the request arrives, before its body is read: the wait (a refresh of the ends,
   // then this node's meta apply) runs while a large import body is still coming in, and the
   // request's arrival is the moment the guarantee is about. Awaited before the handler.
-  const waits = new WeakMap<FastifyRequest, Promise<void>>();
+  const waits = new WeakMap<FastifyRequest, { wait: Promise<void>; arrived: number }>();
+  const stages = writes.stages;
   app.addHook('onRequest', async (req) => {
     const url = req.routeOptions.url ?? '';
     const bound = WRITES.has(req.method) ? SCHEMA_BOUND.has(url) : req.method === 'GET' && SCHEMA_READS.has(url);
@@ -38,9 +39,15 @@ export function readYourWritesHook(app: FastifyInstance, writes: Pick<ClusterWri
     const wait = writes.caughtUpMeta();
     // A request refused before its handler (auth, a bad body) never awaits it.
     wait.catch(() => undefined);
-    waits.set(req, wait);
+    waits.set(req, { wait, arrived: stages.now() });
   });
   app.addHook('preHandler', async (req) => {
-    await waits.get(req);
+    const w = waits.get(req);
+    if (w === undefined) return;
+    // The body read, then how much longer the wait kept the handler back (writeStages).
+    const read = stages.now();
+    stages.add('bodyRead', read - w.arrived);
+    await w.wait;
+    stages.add('metaWait', stages.now() - read);
   });
 }

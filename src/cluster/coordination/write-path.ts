@@ -12,6 +12,7 @@ import type { LegacyRelease } from '../../service/legacy/legacy-release.js';
 import { SchemaService } from '../../service/schema-service.js';
 import { CommandApplier } from '../commands/applier.js';
 import { ClusterWrites } from './cluster-writes.js';
+import { WriteStages } from '../commands/write-stages.js';
 import { ClusterImportService } from './import-coordinator.js';
 import { ClusterKeyService } from './key-coordinator.js';
 import { readYourWritesHook } from './read-your-writes.js';
@@ -57,9 +58,11 @@ export interface ClusterWritePath {
 
 export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
   const { engine, view } = parts;
+  const stages = new WriteStages();
   const applier = new CommandApplier(
     {
       engine,
+      stages,
       schema: new SchemaService(engine),
       imports: new ImportService(engine),
       partitionOf: (index, shard) => view.partitionOf(index, shard),
@@ -74,6 +77,7 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
     view,
     producer,
     applier,
+    stages,
     ...(parts.gate !== undefined ? { gate: parts.gate } : {}),
   });
   return {

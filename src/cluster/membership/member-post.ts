@@ -1,43 +1,15 @@
-// A JSON POST to another member over a kept-alive node:http connection: the read fan-out's calls
-// (one per member a query needs) are on every query's path, and fetch() costs about 0.3 ms more a
-// call than node:http (0.43 against 0.14 ms at p50 between two processes on the bench machine).
+// A JSON POST to another member over a kept-alive connection: the read fan-out's calls (one per
+// member a query needs) are on every query's path, and fetch() costs about 0.3 ms more a call than
+// node:http (0.43 against 0.14 ms at p50 between two processes on the bench machine). An answer
+// read whole goes through member-connection.ts (less CPU a call still); one read as it arrives
+// (a big answer's binary partials), through node:http.
 import { Agent, type IncomingMessage, request } from 'node:http';
 
 /** Connections to the members, kept open between calls. */
 const AGENT = new Agent({ keepAlive: true });
 
-export interface PostAnswer {
-  status: number;
-  text: string;
-}
-
-/** POSTs `body` (JSON text) to `url`; rejects on a connection failure or when `signal` aborts. */
-export function postJson(
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-  signal?: AbortSignal,
-): Promise<PostAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent: AGENT,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        ...(signal === undefined ? {} : { signal }),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** POSTs `body` (JSON text) to `url`, the whole answer read (member-connection.ts). */
+export { postMember as postJson } from './member-connection.js';
 
 /** A member's answer as it arrives: its body is read by the caller (a large one, a piece at a time). */
 export interface StreamAnswer {

@@ -19,7 +19,7 @@ import { ConsumerLoop } from '../../kafka/consumer-loop.js';
 import { type JoinState, bitledgerAssignor, decodeMap } from './assignor-protocol.js';
 import { Feed } from '../commands/feed.js';
 import type { Positions } from '../commands/positions.js';
-import type { CommandSink, Member, PartitionMap } from '../types.js';
+import type { ClusterMessage, CommandSink, Member, PartitionMap } from '../types.js';
 import { systemClock } from '../../util/clock.js';
 
 export interface MembershipOptions {
@@ -150,6 +150,15 @@ export class Membership {
 
   isCaughtUp(p: number): boolean {
     return this.caughtUp.has(p);
+  }
+
+  /**
+   * A log command this node produced, applied from its own bytes (Feed.own) when this node holds
+   * the partition caught up and no takeover is installing it; false: the consumer delivers it.
+   */
+  applyOwn(p: number, msg: ClusterMessage): Promise<boolean> {
+    if (this.stopped || !this.holds(p) || !this.isCaughtUp(p) || this.installing.has(p)) return Promise.resolve(false);
+    return this.feed.own(p, msg);
   }
 
   /** Partitions this node consumes now, ascending. */

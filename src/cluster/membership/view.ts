@@ -9,7 +9,7 @@ import type { Membership } from './membership.js';
 import { partitionOf } from './partition.js';
 import type { Positions } from '../commands/positions.js';
 import type { ClusterTopics } from './topics.js';
-import type { ClusterTopic, ClusterView, Member, PartitionMap } from '../types.js';
+import type { ClusterMessage, ClusterTopic, ClusterView, Member, PartitionMap } from '../types.js';
 
 /** How long a wait may last on a partition this node is still restoring before it gives up. */
 const RESTORING_WAIT_MS = 1_000;
@@ -126,6 +126,10 @@ export class NodeView implements ClusterView {
 
   position(topic: ClusterTopic, partition: number): bigint {
     return this.positions.get(topic, partition);
+  }
+
+  applyOwn(partition: number, message: ClusterMessage): Promise<boolean> {
+    return this.membership.applyOwn(partition, message);
   }
 
   async logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>> {

@@ -10,6 +10,7 @@ import type { Engine } from '../../engine/engine.js';
 import {
   type QueryBudget,
   QueryClock,
+  budgetSignal,
   checkBudget,
   compileReads,
   lookupIndex,
@@ -103,9 +104,8 @@ export class QueryFanout {
   ): Promise<QueryResponse> {
     const gate = this.settings.gate ?? OPEN_GATE;
     const timeoutMs = effectiveTimeout(this.settings.queryTimeoutMs, req.timeoutMs);
-    // Waits for offsets end with the deadline too (a lagging node must not hold the query).
-    const signal = timeoutMs > 0 ? anySignal(req.signal, AbortSignal.timeout(timeoutMs)) : req.signal;
-    const budget = queryBudget(timeoutMs, req.signal);
+    // The client's flag, read when needed: an AbortSignal is made only for a wait (below).
+    const budget = queryBudget(timeoutMs, req.client ?? req.signal);
     const now = systemClock.now();
     const arrived = systemClock.monotonic();
     const queryOpts: QueryOptions = {
@@ -120,10 +120,7 @@ export class QueryFanout {
       ? await gate.through(() => this.view.endsForRead(arrived))
       : { meta: '0', log: new Map<number, string>() };
     const metaOffset = ends.meta;
-    await this.view.waitApplied('meta', 0, metaOffset, signal).catch((err: unknown) => {
-      checkBudget(budget);
-      throw err;
-    });
+    if (this.view.position('meta', 0) < BigInt(metaOffset)) await this.metaApplied(metaOffset, budget, timeoutMs);
     // The schema and keys as of `at` (this node applied the meta topic up to now).
     const past = at === undefined ? undefined : await pastState(this.local.engine, at);
     const onState = <T>(fn: (h: ReadonlyHolder) => T): T =>
@@ -161,6 +158,18 @@ export class QueryFanout {
     if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
     // Within the answer's byte budget, as one node's (the columns counted before the merge).
     return onState((h) => finalizeWithinBytes(lookupIndex(h, index), plans, parts, queryOpts));
+  }
+
+  /** Waits until this node has applied the meta topic up to `offset`, within the query's deadline. */
+  private async metaApplied(offset: string, budget: QueryBudget, timeoutMs: number): Promise<void> {
+    // The wait ends with the deadline too (a lagging node must not hold the query); its signals
+    // are made only here: most reads find the offset applied already.
+    const client = budgetSignal(budget);
+    const signal = timeoutMs > 0 ? anySignal(client, AbortSignal.timeout(timeoutMs)) : client;
+    await this.view.waitApplied('meta', 0, offset, signal).catch((err: unknown) => {
+      checkBudget(budget);
+      throw err;
+    });
   }
 
   /** All partitions; only those of the request's shards when no Options() names others. */
@@ -287,10 +296,18 @@ export class QueryFanout {
         failed.clear();
         continue;
       }
-      const asked = [...groups.values()];
+      // The other members first, this node's own part last: see sentFirst.
+      const self = this.view.self.id;
+      const asked = [...groups.values()].sort((a, b) => Number(a.member.id === self) - Number(b.member.id === self));
       if (whole && (asked.length > 1 || out.length > 0)) throw shiftRefused();
+      const remote = asked.length > 1 || (asked.length === 1 && asked[0].member.id !== self);
       const settled = await Promise.allSettled(
-        asked.map((g) => this.ask(g.member, { ...base, partitions: g.partitions, phase, preps }, budget, columns)),
+        asked.map((g) => {
+          const body = { ...base, partitions: g.partitions, phase, preps };
+          return g.member.id === self && remote
+            ? sentFirst().then(() => this.ask(g.member, body, budget, columns))
+            : this.ask(g.member, body, budget, columns);
+        }),
       );
       pending = [];
       for (let i = 0; i < asked.length; i++) {
@@ -322,7 +339,7 @@ export class QueryFanout {
     const req: PartialRequest = left === undefined ? body : { ...body, timeoutMs: left };
     if (member.id === this.view.self.id) {
       try {
-        return await this.local.runner.run(req, budget.signal);
+        return await this.local.runner.run(req, budget.client ?? budget.signal);
       } catch (err) {
         // This node gave up a partition meanwhile: another holder answers for it.
         if (err instanceof DomainError && err.code === 'unavailable')
@@ -331,20 +348,18 @@ export class QueryFanout {
       }
     }
     const wait = Math.min(this.settings.holderTimeoutMs ?? 30_000, left ?? Infinity);
-    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(wait)));
     // A holder found down meanwhile (a SIGSTOPped process keeps its port open: only the probes
     // tell) is given up at once, not after its timeout: its partitions go to the next holder.
-    const down = watchDown(() => this.view.isLive(member.id));
-    const signal = AbortSignal.any([timeout, down.signal, ...(budget.signal === undefined ? [] : [budget.signal])]);
+    const call = holderCall(Math.max(1, Math.ceil(wait)), () => this.view.isLive(member.id), budget);
     let res: { status: number; text: string } | { status: number; answer: PartialResponse };
     try {
-      res = await this.post(`${member.url}${PARTIAL_PATH}`, req, signal, columns);
+      res = await this.post(`${member.url}${PARTIAL_PATH}`, req, call.signal, columns);
     } catch (err) {
       checkBudget(budget);
-      if (down.signal.aborted) throw new HolderFailure(`node ${member.id} stopped answering its probes`);
+      if (call.down()) throw new HolderFailure(`node ${member.id} stopped answering its probes`);
       throw new HolderFailure(err instanceof Error ? err.message : String(err));
     } finally {
-      down.stop();
+      call.stop();
     }
     if ('answer' in res) return res.answer;
     if (res.status >= 200 && res.status < 300) return decodeResponse(JSON.parse(res.text));
@@ -383,19 +398,65 @@ export class QueryFanout {
   }
 }
 
+/**
+ * Resolves after the member calls just made have gone out. node:http (the calls whose answers
+ * are read as they arrive) writes a request on a kept connection in a process.nextTick
+ * (onSocketNT), and this node's own part runs in microtasks, which all run before any nextTick:
+ * without this turn the other members would start only once this node's part was computed,
+ * instead of computing theirs meanwhile. (member-connection.ts writes at once.)
+ */
+function sentFirst(): Promise<void> {
+  return new Promise((resolve) => process.nextTick(resolve));
+}
+
 /** How often an outstanding holder call looks at the member's liveness (membership/health.ts). */
 const LIVENESS_POLL_MS = 100;
 
-/** A signal that aborts once `live()` turns false, looked at every LIVENESS_POLL_MS until stop(). */
-function watchDown(live: () => boolean): { signal: AbortSignal; stop(): void } {
+/**
+ * One holder call's signal: it aborts after `ms`, once `live()` turns false or the query's client
+ * is gone (both looked at every LIVENESS_POLL_MS), or with the budget's signal, until stop(). One controller and one timer a call, both
+ * gone at stop(): AbortSignal.timeout and AbortSignal.any would leave a timer for the whole
+ * holder timeout (30 s) and signals behind every call, two calls a query.
+ */
+function holderCall(
+  ms: number,
+  live: () => boolean,
+  budget: QueryBudget,
+): { signal: AbortSignal; down(): boolean; stop(): void } {
   const ac = new AbortController();
+  let down = false;
   let timer: ClockTimer | undefined;
+  const until = systemClock.monotonic() + ms;
+  // The query's client: its signal when it has one, else its flag, looked at with the liveness.
+  const outer = budget.signal;
+  const onOuter = (): void => ac.abort(outer?.reason);
   const look = (): void => {
-    if (!live()) ac.abort();
-    else timer = systemClock.setTimeout(look, LIVENESS_POLL_MS, { unref: true });
+    if (budget.client?.aborted === true) {
+      ac.abort();
+      return;
+    }
+    if (!live()) {
+      down = true;
+      ac.abort();
+      return;
+    }
+    const left = until - systemClock.monotonic();
+    if (left <= 0) ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    else timer = systemClock.setTimeout(look, Math.min(LIVENESS_POLL_MS, Math.ceil(left)), { unref: true });
   };
-  look();
-  return { signal: ac.signal, stop: () => timer?.cancel() };
+  if (outer?.aborted === true) onOuter();
+  else {
+    outer?.addEventListener('abort', onOuter, { once: true });
+    look();
+  }
+  return {
+    signal: ac.signal,
+    down: () => down,
+    stop: () => {
+      timer?.cancel();
+      outer?.removeEventListener('abort', onOuter);
+    },
+  };
 }
 
 function shiftRefused(): DomainError {

@@ -43,10 +43,13 @@ function bitmapBits(ctx: ReadContext, p: BitmapPlan, cap: number): number {
     case 'row': {
       const id = resolveRow(ctx.index, p.field, p.row);
       if (id === undefined) return 0;
-      const view = p.view ?? STANDARD_VIEW;
+      // The view looked up once, not once a shard: ctx.shards are the context's shards, which
+      // ctx.fragment() would let through anyway.
+      const view = p.field.view(p.view ?? STANDARD_VIEW);
+      if (view === undefined) return 0;
       let bits = 0;
       for (const shard of ctx.shards) {
-        bits += ctx.fragment(p.field, view, shard)?.rowSize(id) ?? 0;
+        bits += view.fragment(shard)?.rowSize(id) ?? 0;
         if (bits >= cap) return bits;
       }
       return bits;

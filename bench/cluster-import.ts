@@ -1,0 +1,178 @@
+// Issue 21's import figure: 16 per-shard protobuf imports (one at a time) into a single node, and
+// the same into a three-node cluster two ways. Client-routed (the figure the target is on): each
+// shard's import goes to the node `/internal/fragment/nodes` names for it, asked once per shard
+// at the node the client was given, as go-pilosa and python-pilosa do. Round-robin over the
+// nodes (printed beside it): a coordinator that does not hold the shard forwards it and asks a
+// holder for the result. Each run also gives the servers' CPU time per import (from /proc, which a
+// busy machine moves far less than the rates) and, for the cluster, where an import's time went
+// (GET /cluster's writeStages, commands/write-stages.ts).
+import { HttpClient } from './lib/http-client.js';
+import { createField, createIndex, importProtobuf } from './lib/pilosa.js';
+import { processCpuSeconds } from './lib/process-cpu.js';
+import type { Reporter } from './lib/report.js';
+import type { ChildServer } from './lib/server-child.js';
+import { shardBody } from './lib/shard-bits.js';
+import { now } from './lib/stats.js';
+
+const SHARDS = 16;
+
+/** Imports `bodies` one request at a time, spreading them over `urls`; returns ms. */
+export async function timedImport(urls: string[], index: string, bodies: Uint8Array[]): Promise<number> {
+  const clients = urls.map((u) => new HttpClient(u));
+  const t0 = now();
+  try {
+    for (const [i, b] of bodies.entries()) await importProtobuf(clients[i % clients.length], index, 'f', b);
+    return now() - t0;
+  } finally {
+    for (const c of clients) c.close();
+  }
+}
+
+/**
+ * Imports shard s's body (bodies[s]) at the node `/internal/fragment/nodes` at `entry` names for
+ * it, one request at a time, the lookups included (a client asks once per index and shard); ms.
+ */
+async function routedImport(entry: string, index: string, bodies: Uint8Array[]): Promise<number> {
+  const clients = new Map<string, HttpClient>();
+  const client = (url: string): HttpClient => {
+    let c = clients.get(url);
+    if (c === undefined) clients.set(url, (c = new HttpClient(url)));
+    return c;
+  };
+  const t0 = now();
+  try {
+    for (const [s, b] of bodies.entries()) {
+      const answer = await client(entry).ok('GET', `/internal/fragment/nodes?index=${index}&shard=${s}`);
+      const [node] = JSON.parse(answer.toString('utf8')) as { uri: { scheme: string; host: string; port: number } }[];
+      await importProtobuf(client(`${node.uri.scheme}://${node.uri.host}:${node.uri.port}`), index, 'f', b);
+    }
+    return now() - t0;
+  } finally {
+    for (const c of clients.values()) c.close();
+  }
+}
+
+type StageSums = Map<string, { count: number; totalMs: number }>;
+
+/** Every node's writeStages from GET /cluster, summed per stage. */
+async function stageSums(urls: string[]): Promise<StageSums> {
+  const out: StageSums = new Map();
+  for (const url of urls) {
+    const body = (await (await fetch(`${url}/cluster`)).json()) as {
+      node?: { writeStages?: Record<string, { count: number; meanMs: number }> };
+    };
+    for (const [stage, s] of Object.entries(body.node?.writeStages ?? {})) {
+      const sum = out.get(stage) ?? { count: 0, totalMs: 0 };
+      out.set(stage, { count: sum.count + s.count, totalMs: sum.totalMs + s.meanMs * s.count });
+    }
+  }
+  return out;
+}
+
+/** "stage mean ms (count)" for the writes between two readings. */
+function stagesText(before: StageSums, after: StageSums): string {
+  const parts: string[] = [];
+  for (const [stage, a] of after) {
+    const b = before.get(stage) ?? { count: 0, totalMs: 0 };
+    const n = a.count - b.count;
+    if (n > 0) parts.push(`${stage} ${((a.totalMs - b.totalMs) / n).toFixed(1)} ms (${n})`);
+  }
+  return parts.join(', ');
+}
+
+const cpuOf = (servers: ChildServer[]): number =>
+  servers.reduce((a, s) => a + (processCpuSeconds(s.pid) ?? Number.NaN), 0);
+
+interface Run {
+  ms: number;
+  /** CPU ms per import, every server of the run together. */
+  cpuMs: number;
+  stages?: string;
+}
+
+async function measured(servers: ChildServer[], stages: boolean, run: () => Promise<number>): Promise<Run> {
+  const urls = servers.map((s) => s.url);
+  const s0 = stages ? await stageSums(urls) : undefined;
+  const c0 = cpuOf(servers);
+  const ms = await run();
+  const cpuMs = ((cpuOf(servers) - c0) * 1000) / SHARDS;
+  if (s0 === undefined) return { ms, cpuMs };
+  return { ms, cpuMs, stages: `${(ms / SHARDS).toFixed(1)} ms an import; ${stagesText(s0, await stageSums(urls))}` };
+}
+
+async function schema(url: string, index: string): Promise<void> {
+  const c = new HttpClient(url);
+  await createIndex(c, index);
+  await createField(c, index, 'f');
+  c.close();
+}
+
+/**
+ * The import figures, cold (each process's first imports: the JIT) and warm (the same again into
+ * new indexes). The cluster's index `index` gets the client-routed import: the query figures after
+ * compare it with the single node's `index`.
+ */
+export async function importFigures(
+  r: Reporter,
+  single: ChildServer,
+  nodes: ChildServer[],
+  index: string,
+): Promise<void> {
+  const urls = nodes.map((n) => n.url);
+  // What the servers use doing nothing (the cluster's probes, consumers' polls, heartbeats): a
+  // part of every run's CPU per import, more so the longer the run.
+  const idleMs = 2_000;
+  const [c0, s0] = [cpuOf(nodes), cpuOf([single])];
+  await new Promise((res) => setTimeout(res, idleMs));
+  // CPU ms per ms of wall time, idle.
+  const idle = { single: ((cpuOf([single]) - s0) * 1000) / idleMs, cluster: ((cpuOf(nodes) - c0) * 1000) / idleMs };
+  r.note(
+    `CPU idle: single node ${(idle.single * 1000).toFixed(0)} ms/s, cluster ${(idle.cluster * 1000).toFixed(0)} ms/s (all three nodes)`,
+  );
+  // A run's CPU per import less what the servers would have used idle meanwhile (a slower run on a
+  // busy machine counts more of it): the imports' own cost.
+  const net = (run: Run, rate: number): string => (run.cpuMs - (rate * run.ms) / SHARDS).toFixed(1);
+  const rounds = [
+    { label: '', single: index, routed: index, robin: `${index}rr` },
+    { label: ' (warm processes: the same again into new indexes)', single: 'w', routed: 'w', robin: 'wrr' },
+  ];
+  for (const [i, round] of rounds.entries()) {
+    const bodies = (name: string) => Array.from({ length: SHARDS }, (_, s) => shardBody(name, s, [1, 2], 10));
+    const shards = bodies(round.single);
+    const bits = shards.reduce((a, b) => a + b.bits, 0);
+    await schema(single.url, round.single);
+    for (const name of [round.routed, round.robin]) await schema(urls[0], name);
+    const routedBodies = bodies(round.routed).map((b) => b.body);
+    const robinBodies = bodies(round.robin).map((b) => b.body);
+    const local = await measured([single], false, () =>
+      timedImport(
+        [single.url],
+        round.single,
+        shards.map((s) => s.body),
+      ),
+    );
+    const routed = await measured(nodes, true, () => routedImport(urls[0], round.routed, routedBodies));
+    const robin = await measured(nodes, true, () => timedImport(urls, round.robin, robinBodies));
+    if (i === 0)
+      r.note(
+        `data: rows 1 and 2 at 10% of ${SHARDS} shards, ${bits.toLocaleString('en-US')} bits in ${SHARDS} protobuf imports (one per shard, one at a time); cluster: 3 nodes, R=1, 16 partitions; client-routed: each shard to the node /internal/fragment/nodes names (as Pilosa's clients send), round-robin: over the nodes`,
+      );
+    const rate = (run: Run): number => (bits / run.ms) * 1000;
+    r.figure(`import into the single node${round.label}`, rate(local), 'bits/s');
+    r.figure('  … through the cluster, client-routed', rate(routed), 'bits/s');
+    const target = { op: '>=', value: 0.6, source: 'issue 21' } as const;
+    r.figure(
+      '  … cluster (client-routed) / single node',
+      rate(routed) / rate(local),
+      '×',
+      i === 0 ? target : undefined,
+    );
+    r.figure('  … through the cluster, round-robin over the nodes', rate(robin), 'bits/s');
+    r.figure('  … cluster (round-robin) / single node', rate(robin) / rate(local), '×');
+    r.note(
+      `CPU per import: single node ${local.cpuMs.toFixed(1)} ms, cluster client-routed ${routed.cpuMs.toFixed(1)} ms, round-robin ${robin.cpuMs.toFixed(1)} ms (all three nodes); less idle: ${net(local, idle.single)}, ${net(routed, idle.cluster)}, ${net(robin, idle.cluster)} ms`,
+    );
+    r.note(`stages, client-routed: ${routed.stages ?? ''}`);
+    r.note(`stages, round-robin: ${robin.stages ?? ''}`);
+  }
+}
