@@ -38,7 +38,9 @@ export function parsePromText(text: string): { types: Map<string, string>; sampl
       }
     }
     const value = m[4] === '+Inf' ? Infinity : m[4] === '-Inf' ? -Infinity : Number(m[4]);
-    if (Number.isNaN(value) && m[4] !== 'NaN') throw new Error(`bad value at ${where}`);
+    // Prometheus reads values with Go's ParseFloat, where NaN is case-insensitive: prom-client
+    // writes "Nan" (the event-loop lag gauges before their first sample, a race with the scrape).
+    if (Number.isNaN(value) && !/^nan$/i.test(m[4])) throw new Error(`bad value at ${where}`);
     const family = [...types.keys()].find(
       (t) => m[1] === t || (/_(bucket|sum|count|total|created)$/.test(m[1]) && m[1].startsWith(t + '_')),
     );
