@@ -38,6 +38,13 @@ export function clusterSettings(cfg: Config): ClusterSettings | undefined {
     throw new ConfigError(
       `cluster-partitions must be a whole number from 1 to ${MAX_PARTITIONS}, got ${cfg.clusterPartitions}`,
     );
+  // Members call each other over plain http (the read fan-out's kept connections,
+  // membership/member-connection.ts): a member serving https, or advertised as https, would
+  // take its part in reads that then fail. Refused here, at start, until those calls speak TLS.
+  if (cfg.tlsCertificate !== '' || /^https:/i.test(cfg.advertise))
+    throw new ConfigError(
+      'cluster mode runs over http between members: start cluster nodes without tls-certificate and with an http advertise URL (put a TLS-terminating proxy in front for clients that need https)',
+    );
   // With tokens, members call each other with the file's first read-write token (every member
   // reads the same file): a file without one would leave them answering each other 401.
   const token = cfg.authTokenFile === '' ? undefined : memberToken(cfg.authTokenFile);

@@ -40,6 +40,14 @@ describe('cluster settings', () => {
     [['--cluster-name', 'c1', '--kafka-brokers', 'k:1', '--replica-of', 't'], /exclude each other/],
     [['--cluster-name', 'c1', '--kafka-brokers', 'k:1', '--replicas', '0'], /replicas must be/],
     [['--cluster-name', 'c1', '--kafka-brokers', 'k:1', '--advertise', 'http://h:1/path'], /advertise must be/],
+    [
+      ['--cluster-name', 'c1', '--kafka-brokers', 'k:1', '--advertise', 'https://h:1'],
+      /runs over http between members/,
+    ],
+    [
+      ['--cluster-name', 'c1', '--kafka-brokers', 'k:1', '--tls-certificate', 'c.pem', '--tls-key', 'k.pem'],
+      /runs over http between members/,
+    ],
   ])('refuses %j', (argv, message) => {
     expect(() => settingsOf(argv)).toThrow(ConfigError);
     expect(() => settingsOf(argv)).toThrow(message);
