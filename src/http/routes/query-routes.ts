@@ -165,11 +165,6 @@ class QueryRun implements QueryRequestBounds {
   }
 }
 
-/** Fires when the connection closes before the answer is sent: the query's work is then wasted. */
-export function clientGone(reply: FastifyReply): AbortSignal {
-  return new ClientGone(reply).signal();
-}
-
 /**
  * Whether the client closed the connection before its answer; an AbortSignal for it only when
  * asked for: an AbortController costs several µs (its EventTarget), more than a small query's
