@@ -30,7 +30,7 @@ import { createField, createIndex, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
 import { startChildServer, type ChildServer } from './lib/server-child.js';
 import { now, percentile } from './lib/stats.js';
-import { readFileSync } from 'node:fs';
+import { processCpuSeconds } from './lib/process-cpu.js';
 import { loadavg } from 'node:os';
 
 const QUERY_MS = Number(process.env.BENCH_QUERY_MS ?? 4000);
@@ -443,12 +443,7 @@ async function joinOnce(
   }
 }
 
-/** A child's CPU time so far (user + system, ms; Linux /proc, NaN elsewhere). */
+/** A child's CPU time so far (user + system, ms; NaN where /proc is not there). */
 function processCpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ 100)
-  } catch {
-    return Number.NaN;
-  }
+  return (processCpuSeconds(pid) ?? Number.NaN) * 1000;
 }
