@@ -7,16 +7,7 @@ import { type DomainError, badRequest } from '../../domain/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { HistoryRangeError } from '../../engine/history.js';
 import type { ReadonlyHolder } from '../../state/readonly.js';
-import {
-  type BudgetClient,
-  QueryClock,
-  type QueryBudget,
-  budgetSignal,
-  checkBudget,
-  lookupIndex,
-  queryBudget,
-  queryContext,
-} from '../../executor/index.js';
+import { type BudgetClient, QueryClock, lookupIndex, queryBudget, queryContext } from '../../executor/index.js';
 import { type CallPartial, type CallPrep, partialsWork, prepsWork } from '../../executor/partial.js';
 import {
   type WirePartial,
@@ -33,8 +24,9 @@ import { compileReads } from '../../executor/reads.js';
 import { precountAnswer } from '../../executor/answer-size.js';
 import type { QueryOptions } from '../../executor/result.js';
 import type { Work } from '../../executor/run.js';
-import type { ClusterTopic, ClusterView } from '../types.js';
+import type { ClusterView } from '../types.js';
 import { type WireCall, decodeQuery } from './query-wire.js';
+import { type AheadOffset, appliedWithin } from './applied-within.js';
 
 export interface PartialRequest {
   index: string;
@@ -101,14 +93,14 @@ export class PartialRunner {
   /** `client`: the coordinator's connection (its hanging up stops the wait and the work). */
   async run(req: PartialRequest, client?: AbortSignal | BudgetClient): Promise<PartialResponse> {
     const budget = queryBudget(req.timeoutMs ?? 0, client);
-    const behind: [ClusterTopic, number, string][] = [];
+    const behind: AheadOffset[] = [];
     if (this.view.position('meta', 0) < BigInt(req.metaOffset)) behind.push(['meta', 0, req.metaOffset]);
     for (const p of req.partitions) {
       const off = req.waitFor[String(p)];
       if (off !== undefined && this.view.position('log', p) < BigInt(off)) behind.push(['log', p, off]);
     }
     // Most parts find every offset applied already: the signals are made only for a wait.
-    if (behind.length > 0) await this.caughtUp(behind, req, budget);
+    if (behind.length > 0) await appliedWithin(this.view, behind, budget, req.timeoutMs);
     const query = decodeQuery(req.query);
     const parts = new Set(req.partitions);
     const preps: CallPrep[] | undefined = req.preps?.map(decodePrep);
@@ -128,28 +120,6 @@ export class PartialRunner {
     // A past state is built from the durable log only: nothing to wait for once it exists.
     if (req.at !== undefined) return run(await pastState(this.engine, req.at));
     return this.engine.readAsync(run);
-  }
-
-  /**
-   * Waits until this node has applied each (topic, partition, offset). The wait ends with the
-   * deadline too: a lagging holder answers 400 timeout, as the query would, rather than hold
-   * the coordinator.
-   */
-  private async caughtUp(
-    behind: readonly [ClusterTopic, number, string][],
-    req: PartialRequest,
-    budget: QueryBudget,
-  ): Promise<void> {
-    const signal = budgetSignal(budget);
-    const timeout = req.timeoutMs === undefined ? undefined : AbortSignal.timeout(Math.ceil(req.timeoutMs));
-    const waitSignal =
-      timeout === undefined ? signal : signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
-    await Promise.all(behind.map(([t, p, off]) => this.view.waitApplied(t, p, off, waitSignal))).catch(
-      (err: unknown) => {
-        checkBudget(budget);
-        throw err;
-      },
-    );
   }
 }
 

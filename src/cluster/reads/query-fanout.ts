@@ -10,13 +10,13 @@ import type { Engine } from '../../engine/engine.js';
 import {
   type QueryBudget,
   QueryClock,
-  budgetSignal,
   checkBudget,
   compileReads,
   lookupIndex,
   queryBudget,
   type ReadPlan,
 } from '../../executor/index.js';
+import { appliedWithin } from './applied-within.js';
 import { finalizeWithinBytes, mergeAllPreps } from '../../executor/merge.js';
 import { type CallPartial, type CallPrep, innermostPlan, needsPrep, readMovesColumns } from '../../executor/partial.js';
 import { type WirePrep, encodePrep } from '../../executor/partial-wire.js';
@@ -120,7 +120,8 @@ export class QueryFanout {
       ? await gate.through(() => this.view.endsForRead(arrived))
       : { meta: '0', log: new Map<number, string>() };
     const metaOffset = ends.meta;
-    if (this.view.position('meta', 0) < BigInt(metaOffset)) await this.metaApplied(metaOffset, budget, timeoutMs);
+    if (this.view.position('meta', 0) < BigInt(metaOffset))
+      await appliedWithin(this.view, [['meta', 0, metaOffset]], budget, timeoutMs > 0 ? timeoutMs : undefined);
     // The schema and keys as of `at` (this node applied the meta topic up to now).
     const past = at === undefined ? undefined : await pastState(this.local.engine, at);
     const onState = <T>(fn: (h: ReadonlyHolder) => T): T =>
@@ -158,18 +159,6 @@ export class QueryFanout {
     if (parts.some((p) => p.length !== plans.length)) throw new Error('a holder answered the wrong number of partials');
     // Within the answer's byte budget, as one node's (the columns counted before the merge).
     return onState((h) => finalizeWithinBytes(lookupIndex(h, index), plans, parts, queryOpts));
-  }
-
-  /** Waits until this node has applied the meta topic up to `offset`, within the query's deadline. */
-  private async metaApplied(offset: string, budget: QueryBudget, timeoutMs: number): Promise<void> {
-    // The wait ends with the deadline too (a lagging node must not hold the query); its signals
-    // are made only here: most reads find the offset applied already.
-    const client = budgetSignal(budget);
-    const signal = timeoutMs > 0 ? anySignal(client, AbortSignal.timeout(timeoutMs)) : client;
-    await this.view.waitApplied('meta', 0, offset, signal).catch((err: unknown) => {
-      checkBudget(budget);
-      throw err;
-    });
   }
 
   /** All partitions; only those of the request's shards when no Options() names others. */
@@ -524,10 +513,6 @@ function codeOf(status: number): DomainError['code'] {
     default:
       return 'bad_request';
   }
-}
-
-function anySignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
-  return a === undefined ? b : AbortSignal.any([a, b]);
 }
 
 /** A request's `timeout` can shorten the server's deadline, never lift it. */
