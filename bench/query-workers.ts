@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
 import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
 import { bitmapPool } from './lib/bitmaps.js';
+import { parallelCeiling } from './lib/parallel-ceiling.js';
 import { HttpClient } from './lib/http-client.js';
 import { createField, createIndex, importRoaring, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
@@ -42,10 +43,15 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
       expected = n;
     }
     const script = luaScript();
+    // The raw two-thread speed-up of the shards' intersections, measured between the rounds:
+    // what any split of a query over two threads can reach in these minutes (lib/parallel-ceiling.ts).
+    const ceilings: number[] = [];
+    const perReq = new Map<string, ThreadCpu>();
     for (const conns of [1, 16]) {
       const best = new Map<string, number>();
       const cpu = new Map<string, ThreadCpu & { requests: number }>();
-      for (let round = 0; round < ROUNDS; round++)
+      for (let round = 0; round < ROUNDS; round++) {
+        ceilings.push((await parallelCeiling(50)).speedup);
         for (const [name, s] of servers) {
           const before = threadCpu(s.pid);
           const res = await wrk(s.url, conns, script);
@@ -58,6 +64,7 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
           });
           best.set(name, Math.max(best.get(name) ?? 0, res.perSecond));
         }
+      }
       const def = best.get('default') ?? 0;
       const one = best.get('1 worker') ?? 0;
       const load1 = loadavg()[0].toFixed(2);
@@ -68,9 +75,13 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
         value: conns === 1 ? 1.6 : 1.3,
         source: 'issue 25',
       });
-      for (const [name] of servers)
-        cpuFigures(r, `${conns} conn, ${name === 'default' ? 'one per core' : '1 worker'}`, cpu.get(name));
+      for (const [name] of servers) {
+        const c = cpu.get(name);
+        cpuFigures(r, `${conns} conn, ${name === 'default' ? 'one per core' : '1 worker'}`, c);
+        if (c !== undefined) perReq.set(`${name}/${conns}`, perRequest(c));
+      }
     }
+    boundFigures(r, ceilings, perReq);
   } finally {
     for (const [, s] of servers) await s.dispose();
   }
@@ -124,6 +135,44 @@ function cpuFigures(r: Reporter, label: string, c: (ThreadCpu & { requests: numb
   const n = Math.max(1, c.requests);
   r.figure(`  CPU ms/req, ${label}: request thread`, c.main / n, 'ms');
   r.figure(`  CPU ms/req, ${label}: other threads`, c.others / n, 'ms');
+}
+
+function perRequest(c: ThreadCpu & { requests: number }): ThreadCpu {
+  const n = Math.max(1, c.requests);
+  return { main: c.main / n, others: c.others / n };
+}
+
+/**
+ * What bounds the 1-connection ratio here, from this run's figures: a request alone costs
+ * `alone` ms of the request thread (--query-workers 1, 1 conn); of that, `serial` cannot be
+ * split (HTTP, parse, compile, post, merge, answer: the request thread's cost at 16 conn, where
+ * the workers take every shard); the rest, the shards, splits over two threads at best at the
+ * raw ceiling. The best ratio is then alone / (serial + shards / ceiling), before any wake-up,
+ * imbalance or the client's own CPU on the same two cores.
+ */
+function boundFigures(r: Reporter, ceilings: number[], perReq: Map<string, ThreadCpu>): void {
+  const sorted = [...ceilings].sort((a, b) => a - b);
+  const ceiling = sorted[sorted.length >> 1];
+  r.figure(
+    `raw two-thread ceiling, median of ${sorted.length} between rounds (min ${sorted[0]?.toFixed(2)}, max ${sorted.at(-1)?.toFixed(2)})`,
+    ceiling,
+    '×',
+  );
+  const alone = perReq.get('1 worker/1')?.main;
+  const serial = perReq.get('default/16')?.main;
+  if (alone === undefined || serial === undefined) return;
+  r.figure('  request thread CPU ms/req alone (1 conn, --query-workers 1)', alone, 'ms');
+  r.figure('  of which serial (the request thread at 16 conn, one per core)', serial, 'ms');
+  r.figure(
+    '  best 1-conn ratio at that ceiling: alone / (serial + shards / ceiling)',
+    alone / (serial + (alone - serial) / ceiling),
+    '×',
+  );
+  r.figure(
+    '  ceiling the 1-conn target needs: shards / (alone / 1.6 − serial)',
+    (alone - serial) / (alone / 1.6 - serial),
+    '×',
+  );
 }
 
 function luaScript(): string {
