@@ -11,6 +11,7 @@ import { encodeImportRoaringRequest } from '../src/encoding/public-proto.js';
 import { encodePilosaRoaring } from '../src/roaring/pilosa-roaring.js';
 import { bitmapPool } from './lib/bitmaps.js';
 import { parallelCeiling } from './lib/parallel-ceiling.js';
+import { httpTimeline } from './query-workers-timeline.js';
 import { HttpClient } from './lib/http-client.js';
 import { createField, createIndex, importRoaring, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
@@ -82,6 +83,11 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
       }
     }
     boundFigures(r, ceilings, perReq);
+    await httpTimeline(
+      r,
+      (url) => load(url, bodies),
+      (url, conns) => wrk(url, conns, script),
+    );
   } finally {
     for (const [, s] of servers) await s.dispose();
   }
