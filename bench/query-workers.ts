@@ -51,12 +51,19 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
     for (const conns of [1, 16]) {
       const best = new Map<string, number>();
       const cpu = new Map<string, ThreadCpu & { requests: number }>();
+      let shared = 0;
+      let defaultRequests = 0;
       for (let round = 0; round < ROUNDS; round++) {
         ceilings.push((await parallelCeiling(50)).speedup);
         for (const [name, s] of servers) {
           const before = threadCpu(s.pid);
+          const phases = name === 'default' ? await sharedPhases(s.url) : 0;
           const res = await wrk(s.url, conns, script);
           const used = cpuPerRequest(before, threadCpu(s.pid), 1);
+          if (name === 'default') {
+            shared += (await sharedPhases(s.url)) - phases;
+            defaultRequests += res.requests;
+          }
           const sum = cpu.get(name) ?? { main: 0, others: 0, requests: 0 };
           cpu.set(name, {
             main: sum.main + used.main,
@@ -76,6 +83,12 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
         value: conns === 1 ? 1.6 : 1.3,
         source: 'issue 25',
       });
+      // ShareGain (here-share.ts) runs a read shared or on the request thread alone: the CPU split follows.
+      r.figure(
+        `  reads shared with a worker, ${conns} conn, one per core`,
+        shared / Math.max(1, defaultRequests),
+        'of reads',
+      );
       for (const [name] of servers) {
         const c = cpu.get(name);
         cpuFigures(r, `${conns} conn, ${name === 'default' ? 'one per core' : '1 worker'}`, c);
@@ -141,6 +154,14 @@ function cpuFigures(r: Reporter, label: string, c: (ThreadCpu & { requests: numb
   const n = Math.max(1, c.requests);
   r.figure(`  CPU ms/req, ${label}: request thread`, c.main / n, 'ms');
   r.figure(`  CPU ms/req, ${label}: other threads`, c.others / n, 'ms');
+}
+
+/** The server's shared query phases so far (/metrics). */
+async function sharedPhases(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = /^bitledger_query_worker_shared_phases_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+  if (m === null) throw new Error('no bitledger_query_worker_shared_phases_total in /metrics');
+  return Number(m[1]);
 }
 
 function perRequest(c: ThreadCpu & { requests: number }): ThreadCpu {
