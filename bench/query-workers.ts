@@ -50,6 +50,7 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
     const perReq = new Map<string, ThreadCpu>();
     for (const conns of [1, 16]) {
       const best = new Map<string, number>();
+      const p50 = new Map<string, number>();
       const cpu = new Map<string, ThreadCpu & { requests: number }>();
       let shared = 0;
       let defaultRequests = 0;
@@ -71,6 +72,7 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
             requests: sum.requests + res.requests,
           });
           best.set(name, Math.max(best.get(name) ?? 0, res.perSecond));
+          p50.set(name, Math.min(p50.get(name) ?? Number.POSITIVE_INFINITY, res.p50Ms));
         }
       }
       const def = best.get('default') ?? 0;
@@ -83,6 +85,13 @@ export async function runQueryWorkers(r: Reporter): Promise<void> {
         value: conns === 1 ? 1.6 : 1.3,
         source: 'issue 25',
       });
+      // Under load the mean rate follows the process's descheduled stretches; the median request less so.
+      if (conns === 1)
+        r.figure(
+          `  median latency, 1 conn: 1 worker / one per core (${p50.get('1 worker')?.toFixed(2)} / ${p50.get('default')?.toFixed(2)} ms)`,
+          (p50.get('1 worker') ?? 0) / (p50.get('default') ?? 1),
+          '×',
+        );
       // ShareGain (here-share.ts) runs a read shared or on the request thread alone: the CPU split follows.
       r.figure(
         `  reads shared with a worker, ${conns} conn, one per core`,
@@ -212,11 +221,23 @@ function luaScript(): string {
 }
 
 /** wrk's requests/s over SECONDS; a run with any non-2xx answer or socket error fails the bench. */
-async function wrk(url: string, conns: number, script: string): Promise<{ perSecond: number; requests: number }> {
-  const { stdout } = await run('wrk', ['-t1', `-c${conns}`, `-d${SECONDS}s`, '-s', script, `${url}/index/w/query`]);
+async function wrk(
+  url: string,
+  conns: number,
+  script: string,
+): Promise<{ perSecond: number; requests: number; p50Ms: number }> {
+  const args = ['-t1', `-c${conns}`, `-d${SECONDS}s`, '--latency', '-s', script, `${url}/index/w/query`];
+  const { stdout } = await run('wrk', args);
   if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`wrk saw errors:\n${stdout}`);
   const m = /Requests\/sec:\s+([\d.]+)/.exec(stdout);
   if (m === null) throw new Error(`no rate in wrk's output:\n${stdout}`);
   const total = /(\d+) requests in/.exec(stdout);
-  return { perSecond: Number(m[1]), requests: total === null ? 0 : Number(total[1]) };
+  return { perSecond: Number(m[1]), requests: total === null ? 0 : Number(total[1]), p50Ms: p50Of(stdout) };
+}
+
+/** wrk's median latency (its --latency distribution), in ms. */
+function p50Of(stdout: string): number {
+  const m = /^\s*50%\s+([\d.]+)(us|ms|s)\s*$/m.exec(stdout);
+  if (m === null) throw new Error(`no median latency in wrk's output:\n${stdout}`);
+  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000 }[m[2] as 'us' | 'ms' | 's'];
 }
