@@ -34,6 +34,14 @@ export const systemClock: Clock = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
+/**
+ * ms since the epoch at sub-ms resolution, comparable between threads (each thread's
+ * performance.now() has its own origin): the query workers' timelines only.
+ */
+export function crossThreadMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 /** Calls `fn` every `ms` until cancelled (each run scheduled after the previous one started). */
 export function every(clock: Clock, ms: number, fn: () => void, opts?: { unref?: boolean }): ClockTimer {
   let current: ClockTimer | undefined;

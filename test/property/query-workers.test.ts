@@ -16,6 +16,9 @@ import type { Publication } from '../../src/state/published.js';
 import { workerRead } from '../../src/service/query-workers/offload.js';
 import { QueryWorkers } from '../../src/service/query-workers/pool.js';
 import { systemClock } from '../../src/util/clock.js';
+import { defaultFieldOptions } from '../../src/domain/types.js';
+import { apply } from '../../src/events/apply.js';
+import { Holder } from '../../src/state/holder.js';
 import { NOW, defaultOpts, toJson } from '../unit/executor/harness.js';
 import { expected, renderQuery } from '../unit/executor/oracle-queries.js';
 import { applyWrites, arbs, schemaArb, setup } from './query-model-cases.js';
@@ -111,4 +114,57 @@ describe('query workers (differential)', () => {
     expect(pool.stats.sharedHere).toBeGreaterThan(75);
     // Generous: a few seconds on an idle machine, minutes on a loaded one.
   }, 600_000);
+});
+
+describe('query workers (timelines)', () => {
+  it('a traced shared read marks each thread: the shards they took add up to the read, in order of the moments', async () => {
+    const h = new Holder();
+    apply(h, { type: 'IndexCreated', index: 't', options: { keys: false, trackExistence: false } });
+    apply(h, { type: 'FieldCreated', index: 't', field: 'f', options: defaultFieldOptions('set') });
+    const shards = 40;
+    for (let s = 0; s < shards; s++)
+      apply(h, {
+        type: 'BitsSet',
+        index: 't',
+        field: 'f',
+        view: 'standard',
+        shard: s,
+        rows: [1, 2],
+        columns: [Uint32Array.of(1, 2, 3), Uint32Array.of(2, 3, 4)],
+      });
+    publisher.queue.push(new FrozenFeed(h).enable());
+    pool.shareHere = true;
+    pool.timelines = [];
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = await workerRead(
+          pool,
+          h,
+          't',
+          parse('Count(Intersect(Row(f=1), Row(f=2)))'),
+          defaultOpts,
+          queryBudget(0),
+        );
+        expect(r.results).toEqual([{ type: 'count', n: 2 * shards }]);
+      }
+      expect(pool.timelines).toHaveLength(5);
+      for (const t of pool.timelines) {
+        const w = t.workers[0];
+        expect(t.here.shards + w.shards).toBe(shards);
+        const at = t.at;
+        expect([at.begin, at.compiled, at.boarded, at.posted, at.hereDone, at.answers, at.finalized]).toEqual(
+          [at.begin, at.compiled, at.boarded, at.posted, at.hereDone, at.answers, at.finalized].sort((a, b) => a - b),
+        );
+        // The request thread claims its first chunk before it posts the job.
+        expect(t.here.firstChunk).toBeGreaterThanOrEqual(at.boarded);
+        if (w.shards > 0) {
+          expect(w.received).toBeDefined();
+          expect(w.firstChunk).toBeGreaterThanOrEqual(w.received ?? Number.NaN);
+          expect(w.posted).toBeGreaterThanOrEqual(w.lastChunk ?? Number.NaN);
+        }
+      }
+    } finally {
+      pool.timelines = undefined;
+    }
+  });
 });

@@ -10,7 +10,8 @@
 // is closed instead of awaited: it will take none (its job answers at once), and the query does
 // not wait for it to wake.
 import type { Work } from '../../executor/run.js';
-import { systemClock } from '../../util/clock.js';
+import { crossThreadMs, systemClock } from '../../util/clock.js';
+import type { ThreadMarks } from './timeline.js';
 
 /**
  * Each claim takes this part of the shards left per thread (guided self-scheduling): big chunks
@@ -32,6 +33,8 @@ export interface ClaimSlot {
   /** Its word on the board (1..jobs); 0: the request thread's, which has none. */
   slot: number;
   threads: number;
+  /** Set when the query's timeline is traced (timeline.ts): this thread's claims are marked. */
+  marks?: ThreadMarks;
 }
 
 /** The board of one shared phase: one per phase, made by the request thread, sent with its jobs. */
@@ -110,8 +113,15 @@ export function* claimedWork<T>(
   first: [number, number] | undefined = claimChunk(c, shards.length),
 ): Work<T[]> {
   const out: T[] = [];
+  const m = c.marks;
   for (let r = first; r !== undefined; r = claimChunk(c, shards.length)) {
+    if (m !== undefined) {
+      m.firstChunk ??= crossThreadMs();
+      m.shards += r[1] - r[0];
+      m.chunks++;
+    }
     out.push(yield* work(shards.slice(r[0], r[1])));
+    if (m !== undefined) m.lastChunk = crossThreadMs();
     yield;
   }
   return out;

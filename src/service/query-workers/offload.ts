@@ -29,6 +29,7 @@ import { claimedShares } from './job.js';
 import { ShardClaims, claimChunk } from './here-share.js';
 import type { QueryWorkers } from './pool.js';
 import type { FromWorker, Job } from './protocol.js';
+import { QueryTimeline } from './timeline.js';
 import { rowBitsRead } from './work-estimate.js';
 
 /**
@@ -46,13 +47,18 @@ export function workerRead(
   budget: QueryBudget,
 ): Promise<QueryResponse> {
   try {
+    const timeline = pool.timelines === undefined ? undefined : new QueryTimeline();
+    timeline?.mark('begin');
     const clock = new QueryClock(budget.clock);
     const reads = prepareReads(holder, indexName, query, opts, clock);
+    timeline?.mark('compiled');
     const here = (): Promise<QueryResponse> =>
       executePreparedAsync(holder, reads, indexName, query, opts, clock, { budget });
     if (pool.usable && reads.ctx.shards.length >= pool.minShards && offloadable(reads))
-      if (pool.minWorkBits <= 0 || rowBitsRead(reads, pool.minWorkBits) >= pool.minWorkBits)
-        return readSpread({ pool, reads, query, opts, budget, now: clock.now() }, holder, here);
+      if (pool.minWorkBits <= 0 || rowBitsRead(reads, pool.minWorkBits) >= pool.minWorkBits) {
+        timeline?.mark('estimated');
+        return readSpread({ pool, reads, query, opts, budget, now: clock.now(), timeline }, holder, here);
+      }
     return here();
   } catch (e) {
     return Promise.reject(e);
@@ -74,6 +80,8 @@ interface Spread {
   opts: QueryOptions;
   budget: QueryBudget;
   now: number;
+  /** Marked when the pool collects timelines (timeline.ts). */
+  timeline: QueryTimeline | undefined;
 }
 
 /**
@@ -114,7 +122,7 @@ async function sharedRead(s: Spread, here: Here): Promise<QueryResponse> {
  * holder, as of its `seq` (the state the workers hold: QueryWorkers.canShareHere).
  */
 async function runPhases(
-  { pool, reads, query, opts, budget, now }: Spread,
+  { pool, reads, query, opts, budget, now, timeline }: Spread,
   here: Here | undefined,
 ): Promise<QueryResponse> {
   const shards = reads.ctx.shards;
@@ -135,7 +143,7 @@ async function runPhases(
   const phase = <T>(job: Omit<Job, 'id' | 'shards'>, local: (ctx: ReadContext) => Work<T>, of: (a: JobAnswer) => T) =>
     here === undefined
       ? pool.run(job, split(shards, pool.size), signal).then((a) => a.map(of))
-      : sharedPhase({ pool, here, reads, budget, signal }, job, local, of);
+      : sharedPhase({ pool, here, reads, budget, signal, timeline }, job, local, of);
   let preps: CallPrep[] = [];
   if (reads.plans.some(needsPrep)) {
     const answers = await phase({ ...base, phase: 'prep' }, (ctx) => prepsWork(ctx, reads.plans), prepsOf);
@@ -149,6 +157,10 @@ async function runPhases(
   );
   const response = finalizeQuery(reads.index, reads.plans, answers, opts);
   response.results.forEach((r, i) => reads.answer.add(resultBytes(r), reads.plans[i].kind));
+  if (timeline !== undefined && here !== undefined) {
+    timeline.mark('finalized');
+    pool.timelines?.push(timeline);
+  }
   return response;
 }
 
@@ -167,24 +179,34 @@ interface Here {
  * others awaited: each holds one chunk at most.
  */
 async function sharedPhase<T>(
-  s: { pool: QueryWorkers; here: Here; reads: Reads; budget: QueryBudget; signal: AbortSignal | undefined },
+  s: {
+    pool: QueryWorkers;
+    here: Here;
+    reads: Reads;
+    budget: QueryBudget;
+    signal: AbortSignal | undefined;
+    timeline: QueryTimeline | undefined;
+  },
   job: Omit<Job, 'id' | 'shards'>,
   local: (ctx: ReadContext) => Work<T>,
   of: (a: JobAnswer) => T,
 ): Promise<T[]> {
-  const { pool, here, reads } = s;
+  const { pool, here, reads, timeline } = s;
   // A write applied between two phases (after the first phase's share): the second would read it.
   if (here.holder.appliedSeq !== here.seq) stateMoved();
   const shards = reads.ctx.shards;
   const claims = new ShardClaims(Math.min(pool.size - 1, shards.length - 1));
   // Its first chunk before the workers can claim any: whatever they do, the request thread
   // computes from the start (and a write applied meanwhile is seen at its first yield).
-  const first = claimChunk(claims.here, shards.length);
-  const sent = pool.share(job, shards, claims, s.signal);
+  const mySlot = timeline === undefined ? claims.here : { ...claims.here, marks: timeline.here };
+  timeline?.mark('boarded');
+  const first = claimChunk(mySlot, shards.length);
+  const sent = pool.share(job, shards, claims, s.signal, timeline);
+  timeline?.mark('posted');
   pool.stats.sharedHere++;
   let mine: T[];
   try {
-    const work = claimedShares(reads.index, claims.here, shards, reads.ctx.opts, local, first);
+    const work = claimedShares(reads.index, mySlot, shards, reads.ctx.opts, local, first);
     mine = await runSliced(work, stateMoved, here.holder, {
       budget: s.budget,
       maxRestarts: 1,
@@ -195,11 +217,17 @@ async function sharedPhase<T>(
     throw err;
   }
   // The workers not started take nothing; the others hold a chunk at most.
+  timeline?.mark('hereDone');
   const closed = Array.from({ length: claims.jobs }, (_, i) => claims.close(i));
   for (let i = 0; i < claims.jobs; i++) if (!closed[i] && claims.spinUntilDone(i, pool.finishSpinMs)) sent.receive(i);
+  timeline?.mark('spun');
   const answers = await sent.answers((i) => closed[i]);
+  timeline?.mark('answers');
   const theirs: T[] = [];
-  for (const a of answers) if (!('none' in a)) theirs.push(of(a));
+  for (const a of answers) {
+    if (timeline !== undefined) timeline.workers.push(a.marks ?? { shards: 0, chunks: 0 });
+    if (!('none' in a)) theirs.push(of(a));
+  }
   return [...mine, ...theirs];
 }
 

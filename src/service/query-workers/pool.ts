@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
 import type { StatePublisher } from '../../engine/ports.js';
 import { ShareGain, type ShardClaims } from './here-share.js';
+import { type QueryTimeline, newMarks } from './timeline.js';
 import { CANCEL_SLOTS, type FromWorker, type Job, type ToWorker } from './protocol.js';
 
 /** tsx's ESM API (the .mjs beside the .cjs that require resolves). */
@@ -159,6 +160,11 @@ export class QueryWorkers {
    * done, before it waits in its event loop (here-share.ts: ShardClaims.spinUntilDone).
    */
   finishSpinMs = FINISH_SPIN_MS;
+  /**
+   * When set (benches), each read shared with the request thread adds its timeline here
+   * (timeline.ts); unset, nothing is marked.
+   */
+  timelines: QueryTimeline[] | undefined;
   private nextId = 1;
   readonly stats: QueryWorkerStats = { jobs: 0, failed: 0, cancelled: 0, sharedHere: 0, stateMoved: 0 };
   private broken: Error | undefined;
@@ -253,10 +259,13 @@ export class QueryWorkers {
     shards: readonly number[],
     claims: ShardClaims,
     signal?: AbortSignal,
+    timeline?: QueryTimeline,
   ): SentJobs {
+    const slot = (i: number): Job['claims'] =>
+      timeline === undefined ? claims.slotOf(i) : { ...claims.slotOf(i), marks: newMarks() };
     return this.send(
       base,
-      Array.from({ length: claims.jobs }, (_, i) => ({ shards, claims: claims.slotOf(i) })),
+      Array.from({ length: claims.jobs }, (_, i) => ({ shards, claims: slot(i) })),
       signal,
     );
   }

@@ -8,6 +8,7 @@ import type { QueryOptions } from '../../executor/result.js';
 import type { Call } from '../../pql/ast.js';
 import type { Publication } from '../../state/published.js';
 import type { ClaimSlot } from './here-share.js';
+import type { ThreadMarks } from './timeline.js';
 
 /** One phase of one query over some shards (with `claims`, those of its shards it claims). */
 export interface Job {
@@ -30,13 +31,16 @@ export interface Job {
 
 export type ToWorker = { kind: 'publish'; pubs: Publication[] } | { kind: 'job'; job: Job };
 
-/** An answer to a job: `busyMs`, the worker's time on it (slices summed; the pool's busy figure). */
+/**
+ * An answer to a job: `busyMs`, the worker's time on it (slices summed; the pool's busy figure);
+ * `marks`, its moments when the query's timeline is traced (timeline.ts).
+ */
 export type FromWorker =
   | { kind: 'ready' }
-  | { kind: 'done'; id: number; preps: CallPrep[]; busyMs?: number }
-  | { kind: 'done'; id: number; partials: CallPartial[]; busyMs?: number }
+  | { kind: 'done'; id: number; preps: CallPrep[]; busyMs?: number; marks?: ThreadMarks }
+  | { kind: 'done'; id: number; partials: CallPartial[]; busyMs?: number; marks?: ThreadMarks }
   /** A shared phase's job that took no shard: closed before it started, or the others took them all. */
-  | { kind: 'done'; id: number; none: true; busyMs?: number }
+  | { kind: 'done'; id: number; none: true; busyMs?: number; marks?: ThreadMarks }
   | { kind: 'failed'; id: number; code?: ErrorCode; message: string; busyMs?: number };
 
 /** A worker's answer to a job. */

@@ -10,7 +10,7 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { DomainError, badRequest } from '../../domain/errors.js';
 import { type QueryBudget, checkBudget } from '../../executor/index.js';
-import { systemClock } from '../../util/clock.js';
+import { crossThreadMs, systemClock } from '../../util/clock.js';
 import type { Work } from '../../executor/run.js';
 import { claimsDone, startClaiming } from './here-share.js';
 import { jobWork } from './job.js';
@@ -43,6 +43,7 @@ const inbox: ToWorker[] = [];
 let scheduled = false;
 
 port.on('message', (m: ToWorker) => {
+  if (m.kind === 'job' && m.job.claims?.marks !== undefined) m.job.claims.marks.received = crossThreadMs();
   inbox.push(m);
   pump();
 });
@@ -68,7 +69,8 @@ function start(job: Job): void {
   // A shared phase's job closed by the request thread before it started here: the request thread
   // did not wait for it, and took every shard (here-share.ts).
   if (job.claims !== undefined && !startClaiming(job.claims)) {
-    answers.postMessage({ kind: 'done', id: job.id, none: true } satisfies FromWorker);
+    const { marks } = job.claims;
+    answers.postMessage({ kind: 'done', id: job.id, none: true, ...(marks && { marks }) } satisfies FromWorker);
     return;
   }
   try {
@@ -83,6 +85,8 @@ function turn(): void {
   scheduled = false;
   const r = running.shift();
   if (r !== undefined) {
+    const marks = r.job.claims?.marks;
+    if (marks !== undefined) marks.started ??= crossThreadMs();
     const t0 = systemClock.monotonic();
     const answer = slice(r, t0);
     r.busyMs += systemClock.monotonic() - t0;
@@ -112,7 +116,9 @@ function slice(r: Running, t0: number): JobReply | undefined {
 
 /** Posts the job's answer; a shared phase's job then says so on its board (the request thread may be waiting). */
 function reply(job: Job, m: JobReply): void {
-  answers.postMessage(m);
+  const marks = job.claims?.marks;
+  if (marks !== undefined) marks.posted = crossThreadMs();
+  answers.postMessage(marks === undefined || m.kind !== 'done' ? m : { ...m, marks });
   if (job.claims !== undefined) claimsDone(job.claims);
 }
 
