@@ -96,6 +96,13 @@ function decodeImportColumns(cmd: Extract<LogCommand, { kind: 'import' }>): {
   return cmd.format === 'bits' ? decodeImportRequest(cmd.body) : decodeImportValueRequest(cmd.body);
 }
 
+/**
+ * How long the events built during a produce run before they yield: Kafka's acknowledgment
+ * waits behind a stretch, and the ack's hold (reads/cluster-ends.ts) starts only when it is
+ * handled (runStepsYielding's default stretch is 5 ms).
+ */
+const AHEAD_SLICE_MS = 1;
+
 /** A log command whose meta offset this node did not reach in time: deliver it again later. */
 export class MetaBehindError extends Error {
   override name = 'MetaBehindError';
@@ -475,7 +482,9 @@ export class CommandApplier implements CommandSink {
     const out = new Promise<void>((resolve) => setImmediate(resolve)).then(async (): Promise<DecodedBody> => {
       if (format === 'values') return { format, request: decodeImportValueRequest(body) };
       const request = decodeImportRequest(body);
-      const prepared = await prepareBits(this.parts.engine, this.bitsImport(cmd, request)).catch(() => undefined);
+      const prepared = await prepareBits(this.parts.engine, this.bitsImport(cmd, request), AHEAD_SLICE_MS).catch(
+        () => undefined,
+      );
       return prepared === undefined ? { format, request } : { format, request, prepared };
     });
     // A body that does not decode is refused by the apply's own decode, with the same error.
