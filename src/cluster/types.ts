@@ -5,6 +5,7 @@
 import type { Event } from '../events/types.js';
 import type { IHeaders } from 'kafkajs';
 import type { ImportRequest, ImportValueRequest } from '../encoding/import-request.js';
+import type { PreparedBits } from '../service/import/prepare-bits.js';
 
 /** A node of the cluster: its id (the data directory's node id) and advertised base URL. */
 export interface Member {
@@ -58,9 +59,12 @@ export interface ClusterMessage {
   readonly decodedBody?: Promise<DecodedBody>;
 }
 
-/** An import command's body, decoded (CommandApplier.predecode). */
+/**
+ * An import command's body, decoded (CommandApplier.predecode); a bits import's events built too
+ * (`prepared`; undefined when it takes the one-step decide, or when building them refused it).
+ */
 export type DecodedBody =
-  | { readonly format: 'bits'; readonly request: ImportRequest }
+  | { readonly format: 'bits'; readonly request: ImportRequest; readonly prepared?: PreparedBits }
   | { readonly format: 'values'; readonly request: ImportValueRequest };
 
 /**

@@ -130,6 +130,12 @@ describe('a holder applies the log commands it produced from its own bytes', () 
       metaOffset,
       time,
     };
+    // A column outside the shard it names: refused (400) by every holder; its events, built
+    // ahead, are refused the same way there, so the apply decides (and refuses) as any holder.
+    const outside: LogCommand & Stamp = {
+      ...imported,
+      body: encodeImportRequest({ index: 'i', field: 'c', shard: 0, rowIds: [3], columnIds: [SHARD_WIDTH + 1] }),
+    };
     // Not a protobuf ImportRequest: refused (400) by every holder, its ahead-decode rejecting too.
     const garbled: LogCommand & Stamp = { ...imported, body: Uint8Array.from([0xff, 0xff, 0xff]) };
     // Applied twice, this sequence would leave b=1 as {1, 5} (Store after the last Set(5)).
@@ -139,6 +145,7 @@ describe('a holder applies the log commands it produced from its own bytes', () 
       pql('ClearRow(a=1)'),
       pql('Set(5, a=1)'),
       imported,
+      outside,
       garbled,
       pql('Set(1, nope=1)'),
     ];
@@ -150,6 +157,10 @@ describe('a holder applies the log commands it produced from its own bytes', () 
     for (const command of sequence) {
       // As a coordinator does: an import's body decoded while Kafka takes it (ClusterWrites.logResults).
       const decodedBody = nodeA.applier.predecode(command);
+      const ahead = await decodedBody?.catch(() => undefined);
+      // Its events are built ahead too (committed after Kafka's acknowledgment, if still valid).
+      if (command === imported) expect(ahead?.format === 'bits' && ahead.prepared !== undefined).toBe(true);
+      if (command === outside) expect(ahead?.format === 'bits' && ahead.prepared === undefined).toBe(true);
       const [at] = await producer.send([{ topic: `${name}.log`, partition: 0, command }]);
       expect(at.message, 'a single-message command comes back with its message').toBeDefined();
       const message = at.message === undefined ? undefined : { ...at.message, ...(decodedBody ? { decodedBody } : {}) };
@@ -186,6 +197,7 @@ describe('a holder applies the log commands it produced from its own bytes', () 
         applierB.results.get('log', 0, offset),
       );
     }
+    expect(nodeA.applier.results.get('log', 0, owned[owned.length - 3])).toMatchObject({ ok: false, status: 400 });
     expect(nodeA.applier.results.get('log', 0, owned[owned.length - 2])).toMatchObject({ ok: false, status: 400 });
     expect(nodeA.applier.results.get('log', 0, owned[owned.length - 1])).toMatchObject({ ok: false, status: 404 });
     expect(nodeA.applier.position('log', 0)).toBe(applierB.position('log', 0));

@@ -15,9 +15,11 @@ import { DomainError, badRequest } from '../../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
 import type { Engine } from '../../engine/engine.js';
 import type { CommitContext, CursorWrite } from '../../engine/ports.js';
-import { decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
+import { type ImportRequest, decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
 import { statusOf } from '../../http/errors.js';
 import type { ImportService } from '../../service/import/import-service.js';
+import type { BitsImport } from '../../service/import/import-types.js';
+import { prepareBits } from '../../service/import/prepare-bits.js';
 import { rewriteLegacyQuery } from '../../service/legacy/legacy-query.js';
 import { checkLegacyRelease, isLegacyRelease } from '../../service/legacy/legacy-release.js';
 import { hasLegacyCall } from '../../pql/legacy.js';
@@ -93,6 +95,13 @@ function decodeImportColumns(cmd: Extract<LogCommand, { kind: 'import' }>): {
 } {
   return cmd.format === 'bits' ? decodeImportRequest(cmd.body) : decodeImportValueRequest(cmd.body);
 }
+
+/**
+ * How long the events built during a produce run before they yield: Kafka's acknowledgment
+ * waits behind a stretch, and the ack's hold (reads/cluster-ends.ts) starts only when it is
+ * handled (runStepsYielding's default stretch is 5 ms).
+ */
+const AHEAD_SLICE_MS = 1;
 
 /** A log command whose meta offset this node did not reach in time: deliver it again later. */
 export class MetaBehindError extends Error {
@@ -460,20 +469,32 @@ export class CommandApplier implements CommandSink {
    * written the request by then), so it runs while Kafka takes the command, and the apply from the
    * node's own bytes (Feed.own) takes it. One synchronous decode: the sliced one
    * (decodeImportRequestAsync) cost ~1.5× its CPU here, reading the clock at every step.
+   * A bits import's events are built then too (prepareBits, as a single node builds a large
+   * import's before its commit): that was half of the apply after Kafka's acknowledgment (8.1 of
+   * 16.5 ms, three nodes and the broker on this machine). Their commit checks that the index and
+   * field are still the ones they were built for, and decides afresh otherwise; a refusal while
+   * building them leaves them out, and the apply refuses as any holder does.
    * Undefined for other commands.
    */
   predecode(cmd: LogCommand): Promise<DecodedBody> | undefined {
     if (cmd.kind !== 'import' || (cmd.format !== 'bits' && cmd.format !== 'values')) return undefined;
     const { format, body } = cmd;
-    const out = new Promise<void>((resolve) => setImmediate(resolve)).then(
-      (): DecodedBody =>
-        format === 'bits'
-          ? { format, request: decodeImportRequest(body) }
-          : { format, request: decodeImportValueRequest(body) },
-    );
+    const out = new Promise<void>((resolve) => setImmediate(resolve)).then(async (): Promise<DecodedBody> => {
+      if (format === 'values') return { format, request: decodeImportValueRequest(body) };
+      const request = decodeImportRequest(body);
+      const prepared = await prepareBits(this.parts.engine, this.bitsImport(cmd, request), AHEAD_SLICE_MS).catch(
+        () => undefined,
+      );
+      return prepared === undefined ? { format, request } : { format, request, prepared };
+    });
     // A body that does not decode is refused by the apply's own decode, with the same error.
     out.catch(() => undefined);
     return out;
+  }
+
+  private bitsImport(cmd: Extract<LogCommand, { kind: 'import' }>, request: ImportRequest): BitsImport {
+    const { index, field, shard, clear, metaOffset } = cmd;
+    return { ...request, index, field, shard, clear, metaOffset };
   }
 
   private async runImport(
@@ -482,15 +503,19 @@ export class CommandApplier implements CommandSink {
     decodedBody?: Promise<DecodedBody>,
   ): Promise<void> {
     const { index, field, shard, clear } = cmd;
-    const imports = this.parts.imports;
-    const newer = this.parts.engine.peekApplied((h) => newerThan(h, index, cmd.metaOffset));
+    const { imports, engine } = this.parts;
+    const newer = engine.peekApplied((h) => newerThan(h, index, cmd.metaOffset));
     // Written to an index or field deleted and re-created since (incarnations.ts): only existence.
     if (newer === 'index' || newer?.has(field) === true) return this.importLeftOut(cmd, newer === 'index', ctx);
     const ahead = await decodedBody?.catch(() => undefined);
     switch (cmd.format) {
       case 'bits': {
-        const b = ahead?.format === 'bits' ? ahead.request : decodeImportRequest(cmd.body);
-        return imports.importBits({ ...b, index, field, shard, clear, metaOffset: cmd.metaOffset }, ctx);
+        if (ahead?.format !== 'bits')
+          return imports.importBits(this.bitsImport(cmd, decodeImportRequest(cmd.body)), ctx);
+        const { prepared } = ahead;
+        // Events built while Kafka took the command: committed when still valid (as importBits does).
+        if (prepared !== undefined && (await engine.commit({ ...ctx, prepared: (h) => prepared.commit(h) }))) return;
+        return imports.importBits(this.bitsImport(cmd, ahead.request), ctx);
       }
       case 'values': {
         const v = ahead?.format === 'values' ? ahead.request : decodeImportValueRequest(cmd.body);

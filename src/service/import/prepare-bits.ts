@@ -28,12 +28,17 @@ export interface PreparedBits {
   commit(h: ReadonlyHolder): readonly PreparedEvent[] | undefined;
 }
 
-export async function prepareBits(engine: Engine, wide: BitsImport): Promise<PreparedBits | undefined> {
+export async function prepareBits(
+  engine: Engine,
+  wide: BitsImport,
+  /** How long a stretch of the work runs before it yields (runStepsYielding's default: 5 ms). */
+  sliceMs?: number,
+): Promise<PreparedBits | undefined> {
   // Looked at without waiting for durability: commit() checks that the same objects still hold.
   const { index, field } = engine.peekApplied((h) => lookup(h, wide.index, wide.field, wide.metaOffset));
   if (index.options.keys || field.options.keys || isExclusive(field)) return undefined;
   const exists = !wide.clear && index.existence !== undefined;
-  const events = await runStepsYielding(build(index, field, wide, exists), engine.clock);
+  const events = await runStepsYielding(build(index, field, wide, exists), engine.clock, sliceMs);
   // Options change in place (FieldOptionsChanged): the ones built with must still be the field's.
   const options = field.options;
   return {
