@@ -5,7 +5,7 @@
 // TopN answer. Reported beside a whole request's time at the measured rate (issue 24).
 import { EventEmitter } from 'node:events';
 import { openSync } from 'node:fs';
-import type { FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { stringify } from '../../src/encoding/json.js';
 import { queryResponseJson } from '../../src/encoding/query-json.js';
@@ -53,7 +53,7 @@ export async function requestFeatureCosts(r: Reporter, count: string, topN: stri
       raw.once('close', () => ac.abort());
       return ac.signal;
     }),
-    clientGone: each(() => new ClientGone({ raw: new EventEmitter() } as unknown as FastifyReply).aborted),
+    clientGone: each(() => new ClientGone(new EventEmitter() as unknown as ServerResponse).aborted),
     deadline: each(() => queryBudget(0, undefined)),
     // What fastify does for a request when it is given a logger instance: a pino child with the
     // request id, and a 'finish' and an 'error' listener on the response, removed at its end.
