@@ -26,7 +26,7 @@ import type { QueryAnswer, QueryApi } from './context.js';
 import { errorBody, statusOf } from './errors.js';
 import { AnsweredRequest, QUERY_ROUTE, type RequestOps, payloadBytes } from './request-ops.js';
 import { ClientGone, QueryRun, STALE_READ_HEADER } from './routes/query-routes.js';
-import type { SecurityChecks } from './security.js';
+import type { CheckedRequest, SecurityChecks } from './security.js';
 
 export interface LeanQueryParts {
   query: QueryApi;
@@ -40,9 +40,6 @@ export interface LeanQueryParts {
 
 /** Answers a request and returns true, or returns false (untouched) for fastify to answer. */
 export type FrontDoor = (req: IncomingMessage, res: ServerResponse) => boolean;
-
-/** The query route's path with an index name as names.ts allows it (no escapes to decode), no arguments. */
-const QUERY_PATH = /^\/index\/([a-z][a-z0-9_-]{0,63})\/query$/;
 
 /** The options of a text query without URL arguments, as the route reads them (query-routes.ts). */
 const NO_ARGS: QueryOptions = {
@@ -58,30 +55,58 @@ export function leanQuery(p: LeanQueryParts): FrontDoor {
   return (req, res) => {
     if (req.method !== 'POST') return false;
     const url = req.url ?? '';
-    const m = QUERY_PATH.exec(url);
-    if (m === null) return false;
+    const index = queryPathIndex(url);
+    if (index === undefined) return false;
     const h = req.headers;
-    const length = h['content-length'];
     // A body of a known length within the limit, text, answered as JSON; anything else is fastify's.
-    if (length === undefined || h['transfer-encoding'] !== undefined || !/^\d{1,15}$/.test(length)) return false;
-    if (Number(length) > p.bodyLimit || h['content-type'] === undefined || isProtobuf(h['content-type'])) return false;
-    if (wantsProtobuf(h.accept)) return false;
+    // Node's parser has checked that Content-Length is digits.
+    const length = h['content-length'];
+    if (length === undefined || h['transfer-encoding'] !== undefined || !(Number(length) <= p.bodyLimit)) return false;
+    const type = h['content-type'];
+    if (type === undefined || (type !== 'text/plain' && isProtobuf(type))) return false;
+    if (h.accept !== undefined && wantsProtobuf(h.accept)) return false;
     let readOnly = false;
     if (p.checks !== undefined) {
-      const v = p.checks.verdict({
-        method: 'POST',
-        url,
-        route: QUERY_ROUTE,
-        host: h.host,
-        origin: h.origin,
-        authorization: h.authorization,
-      });
+      const v = p.checks.verdict(new CheckedQuery(url, h.host, h.origin, h.authorization));
       if (v === 'read-only') readOnly = true;
       else if (v !== undefined) return false;
     }
-    new LeanRequest(p, req, res, m[1], readOnly).start();
+    new LeanRequest(p, req, res, index, readOnly).start();
     return true;
   };
+}
+
+const PREFIX = '/index/';
+const SUFFIX = '/query';
+
+/**
+ * The index of /index/{name}/query with a name as names.ts allows it ([a-z][a-z0-9_-]{0,63}:
+ * nothing to decode), no arguments; else undefined. String tests, not a regular expression's
+ * match array, on every request.
+ */
+export function queryPathIndex(url: string): string | undefined {
+  const end = url.length - SUFFIX.length;
+  if (end <= PREFIX.length || end - PREFIX.length > 64 || !url.startsWith(PREFIX) || !url.endsWith(SUFFIX))
+    return undefined;
+  const first = url.charCodeAt(PREFIX.length);
+  if (first < 0x61 || first > 0x7a) return undefined;
+  for (let i = PREFIX.length + 1; i < end; i++) {
+    const c = url.charCodeAt(i);
+    if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x2d)) return undefined;
+  }
+  return url.slice(PREFIX.length, end);
+}
+
+/** A query POST as the security checks read it (a class: one hidden class for every request). */
+class CheckedQuery implements CheckedRequest {
+  readonly method = 'POST';
+  readonly route = QUERY_ROUTE;
+  constructor(
+    readonly url: string,
+    readonly host: string | undefined,
+    readonly origin: string | undefined,
+    readonly authorization: string | undefined,
+  ) {}
 }
 
 /** One request on the lean path, from its body to its answer. */

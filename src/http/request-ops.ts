@@ -48,8 +48,11 @@ export class RequestOps {
   private readonly prefix = systemClock.now().toString(36);
   private readonly access: AccessLog | undefined;
   private readonly textChars: number;
+  /** The query route's POSTs, the most frequent requests, observed through keys made once. */
+  private readonly queryPosts: (status: number, ms: number) => void;
 
   constructor(private readonly opts: OpsHookOptions) {
+    this.queryPosts = opts.metrics.routeRequests('POST', QUERY_ROUTE);
     this.access =
       opts.accessLogPerSecond > 0
         ? new AccessLog(opts.logger.child({ mod: 'access' }), opts.accessLogPerSecond)
@@ -70,7 +73,8 @@ export class RequestOps {
   }
 
   observe(r: AnsweredRequest): void {
-    this.opts.metrics.observeRequest(r.method, r.route, r.status, r.ms);
+    if (r.route === QUERY_ROUTE && r.method === 'POST') this.queryPosts(r.status, r.ms);
+    else this.opts.metrics.observeRequest(r.method, r.route, r.status, r.ms);
     if (r.route === QUERY_ROUTE) {
       this.opts.metrics.observePql(firstPqlCall(r.body, r.contentType), r.ms);
       if (this.opts.slowQueryMs > 0 && r.ms >= this.opts.slowQueryMs) this.logSlowQuery(r);
@@ -80,7 +84,8 @@ export class RequestOps {
   }
 
   private logSlowQuery(r: AnsweredRequest): void {
-    const { body, textChars } = { body: r.body, textChars: this.textChars };
+    const body = r.body;
+    const textChars = this.textChars;
     const isText = Buffer.isBuffer(body) && !String(r.contentType ?? '').includes('protobuf');
     // Decode at most 4 bytes per kept character: a huge query body is never decoded whole.
     const text = isText ? body.toString('utf8', 0, Math.min(body.length, textChars * 4)) : '';

@@ -164,6 +164,9 @@ describe('the lean query path beside fastify', () => {
       ['/index/i/query?timeout=bad', 'Count(Row(f=1))', {}],
       ['/index/I/query', 'Count(Row(f=1))', {}],
       ['/index/i%41/query', 'Count(Row(f=1))', {}],
+      ['/index/1i/query', 'Count(Row(f=1))', {}],
+      ['/index/i/query/', 'Count(Row(f=1))', {}],
+      ['/index//query', 'Count(Row(f=1))', {}],
       ['/index/i/field/f', '', {}],
     ] as [string, string | Buffer, Record<string, string>][]) {
       const a = await both(s, url, path, body, headers);
