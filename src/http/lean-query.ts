@@ -24,7 +24,7 @@ import { SLICED_FROM_BYTES, writeSliced } from './answer-writer.js';
 import { isProtobuf, wantsProtobuf } from './body.js';
 import type { QueryAnswer, QueryApi } from './context.js';
 import { errorBody, statusOf } from './errors.js';
-import { AnsweredRequest, QUERY_ROUTE, type RequestOps, payloadBytes } from './request-ops.js';
+import { AnsweredRequest, QUERY_ROUTE, type RequestOps } from './request-ops.js';
 import { ClientGone, QueryRun, STALE_READ_HEADER } from './routes/query-routes.js';
 import type { CheckedRequest, SecurityChecks } from './security.js';
 
@@ -189,11 +189,12 @@ class LeanRequest {
 
   /** The answer's records (as fastify's onSend hook), then the answer, headers as fastify writes them. */
   private send(status: number, body: string, stale: string | undefined): void {
-    this.observe(status, this.p.ops.countsBytes ? payloadBytes(body) : 0);
+    const bytes = Buffer.byteLength(body);
+    this.observe(status, this.p.ops.countsBytes ? bytes : 0);
     const headers: Record<string, string | number> = { 'x-request-id': this.reqId };
     if (stale !== undefined) headers[STALE_READ_HEADER] = stale;
     headers['content-type'] = JSON_TYPE;
-    headers['content-length'] = Buffer.byteLength(body);
+    headers['content-length'] = bytes;
     this.res.writeHead(status, headers);
     this.res.end(body);
   }
