@@ -23,7 +23,8 @@ import type { NodeInfo } from './http/context.js';
 import { startupHandler } from './http/startup-handler.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
 import { type EngineOptions, openEngine } from './server-engine.js';
-import { buildServerApp, httpSecurity } from './server-http.js';
+import type { FrontDoors } from './http/front-door.js';
+import { type RequestHandler, buildServerApp, httpSecurity } from './server-http.js';
 import { openIntegrations, startIntegrations } from './server-integrations.js';
 import { openStorage } from './server-storage.js';
 import { reserveBelowFloor } from './storage/disk-space.js';
@@ -37,6 +38,10 @@ export interface Server {
   metrics: ServerMetrics;
   /** The query worker threads (--query-workers), if more than one. */
   queryWorkers?: QueryWorkers;
+  /** Node's request handler for a server of one's own (launchServer): the app behind its front door. */
+  serve: RequestHandler;
+  /** What answers before fastify's routing (http/front-door.ts). */
+  front: FrontDoors;
   /** Starts listening on cfg.bind; resolves with the bound port. */
   listen(): Promise<number>;
   /** Graceful: stop accepting, finish in-flight requests, flush the log, close the database. */
@@ -89,7 +94,7 @@ export async function createServer(
     if (opts.listening !== undefined) at.port = opts.listening.port;
     const node = (): NodeInfo => ({ id: storage.id, ...at, host: at.host === '0.0.0.0' ? 'localhost' : at.host });
     const parts = { engine, integrations, metrics, security, node, ...(workers !== undefined ? { workers } : {}) };
-    const { app, recalculate } = buildServerApp(boot, parts);
+    const { app, recalculate, serve, front } = buildServerApp(boot, parts);
     const http = opts.listening?.http;
     stops.add('http', () => closeApp(app, http));
     const started = startIntegrations(integrations, stops);
@@ -106,6 +111,8 @@ export async function createServer(
     };
     return {
       app,
+      serve,
+      front,
       engine,
       metrics,
       ...(workers !== undefined ? { queryWorkers: workers } : {}),
@@ -205,7 +212,7 @@ export async function launchServer(
   const booted = createServer(cfg, logger, onFatal, { ...opts, metrics, listening: { http, port } }).then(
     async (server) => {
       await server.app.ready();
-      handler = server.app.routing;
+      handler = server.serve;
       logger.info({ seq: server.engine.committedLog.durableSeq }, 'bitledger ready');
       return server;
     },

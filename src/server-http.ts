@@ -2,6 +2,7 @@
 // which write through Kafka), the routes' context, the plugins Kafka and the cluster contribute,
 // and the operational hooks and routes (metrics, access log, health, readiness).
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError } from './config/config.js';
 import type { Engine } from './engine/engine.js';
@@ -10,6 +11,9 @@ import { type HttpSecurity, buildHttpApp } from './http/app.js';
 import type { HttpContext, NodeInfo } from './http/context.js';
 import { localTopology } from './http/topology.js';
 import { installOpsHooks } from './http/ops-hooks.js';
+import { FrontDoors } from './http/front-door.js';
+import { leanQuery } from './http/lean-query.js';
+import type { RequestOps } from './http/request-ops.js';
 import { readiness } from './http/readiness.js';
 import { opsRoutes } from './http/routes/ops-routes.js';
 import { readTokenFile } from './http/security.js';
@@ -22,6 +26,9 @@ import { QueryService } from './service/query-service.js';
 import type { QueryWorkers } from './service/query-workers/pool.js';
 import { SchemaService } from './service/schema-service.js';
 import { VERSION } from './version.js';
+
+/** Node's request handler: the app's routing, behind its front door (http/front-door.ts). */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface HttpParts {
   engine: Engine;
@@ -36,7 +43,7 @@ export interface HttpParts {
 export function buildServerApp(
   { cfg, logger, onFatal }: Boot,
   p: HttpParts,
-): { app: FastifyInstance; recalculate: () => void } {
+): { app: FastifyInstance; recalculate: () => void; serve: RequestHandler; front: FrontDoors } {
   const { engine: eng, integrations, metrics } = p;
   const { kafka, cluster } = integrations;
   const recalculate = (): void => eng.peekApplied(recalculateCaches);
@@ -75,10 +82,42 @@ export function buildServerApp(
   // Kafka's plugins (ingests, mirror and replica gauges, their hooks) and the cluster's are
   // registered by the HTTP app beside its own: http/ and kafka/ do not import each other.
   const contributed = [...kafkaPlugins(kafka), ...(cluster?.plugins() ?? [])];
-  const app = buildHttpApp(context, logger, onFatal, cfg.maxBodyBytes, p.security, cfg.requestBodyTimeout, contributed);
-  installOpsHooks(app, { metrics, logger, accessLogPerSecond: cfg.accessLogPerSecond, slowQueryMs: cfg.slowQueryMs });
+  const front = new FrontDoors();
+  const app = buildHttpApp(
+    context,
+    logger,
+    onFatal,
+    cfg.maxBodyBytes,
+    p.security,
+    cfg.requestBodyTimeout,
+    contributed,
+    front,
+  );
+  const ops = installOpsHooks(app, {
+    metrics,
+    logger,
+    accessLogPerSecond: cfg.accessLogPerSecond,
+    slowQueryMs: cfg.slowQueryMs,
+  });
   opsRoutes(app, metrics, ready, () => eng.state);
-  return { app, recalculate };
+  // Not where integrations or the 0.x release hook the query route themselves (lean-query.ts).
+  const hooked = kafka.mirrorAck === 'kafka' || kafka.replica !== undefined || cluster !== undefined;
+  if (!hooked && (cfg.legacyRelease ?? '') === '') openLeanQuery(front, context, ops, { cfg, logger, onFatal });
+  return { app, recalculate, serve: front.serve(app.routing), front };
+}
+
+/** The lean query path (lean-query.ts): what the query route and the ops hooks do for plain queries. */
+function openLeanQuery(front: FrontDoors, context: HttpContext, ops: RequestOps, b: Omit<Boot, 'stops'>): void {
+  front.open(
+    leanQuery({
+      query: context.query,
+      ops,
+      checks: front.checks,
+      bodyLimit: b.cfg.maxBodyBytes,
+      logger: b.logger,
+      onInvariantBroken: b.onFatal,
+    }),
+  );
 }
 
 /** TLS files and the request checks from the settings (README "Securing bitledger"). */

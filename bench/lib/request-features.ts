@@ -1,11 +1,12 @@
 // What each feature of bitledger's request path costs a query, timed in this process on the
 // code the server runs (best of interleaved rounds, so the machine's background load falls on
 // all alike): request metrics, the metrics label, the access log (over its cap: counted only),
-// the client-gone signal, the deadline, PQL parsing, and the JSON encoding of a Count and of a
-// TopN answer. Reported beside a whole request's time at the measured rate (issue 24).
+// the lean query path's door (its path and security checks: lean-query.ts), the client-gone
+// signal, the deadline, PQL parsing, and the JSON encoding of a Count and of a TopN answer.
+// Reported beside a whole request's time at the measured rate (issue 24).
 import { EventEmitter } from 'node:events';
 import { openSync } from 'node:fs';
-import type { FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { stringify } from '../../src/encoding/json.js';
 import { queryResponseJson } from '../../src/encoding/query-json.js';
@@ -14,6 +15,8 @@ import type { QueryResponse } from '../../src/executor/result.js';
 import { AccessLog } from '../../src/http/access-log.js';
 import { firstPqlCall } from '../../src/http/pql-label.js';
 import { RequestLog } from '../../src/http/request-log.js';
+import { queryPathIndex } from '../../src/http/lean-query.js';
+import { SecurityChecks } from '../../src/http/security.js';
 import { ClientGone } from '../../src/http/routes/query-routes.js';
 import { ServerMetrics } from '../../src/metrics/server-metrics.js';
 import { parse } from '../../src/pql/index.js';
@@ -38,11 +41,29 @@ export async function requestFeatureCosts(r: Reporter, count: string, topN: stri
   const each = (f: (k: number) => unknown) => () => {
     for (let k = 0; k < REPS; k++) f(k);
   };
+  const queryPosts = metrics.routeRequests('POST', '/index/:index/query');
+  const checks = new SecurityChecks({ bindHost: '127.0.0.1', scheme: 'http', allowedOrigins: [] });
   const t = await bestOfRounds({
     metrics: each((k) => {
       metrics.observeRequest('POST', '/index/:index/query', 200, 0.3 + k * 1e-6);
       metrics.observePql('Count', 0.3);
     }),
+    boundMetrics: each((k) => {
+      queryPosts(200, 0.3 + k * 1e-6);
+      metrics.observePql('Count', 0.3);
+    }),
+    leanDoor: each(
+      () =>
+        queryPathIndex('/index/i/query') !== undefined &&
+        checks.verdict({
+          method: 'POST',
+          url: '/index/i/query',
+          route: '/index/:index/query',
+          host: '127.0.0.1:10101',
+          origin: undefined,
+          authorization: undefined,
+        }),
+    ),
     label: each(() => firstPqlCall(body, 'text/plain')),
     accessLog: each((k) =>
       access.record({ reqId: `a-${k}`, method: 'POST', url: '/index/i/query', status: 200, ms: 0.3, bytes: 16 }),
@@ -53,7 +74,7 @@ export async function requestFeatureCosts(r: Reporter, count: string, topN: stri
       raw.once('close', () => ac.abort());
       return ac.signal;
     }),
-    clientGone: each(() => new ClientGone({ raw: new EventEmitter() } as unknown as FastifyReply).aborted),
+    clientGone: each(() => new ClientGone(new EventEmitter() as unknown as ServerResponse).aborted),
     deadline: each(() => queryBudget(0, undefined)),
     // What fastify does for a request when it is given a logger instance: a pino child with the
     // request id, and a 'finish' and an 'error' listener on the response, removed at its end.
@@ -78,6 +99,8 @@ export async function requestFeatureCosts(r: Reporter, count: string, topN: stri
   const us = (ms: number): number => (ms * 1000) / REPS;
   const rows: [string, number][] = [
     ['request metrics (2 labelled histograms)', us(t.metrics)],
+    ['  the same, keys made once (the query route: ServerMetrics.routeRequests)', us(t.boundMetrics)],
+    ["the lean query path's door: path and security checks (lean-query.ts)", us(t.leanDoor)],
     ['the PQL call label', us(t.label)],
     ['access log, over its cap (counted)', us(t.accessLog)],
     ['client gone: a flag, its AbortSignal made on demand', us(t.clientGone)],
@@ -98,7 +121,9 @@ export async function requestFeatureCosts(r: Reporter, count: string, topN: stri
   );
   r.note(`request-path features, µs a request (share of a Count request, ${requestUs.toFixed(0)} µs at 1 conn):`);
   for (const [name, v] of rows) r.figure(`  feature: ${name}`, v, 'µs');
-  // A Count request pays the kept text's lookup, not a parse (bench's text repeats).
-  const total = rows.reduce((n, [, v]) => n + v, 0) - us(t.parseTopN) - us(t.jsonTopN) - us(t.parseCount);
+  // A Count request pays the kept text's lookup, not a parse (bench's text repeats), and the
+  // query route's metrics with keys made once.
+  const total =
+    rows.reduce((n, [, v]) => n + v, 0) - us(t.parseTopN) - us(t.jsonTopN) - us(t.parseCount) - us(t.metrics);
   r.figure('  features of a Count request together / its time', total / requestUs, '×');
 }

@@ -4,6 +4,7 @@
 // process (/status, other queries) for longer than one slice, and never exists as one string or
 // buffer. A client that closes the connection ends the encoding: nothing more is produced.
 import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 
 /** Answers estimated below this are sent as one body, as before (most answers). */
@@ -20,19 +21,33 @@ export type Piece = string | Uint8Array;
  */
 export async function sendSliced(reply: FastifyReply, type: string, pieces: Iterable<Piece>): Promise<void> {
   reply.hijack();
-  const res = reply.raw;
+  const written = await writeSliced(reply.raw, headersOf(reply), type, pieces);
+  // The request's metrics and access log (ops-hooks.ts): fastify's onSend never sees this answer.
+  if (written !== undefined) reply.answerSent?.(written);
+}
+
+/**
+ * Writes the pieces as a chunked 200 answer of `type` with `headers` on `res`: the bytes written,
+ * or undefined when the client went away first.
+ */
+export async function writeSliced(
+  res: ServerResponse,
+  headers: Record<string, string | string[] | number>,
+  type: string,
+  pieces: Iterable<Piece>,
+): Promise<number | undefined> {
   let gone = false;
   const onClose = (): void => {
     gone = true;
   };
   res.once('close', onClose);
-  res.writeHead(200, { ...headersOf(reply), 'content-type': type });
+  res.writeHead(200, { ...headers, 'content-type': type });
   let pending: Piece[] = [];
   let size = 0;
   let written = 0;
   try {
     for (const piece of pieces) {
-      if (gone) return;
+      if (gone) return undefined;
       // An empty piece is an encoder's yield point (work done without output, e.g. the sizing
       // pass of a protobuf row): the slice ends there. Small pieces end it at either bound.
       if (piece.length > 0) {
@@ -51,10 +66,9 @@ export async function sendSliced(reply: FastifyReply, type: string, pieces: Iter
       // the loop for the whole answer (measured: /status held 1.5-2 s by one 83 MB JSON answer).
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (gone) return;
+    if (gone) return undefined;
     res.end(joined(pending));
-    // The request's metrics and access log (ops-hooks.ts): fastify's onSend never sees this answer.
-    reply.answerSent?.(written + size);
+    return written + size;
   } finally {
     res.off('close', onClose);
   }
@@ -65,7 +79,7 @@ function joined(pieces: Piece[]): Piece {
   return Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
 }
 
-async function drainedOrClosed(res: FastifyReply['raw']): Promise<void> {
+async function drainedOrClosed(res: ServerResponse): Promise<void> {
   if (res.destroyed) return;
   const ac = new AbortController();
   try {

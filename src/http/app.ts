@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { LIMITS } from '../config/limits.js';
 import { scopedPlugin } from '../util/fastify-plugins.js';
 import type { HttpContext } from './context.js';
+import type { FrontDoors } from './front-door.js';
 import { installErrorHandler } from './errors.js';
 import { requestLogs } from './request-log.js';
 import { type SecurityOptions, installSecurity } from './security.js';
@@ -90,11 +91,14 @@ export function buildHttpApp(
    * the route modules so that hooks meant for every route reach them.
    */
   contributed: readonly FastifyPluginAsync[] = [],
+  /** Requests answered before fastify's routing, over plain http (front-door.ts). */
+  front?: FrontDoors,
 ): FastifyInstance {
   // With `https` fastify serves TLS; its instance type then names an https.Server, which routes
   // never touch, so it is used as the plain instance type.
   const app = Fastify({
     ...(security.https === undefined ? {} : { https: security.https }),
+    ...(security.https === undefined && front !== undefined ? { serverFactory: front.serverFactory() } : {}),
     // No logger instance: with one, fastify makes a pino child and puts two listeners on the
     // response of every request (request-log.ts); req.log is a RequestLog instead.
     childLoggerFactory: requestLogs(logger),
@@ -119,7 +123,13 @@ export function buildHttpApp(
   for (const type of NAMED_BODY_TYPES) app.addContentTypeParser(type, { parseAs: 'buffer' }, asBytes);
   app.addContentTypeParser('*', { parseAs: 'buffer' }, asBytes);
   installErrorHandler(app, onInvariantBroken);
-  if (security.checks !== undefined) installSecurity(app, security.checks);
+  if (security.checks !== undefined) {
+    const checks = installSecurity(app, security.checks);
+    // The lean query path runs the same checks (lean-query.ts).
+    if (front !== undefined) front.checks = checks;
+  }
+  // The lean query path stops taking requests once the app closes: fastify answers 503 then.
+  if (front !== undefined) app.addHook('preClose', (done) => front.close(done));
   // Options the 0.x variants add to other modules' routes: installed before any route exists.
   legacyIndexOptions(app, ctx);
   legacyReleaseRoutes(app, ctx, ctx.legacyRelease ?? '');

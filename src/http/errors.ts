@@ -39,12 +39,17 @@ export function sendError(
   /** DomainError.reason: a stable code beside the message (Pilosa's bodies have none, so only when set). */
   reason?: string,
 ): FastifyReply {
-  const code = reason === undefined ? {} : { code: reason };
-  const body = shape === 'query' ? { error: message, ...code } : { success: false, error: { message, ...code } };
   return reply
     .code(status)
     .type('application/json')
-    .send(JSON.stringify(body) + '\n');
+    .send(errorBody(message, shape, reason));
+}
+
+/** An error's body in its route's shape, with Pilosa's trailing newline. */
+export function errorBody(message: string, shape: ErrorShape, reason?: string): string {
+  const code = reason === undefined ? {} : { code: reason };
+  const body = shape === 'query' ? { error: message, ...code } : { success: false, error: { message, ...code } };
+  return JSON.stringify(body) + '\n';
 }
 
 export function installErrorHandler(app: FastifyInstance, onInvariantBroken: (err: Error) => void): void {

@@ -2,40 +2,16 @@
 // the capped access log, the slow-query log and the request metrics. Registered from src/app.ts
 // so the route files stay as they are.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
-import type { ServerMetrics } from '../metrics/server-metrics.js';
-import { AccessLog } from './access-log.js';
-import { firstPqlCall } from './pql-label.js';
 import { onEachRoute } from './route-options.js';
 import { systemClock } from '../util/clock.js';
+import { AnsweredRequest, type OpsHookOptions, RequestOps, payloadBytes } from './request-ops.js';
 
-export interface OpsHookOptions {
-  metrics: ServerMetrics;
-  logger: Logger;
-  /** 0: no access log. */
-  accessLogPerSecond: number;
-  /** 0: no slow-query log. */
-  slowQueryMs: number;
-  /** The slow-query log cuts the PQL text to this many characters. */
-  slowQueryTextChars?: number;
-}
+export type { OpsHookOptions } from './request-ops.js';
 
-const QUERY_ROUTE = '/index/:index/query';
-/** Client-supplied ids are echoed only when short and plain, so logs cannot be forged or bloated. */
-const CLIENT_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
-export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): void {
-  let counter = 0;
-  const prefix = systemClock.now().toString(36);
-  app.setGenReqId((req) => {
-    const given = req.headers['x-request-id'];
-    return typeof given === 'string' && CLIENT_ID.test(given) ? given : `${prefix}-${(++counter).toString(36)}`;
-  });
-  const access =
-    opts.accessLogPerSecond > 0
-      ? new AccessLog(opts.logger.child({ mod: 'access' }), opts.accessLogPerSecond)
-      : undefined;
-  const textChars = opts.slowQueryTextChars ?? 500;
+/** Installs the hooks; returns the records they write to, which the lean query path shares. */
+export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): RequestOps {
+  const ops = new RequestOps(opts);
+  app.setGenReqId((req) => ops.requestId(req.headers['x-request-id']));
   // Callback hooks, not async ones: an async hook costs a promise and a microtask hop a request.
   app.decorateRequest('startedMs', 0);
   app.addHook('onRequest', (req, reply, done) => {
@@ -53,7 +29,7 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
   // (answer-writer.ts) skip onSend and report through reply.answerSent once written.
   const onSend = (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: OnSendDone): void => {
     try {
-      observe(req, reply, access === undefined ? 0 : payloadBytes(payload));
+      observe(req, reply, ops.countsBytes ? payloadBytes(payload) : 0);
     } catch (err) {
       done(err as Error); // fastify answers 500, as for a throwing async hook
       return;
@@ -71,14 +47,23 @@ export function installOpsHooks(app: FastifyInstance, opts: OpsHookOptions): voi
   const observe = (req: FastifyRequest, reply: FastifyReply, bytes: number): void => {
     const ms = systemClock.monotonic() - req.startedMs;
     const route = req.routeOptions.url ?? 'unmatched';
-    const status = reply.statusCode;
-    opts.metrics.observeRequest(req.method, route, status, ms);
-    if (route === QUERY_ROUTE) {
-      opts.metrics.observePql(firstPqlCall(req.body, req.headers['content-type']), ms);
-      if (opts.slowQueryMs > 0 && ms >= opts.slowQueryMs) logSlowQuery(opts.logger, req, ms, textChars);
-    }
-    if (access !== undefined) access.record({ reqId: req.id, method: req.method, url: req.url, status, ms, bytes });
+    const index = (req.params as { index?: string } | undefined)?.index;
+    ops.observe(
+      new AnsweredRequest(
+        req.id,
+        req.method,
+        req.url,
+        route,
+        reply.statusCode,
+        ms,
+        bytes,
+        req.body,
+        req.headers['content-type'],
+        index,
+      ),
+    );
   };
+  return ops;
 }
 
 declare module 'fastify' {
@@ -93,25 +78,3 @@ declare module 'fastify' {
 }
 
 type OnSendDone = (err: Error | null, payload?: unknown) => void;
-
-/** The bytes of an answer's body as onSend sees it (a string or a buffer; 0 for a stream or none). */
-function payloadBytes(payload: unknown): number {
-  if (typeof payload === 'string') return Buffer.byteLength(payload);
-  return payload instanceof Uint8Array ? payload.byteLength : 0;
-}
-
-function logSlowQuery(logger: Logger, req: FastifyRequest, ms: number, textChars: number): void {
-  const body = req.body;
-  const isText = Buffer.isBuffer(body) && !String(req.headers['content-type'] ?? '').includes('protobuf');
-  // Decode at most 4 bytes per kept character: a huge query body is never decoded whole.
-  const text = isText ? body.toString('utf8', 0, Math.min(body.length, textChars * 4)) : '';
-  const pql = !isText
-    ? '(protobuf)'
-    : text.length > textChars || body.length > textChars * 4
-      ? `${text.slice(0, textChars)}…`
-      : text;
-  logger.warn(
-    { reqId: req.id, index: (req.params as { index?: string }).index, ms: Math.round(ms), pql },
-    'slow query',
-  );
-}

@@ -1,6 +1,6 @@
 // The metrics label of a query request: its first PQL call name, from a few bytes of the body
 // (no parse). Unknown names become "other" so a client cannot grow the label set.
-import { isKnownCallName } from '../pql/call-names.js';
+import { knownCallName } from '../pql/call-names.js';
 
 export function firstPqlCall(body: unknown, contentType: string | undefined): string {
   if (!Buffer.isBuffer(body)) return 'none';
@@ -11,7 +11,7 @@ export function firstPqlCall(body: unknown, contentType: string | undefined): st
   while (j < body.length && j - i < 32 && isNameByte(body[j])) j++;
   if (j === i) return 'none';
   const name = body.toString('latin1', i, j);
-  return isKnownCallName(name) ? name : 'other';
+  return knownCallName(name) ?? 'other';
 }
 
 function isNameByte(b: number): boolean {

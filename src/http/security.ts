@@ -40,17 +40,77 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Routes a read-only token may POST to: queries, whose write calls the route refuses. */
 const READ_POST_ROUTES = new Set(['/index/:index/query']);
 
-export function installSecurity(app: FastifyInstance, o: SecurityOptions): void {
-  const loopbackOnly = isLoopbackName(o.bindHost);
-  const allowed = new Set(o.allowedOrigins.map((s) => s.replace(/\/+$/, '').toLowerCase()));
-  // Clients send one Host header again and again: its verdict is kept for the next request.
-  let lastHost: string | undefined;
-  const loopbackHost = (host: string): boolean => {
-    if (host === lastHost) return true;
+/** A request's verdict: refused (with its answer), allowed with a read-only token, or allowed. */
+export type Verdict = { status: number; message: string; bearer?: true } | 'read-only' | undefined;
+
+/** What the checks read of a request. */
+export interface CheckedRequest {
+  method: string;
+  /** The URL as sent (path and query). */
+  url: string;
+  /** The route it matched ('' for none). */
+  route: string;
+  host: string | undefined;
+  origin: string | undefined;
+  authorization: string | undefined;
+}
+
+/** The checks, for fastify's hook (installSecurity) and for the lean query path (lean-query.ts). */
+export class SecurityChecks {
+  private readonly loopbackOnly: boolean;
+  private readonly allowed: ReadonlySet<string>;
+  /** Clients send one Host header again and again: its verdict is kept for the next request. */
+  private lastHost: string | undefined;
+
+  constructor(private readonly o: SecurityOptions) {
+    this.loopbackOnly = isLoopbackName(o.bindHost);
+    this.allowed = new Set(o.allowedOrigins.map((s) => s.replace(/\/+$/, '').toLowerCase()));
+  }
+
+  private loopbackHost(host: string): boolean {
+    if (host === this.lastHost) return true;
     if (!isLoopbackName(hostName(host))) return false;
-    lastHost = host;
+    this.lastHost = host;
     return true;
-  };
+  }
+
+  verdict(req: CheckedRequest): Verdict {
+    const { o } = this;
+    const host = req.host;
+    if (this.loopbackOnly && host !== undefined && !this.loopbackHost(host))
+      return {
+        status: 403,
+        message: `host ${host} is not a loopback name: this server is bound to ${o.bindHost} and answers localhost, 127.x.y.z or [::1] only (DNS rebinding)`,
+      };
+    const mutating = !SAFE_METHODS.has(req.method);
+    const origin = req.origin;
+    if (mutating && origin !== undefined) {
+      const own = host === undefined ? undefined : `${o.scheme}://${host}`.toLowerCase();
+      const o2 = origin.toLowerCase();
+      if (o2 !== own && !this.allowed.has(o2))
+        return {
+          status: 403,
+          message: `cross-origin ${req.method} from ${origin} refused: list the origin in --allowed-origins to allow it`,
+        };
+    }
+    if (o.tokens === undefined || OPEN_PATHS.has(req.url.split('?')[0])) return undefined;
+    const role = tokenRole(o.tokens, req.authorization);
+    if (role === undefined)
+      return {
+        status: 401,
+        message: 'unauthorized: a valid bearer token is required (Authorization: Bearer <token>)',
+        bearer: true,
+      };
+    if (role === 'read-only' && mutating) {
+      if (req.method === 'POST' && READ_POST_ROUTES.has(req.route)) return 'read-only';
+      return { status: 403, message: 'forbidden: a read-only token cannot change data' };
+    }
+    return undefined;
+  }
+}
+
+export function installSecurity(app: FastifyInstance, o: SecurityOptions): SecurityChecks {
+  const checks = new SecurityChecks(o);
   // A callback hook, not an async one: an async hook costs a promise and a microtask hop a
   // request. A refusal sends its answer and does not call done(): fastify stops there.
   app.addHook('onRequest', (req, reply, done) => {
@@ -64,47 +124,28 @@ export function installSecurity(app: FastifyInstance, o: SecurityOptions): void 
     if (refused === undefined) done();
   });
   const check = (req: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    const host = req.headers.host;
-    if (loopbackOnly && host !== undefined && !loopbackHost(host)) {
-      return refuse(
-        reply,
-        403,
-        `host ${host} is not a loopback name: this server is bound to ${o.bindHost} and answers localhost, 127.x.y.z or [::1] only (DNS rebinding)`,
-      );
+    const h = req.headers;
+    const v = checks.verdict({
+      method: req.method,
+      url: req.url,
+      route: req.routeOptions.url ?? '',
+      host: h.host,
+      origin: h.origin,
+      authorization: h.authorization,
+    });
+    if (v === undefined) return undefined;
+    if (v === 'read-only') {
+      req.readOnlyToken = true;
+      return undefined;
     }
-    const mutating = !SAFE_METHODS.has(req.method);
-    const origin = req.headers.origin;
-    if (mutating && origin !== undefined) {
-      const own = host === undefined ? undefined : `${o.scheme}://${host}`.toLowerCase();
-      const o2 = origin.toLowerCase();
-      if (o2 !== own && !allowed.has(o2))
-        return refuse(
-          reply,
-          403,
-          `cross-origin ${req.method} from ${origin} refused: list the origin in --allowed-origins to allow it`,
-        );
-    }
-    if (o.tokens === undefined || OPEN_PATHS.has(req.url.split('?')[0])) return undefined;
-    const role = tokenRole(o.tokens, req);
-    if (role === undefined) {
-      reply.header('www-authenticate', 'Bearer');
-      return refuse(reply, 401, 'unauthorized: a valid bearer token is required (Authorization: Bearer <token>)');
-    }
-    if (role === 'read-only' && mutating) {
-      if (req.method === 'POST' && READ_POST_ROUTES.has(req.routeOptions.url ?? '')) req.readOnlyToken = true;
-      else return refuse(reply, 403, 'forbidden: a read-only token cannot change data');
-    }
-    return undefined;
+    if (v.bearer === true) reply.header('www-authenticate', 'Bearer');
+    return sendError(reply, v.status, v.message, reply.request.routeOptions.config?.errorShape ?? 'admin');
   };
+  return checks;
 }
 
-function refuse(reply: FastifyReply, status: number, message: string): FastifyReply {
-  const shape = reply.request.routeOptions.config?.errorShape ?? 'admin';
-  return sendError(reply, status, message, shape);
-}
-
-function tokenRole(tokens: ReadonlyMap<string, TokenRole>, req: FastifyRequest): TokenRole | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+function tokenRole(tokens: ReadonlyMap<string, TokenRole>, authorization: string | undefined): TokenRole | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   // Looked up by hash: the comparison does not leak how much of a token matched.
   return m === null ? undefined : tokens.get(tokenHash(m[1]));
 }

@@ -115,6 +115,23 @@ export class ServerMetrics {
     if (status >= 400) this.errors.inc({ status });
   }
 
+  /**
+   * observeRequest for one method and route, each status's label-set key made once: a key built
+   * per request is a new string, hashed again at each lookup.
+   */
+  routeRequests(method: string, route: string): (status: number, ms: number) => void {
+    const keys = new Map<number, string>();
+    return (status, ms) => {
+      let key = keys.get(status);
+      if (key === undefined) {
+        key = `${method} ${status} ${route}`;
+        keys.set(status, key);
+      }
+      if (!this.requests.tally(key, ms / 1000)) this.requests.first(key, { method, route, status }, ms / 1000);
+      if (status >= 400) this.errors.inc({ status });
+    };
+  }
+
   observePql(call: string, ms: number): void {
     if (!this.pql.tally(call, ms / 1000)) this.pql.first(call, { call }, ms / 1000);
   }

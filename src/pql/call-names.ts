@@ -34,3 +34,11 @@ export function canonicalCallName(name: string): string {
 export function isKnownCallName(name: string): boolean {
   return KNOWN.has(name);
 }
+
+/**
+ * The known call name equal to `name` as one string kept for good (its hash computed once, so a
+ * metrics label lookup by it is cheap), or undefined for a name the server does not know.
+ */
+export function knownCallName(name: string): string | undefined {
+  return KNOWN.get(name);
+}

@@ -195,6 +195,28 @@ describe('query workers: which reads go', () => {
   });
 });
 
+describe('query workers: the kept work estimate', () => {
+  it('estimates a repeated query again once a write has changed its rows', async () => {
+    const pool = server.queryWorkers;
+    if (pool === undefined) throw new Error('the server started no query workers');
+    pool.minWorkBits = 6;
+    try {
+      await results([0, 1, 2, 3].map((s) => `Set(${s * SHARD_WIDTH + 3}, f=9)`).join(' '));
+      const jobs = pool.stats.jobs;
+      // 4 bits: on the request thread, and again from the kept estimate.
+      expect(await results('Count(Row(f=9))')).toEqual([4]);
+      expect(await results('Count(Row(f=9))')).toEqual([4]);
+      expect(pool.stats.jobs).toBe(jobs);
+      await results([0, 1, 2, 3].map((s) => `Set(${s * SHARD_WIDTH + 4}, f=9)`).join(' '));
+      // 8 bits since the write: the same text is estimated again, and goes to the workers.
+      expect(await results('Count(Row(f=9))')).toEqual([8]);
+      expect(pool.stats.jobs).toBeGreaterThan(jobs);
+    } finally {
+      pool.minWorkBits = 0;
+    }
+  });
+});
+
 describe("query workers: the request thread's share", () => {
   // Only while no job waits or runs: the earlier tests' jobs (a deadline's other share) end first.
   beforeEach(async () => {

@@ -23,7 +23,7 @@ export function clusterPartialRoutes(app: FastifyInstance, deps: ClusterPartialD
   const runner = new PartialRunner(deps.engine, deps.view);
   app.post(PARTIAL_PATH, { config: { errorShape: 'query' } }, async (req, reply) => {
     const body = decodePartialRequest(partialBody(req.body));
-    const answer = await runner.run(body, new ClientGone(reply));
+    const answer = await runner.run(body, new ClientGone(reply.raw));
     // Partials in binary, streamed a piece at a time, when the coordinator reads that form.
     if (body.answer === FRAMES_ANSWER && 'partials' in answer)
       return reply

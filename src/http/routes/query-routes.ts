@@ -1,4 +1,5 @@
 // POST /index/{i}/query: PQL text or protobuf QueryRequest in; JSON or protobuf out.
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { parseDurationMs } from '../../config/config.js';
 import { DomainError, badRequest } from '../../domain/errors.js';
@@ -46,7 +47,7 @@ export function queryRoutes(app: FastifyInstance, ctx: HttpContext): void {
         for (const k of Object.keys(req.query)) if (!ARGS.has(k)) throw notValidArgument(k);
         const { text, opts } = queryRequest(req.headers['content-type'], req.body, req.query);
         const timeoutMs = req.query.timeout === undefined ? undefined : parseTimeout(req.query.timeout);
-        const client = new ClientGone(reply);
+        const client = new ClientGone(reply.raw);
         gone = client;
         const at = pastTarget(req.query);
         const run = new QueryRun(timeoutMs, client, req.readOnlyToken);
@@ -153,7 +154,7 @@ function parseTimeout(v: string): number {
  * closure reaches the request (client -> reply), so a scavenge keeps the whole request alive until
  * the next full collection.
  */
-class QueryRun implements QueryRequestBounds {
+export class QueryRun implements QueryRequestBounds {
   constructor(
     readonly timeoutMs: number | undefined,
     readonly client: ClientGone,
@@ -175,10 +176,10 @@ class QueryRun implements QueryRequestBounds {
 export class ClientGone {
   private controller: AbortController | undefined;
 
-  constructor(private readonly reply: FastifyReply) {}
+  constructor(private readonly res: ServerResponse) {}
 
   get aborted(): boolean {
-    const res = this.reply.raw;
+    const res = this.res;
     return !res.writableFinished && (res.destroyed || res.socket?.destroyed === true);
   }
 
@@ -188,7 +189,7 @@ export class ClientGone {
       this.controller = controller;
       if (this.aborted) controller.abort();
       else {
-        const res = this.reply.raw;
+        const res = this.res;
         res.once('close', () => {
           if (!res.writableFinished) controller.abort();
         });

@@ -55,7 +55,7 @@ export function workerRead(
     const here = (): Promise<QueryResponse> =>
       executePreparedAsync(holder, reads, indexName, query, opts, clock, { budget });
     if (pool.usable && reads.ctx.shards.length >= pool.minShards && offloadable(reads))
-      if (pool.minWorkBits <= 0 || rowBitsRead(reads, pool.minWorkBits) >= pool.minWorkBits) {
+      if (pool.minWorkBits <= 0 || workBits(holder, query, opts, reads, pool.minWorkBits) >= pool.minWorkBits) {
         timeline?.mark('estimated');
         return readSpread({ pool, reads, query, opts, budget, now: clock.now(), timeline }, holder, here);
       }
@@ -63,6 +63,34 @@ export function workerRead(
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+/** A query's last work estimate: valid while the state (holder and sequence), index and cap are the same. */
+interface KnownWork {
+  holder: ReadonlyHolder;
+  seq: number;
+  index: string;
+  cap: number;
+  bits: number;
+}
+
+/**
+ * The estimate of each query kept for the next request with it: a repeated query text is the same
+ * Query object (QueryTexts), and until a write is applied its rows hold the same bits, so the
+ * rows' sizes shard by shard (about 1.5 µs of a 16-shard Count of two rows) are not read again.
+ * A request's own shard list is estimated every time.
+ */
+const knownWork = new WeakMap<Query, KnownWork>();
+
+function workBits(holder: ReadonlyHolder, query: Query, opts: QueryOptions, reads: Reads, cap: number): number {
+  if (opts.shards !== undefined) return rowBitsRead(reads, cap);
+  const index = reads.index.name;
+  const k = knownWork.get(query);
+  if (k !== undefined && k.holder === holder && k.seq === holder.appliedSeq && k.index === index && k.cap === cap)
+    return k.bits;
+  const bits = rowBitsRead(reads, cap);
+  knownWork.set(query, { holder, seq: holder.appliedSeq, index, cap, bits });
+  return bits;
 }
 
 /** Whether the workers can take the read (their state has no keys, no TopN caches; no Shift). */
