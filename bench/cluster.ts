@@ -55,8 +55,11 @@ export async function runClusterBench(r: Reporter): Promise<void> {
     return;
   }
   try {
-    // 'fanout' or 'takeover': one half of the bench; 'imports': the fan-out half's import figures alone
+    // 'fanout' or 'takeover': one half of the bench; 'imports': the fan-out half's import figures
+    // alone; 'idle': the idle cluster's CPU alone
     const only = process.env.BENCH_CLUSTER_ONLY;
+    if (only === undefined || only === 'idle') await (await import('./cluster-idle.js')).idleFigures(r, kafka.brokers);
+    if (only === 'idle') return;
     if (only !== 'takeover') await fanOutAndImport(r, kafka.brokers, only === 'imports');
     if (only === 'fanout' || only === 'imports') return;
     const once = await takeover(r, kafka.brokers, 1);
@@ -98,11 +101,12 @@ export async function startCluster(
   label: string,
   /** Measure each node's event-loop stalls (ChildServer.loopStall). */
   loopStall = false,
+  replicas = 1,
 ): Promise<Cluster> {
   const c: Cluster = { name: `blbench-${randomUUID().slice(0, 8)}`, nodes: [], ids: [] };
   try {
-    for (let i = 0; i < count; i++) await addNode(c, brokers, partitions, `${label}-${i}`, loopStall);
-    await settledMap(c, partitions);
+    for (let i = 0; i < count; i++) await addNode(c, brokers, partitions, `${label}-${i}`, loopStall, replicas);
+    await settledMap(c, partitions, replicas);
   } catch (err) {
     await stopCluster(c, brokers);
     throw err;
@@ -116,6 +120,7 @@ async function addNode(
   partitions: number,
   label: string,
   loopStall = false,
+  replicas = 1,
 ): Promise<ChildServer> {
   const node = await startChildServer({
     label,
@@ -126,7 +131,7 @@ async function addNode(
       '--kafka-brokers',
       brokers.join(','),
       '--replicas',
-      '1',
+      String(replicas),
       '--cluster-partitions',
       String(partitions),
     ],
@@ -143,7 +148,7 @@ export async function stopCluster(c: Cluster, brokers: string[]): Promise<void> 
 }
 
 /** Polls GET /cluster at every node until their maps agree, cover, and nothing is moving. */
-async function settledMap(c: Cluster, partitions: number): Promise<ClusterMapView> {
+async function settledMap(c: Cluster, partitions: number, replicas = 1): Promise<ClusterMapView> {
   const deadline = now() + WAIT_MS;
   for (;;) {
     const maps: NodeMap[] = [];
@@ -156,7 +161,7 @@ async function settledMap(c: Cluster, partitions: number): Promise<ClusterMapVie
       }
       maps.push({ node: `node ${i}`, map: parseClusterMap(await res.text()) });
     }
-    why ??= coverageProblem(maps, c.ids, 1, partitions, true);
+    why ??= coverageProblem(maps, c.ids, replicas, partitions, true);
     if (why === undefined) return maps[0].map as ClusterMapView;
     if (now() > deadline) throw new Error(`cluster ${c.name} did not settle in ${WAIT_MS} ms: ${why}`);
     await new Promise((res) => setTimeout(res, 100));

@@ -63,6 +63,8 @@ export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime, stag
         }),
         // Shared refreshes of the ends reads wait for (reads/cluster-ends.ts): per query, the bench's figure.
         readEndsRefreshes: rt.view.endsRefreshes,
+        // Every round of them sent, the background keeper's included.
+        readEndsRounds: rt.view.endsRounds,
         // Where writes' time went at this node, as coordinator and as holder (commands/write-stages.ts).
         ...(stages === undefined ? {} : { writeStages: stages.snapshot() }),
         // Partitions taken over from another holder's snapshot (membership/takeover.ts).

@@ -25,6 +25,13 @@ export interface ConsumerLoopOptions {
    * kafkajs calls no eachBatch for it, but a position must still move past it.
    */
   onFilteredBatch?(partition: number, lastOffset: string): void;
+  /**
+   * How long the broker holds a fetch that finds nothing new (default 100 ms). A record that
+   * arrives meanwhile answers it at once, so this is not a delay for new records; but an idle
+   * consumer sends 1000/maxWaitMs fetches a second, and a pause, resume or seek, and the group's
+   * heartbeats, wait for the fetch in flight to come back.
+   */
+  maxWaitMs?: number;
 }
 
 // The broker's minimum session timeout by default: a member that died (SIGKILL) stops holding
@@ -94,7 +101,7 @@ export class ConsumerLoop {
       rebalanceTimeout: 30_000,
       maxBytesPerPartition: 8 * 1024 * 1024,
       maxBytes: 32 * 1024 * 1024,
-      maxWaitTimeInMs: 100,
+      maxWaitTimeInMs: this.opts.maxWaitMs ?? 100,
       allowAutoTopicCreation: true,
       ...(this.opts.partitionAssigners !== undefined ? { partitionAssigners: this.opts.partitionAssigners } : {}),
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5_000 },

@@ -3,9 +3,11 @@
 // filter with require() when it loads, so the corrected one goes into the module cache first;
 // kafkajs loaded by anything else before this runs would keep the faulty filter, and that is
 // refused loudly rather than left to leak aborted commands into a holder. Two producer steps are
-// made faster the same way (kafkajs-producer-speed.ts).
+// made faster the same way (kafkajs-producer-speed.ts), and each connection's request queue stops
+// its 1 ms timer loop while nothing is queued (kafkajs-idle-queue.ts).
 import { createRequire } from 'node:module';
 import { type AbortedTransaction, type FetchedRecord, withoutAborted } from './aborted-transactions.js';
+import { quietIdleQueues } from './kafkajs-idle-queue.js';
 import { speedUpProducer } from './kafkajs-producer-speed.js';
 
 export type KafkaJs = typeof import('kafkajs');
@@ -29,6 +31,7 @@ export function kafkajs(): KafkaJs {
     entry.exports = Object.assign(corrected, { [CORRECTED]: true });
   }
   speedUpProducer(require);
+  quietIdleQueues(require);
   loaded = require('kafkajs') as KafkaJs;
   return loaded;
 }

@@ -153,6 +153,11 @@ export class NodeView implements ClusterView {
     return this.readEnds.waited;
   }
 
+  /** ListOffsets rounds of the read ends sent, the keeper's included (GET /cluster; issue 21's bench). */
+  get endsRounds(): number {
+    return this.readEnds.refreshes;
+  }
+
   waitApplied(topic: ClusterTopic, partition: number, next: string, signal?: AbortSignal): Promise<void> {
     const target = BigInt(next);
     if (this.positions.get(topic, partition) >= target) return Promise.resolve();
