@@ -140,16 +140,25 @@ class LeanRequest {
     this.body = body;
     this.client = new ClientGone(this.res);
     const run = new QueryRun(undefined, this.client, this.readOnly || undefined);
-    let answer: Promise<QueryAnswer>;
+    const q = this.p.query;
+    const text = body.toString('utf8');
+    let answer: QueryAnswer | Promise<QueryAnswer>;
     try {
-      answer = this.p.query.execute(this.index, body.toString('utf8'), NO_ARGS, run);
+      // A small read answers now, in this turn: no promise hops (QueryService.executeNow).
+      answer =
+        q.executeNow !== undefined
+          ? q.executeNow(this.index, text, NO_ARGS, run)
+          : q.execute(this.index, text, NO_ARGS, run);
     } catch (err) {
-      answer = Promise.reject(err);
+      this.fail(err);
+      return;
     }
-    answer.then(
-      (a) => this.answer(a),
-      (err: unknown) => this.fail(err),
-    );
+    if (answer instanceof Promise)
+      answer.then(
+        (a) => this.answer(a),
+        (err: unknown) => this.fail(err),
+      );
+    else this.answer(answer);
   }
 
   private answer({ response, legacy, calls, stale }: QueryAnswer): void {
