@@ -345,6 +345,25 @@ export class Engine {
   }
 
   /**
+   * readAsync for a read that may answer now: a value `fn` returns (not a promise) of a state
+   * already durable is answered as it is, with no promise (the HTTP lean path answers a small
+   * query in the request's own turn); otherwise a promise, as readAsync.
+   */
+  readNow<T>(fn: (state: ReadonlyHolder) => T | Promise<T>): T | Promise<T> {
+    const result = fn(this.holder);
+    if (result instanceof Promise) return this.settled(result);
+    if (this.queue.isDurable(this.holder.appliedSeq)) return result;
+    return this.queue.whenDurable(this.holder.appliedSeq).then(() => result);
+  }
+
+  /** A read's promised result once everything it could have seen is durable. */
+  private settled<T>(result: Promise<T>): Promise<T> {
+    return result.then((r) =>
+      this.queue.isDurable(this.holder.appliedSeq) ? r : this.queue.whenDurable(this.holder.appliedSeq).then(() => r),
+    );
+  }
+
+  /**
    * Runs `fn` on the applied state now, without waiting for durability: it may see writes that
    * are not yet durable (and would be lost in a crash). Only for decisions that a later
    * write()/read() validates again or that answer nothing about the data (legacy call naming,

@@ -146,9 +146,17 @@ export function countAt(ctx: ReadContext, p: BitmapPlan, shard: number): number 
 
 function lastStep(ctx: ReadContext, children: BitmapPlan[], shard: number, op: Op, card: Card): number {
   if (children.length === 0) return 0;
+  // An absent row is the shared EMPTY (bitmapAt): an Intersect or Difference that starts from it,
+  // or an Intersect with it, counts 0 without a native call (issue 24: a Count of rows a shard
+  // does not hold made one andCardinality call a shard).
+  const absorbs = op === AND || op === AND_NOT;
   let acc = bitmapAt(ctx, children[0], shard);
+  if (absorbs && acc === EMPTY) return 0;
   for (let i = 1; i < children.length - 1; i++) acc = op(acc, bitmapAt(ctx, children[i], shard));
-  return children.length === 1 ? acc.size : card(acc, bitmapAt(ctx, children[children.length - 1], shard));
+  if (children.length === 1) return acc.size;
+  const last = bitmapAt(ctx, children[children.length - 1], shard);
+  if (op === AND && last === EMPTY) return 0;
+  return card(acc, last);
 }
 
 const COPY_SLICE = 65_536;

@@ -22,7 +22,13 @@ export { bitmapAt, outShards, type RO } from './bitmap-eval.js';
 export { ReadContext, queryContext, shardsFor } from './context.js';
 export { drainSync, executeRead, executeReadSync, rowResult, type CallOutput, type Work } from './run.js';
 export { executeQuery, lookupIndex } from './query.js';
-export { executeQueryAsync, executePreparedAsync, type AsyncReadOptions } from './query-async.js';
+export {
+  executeQueryAsync,
+  executeQueryNow,
+  executePreparedAsync,
+  executePreparedNow,
+  type AsyncReadOptions,
+} from './query-async.js';
 export { type BudgetClient, type QueryBudget, budgetSignal, checkBudget, queryBudget } from './budget.js';
 export { compileReads, runReadsSync } from './reads.js';
 export { respond, columnAttrSets } from './respond.js';

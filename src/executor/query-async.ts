@@ -63,6 +63,26 @@ export function executeQueryAsync(
   }
 }
 
+/** executeQueryAsync answering as executePreparedNow: an unsliced query's response itself. */
+export function executeQueryNow(
+  holder: ReadonlyHolder,
+  indexName: string,
+  query: Query,
+  opts: QueryOptions,
+  o: AsyncReadOptions = NO_OPTIONS,
+): QueryResponse | Promise<QueryResponse> {
+  const clock = new QueryClock(o.now ?? o.clock ?? o.budget?.clock);
+  return executePreparedNow(
+    holder,
+    prepareReads(holder, indexName, query, opts, clock),
+    indexName,
+    query,
+    opts,
+    clock,
+    o,
+  );
+}
+
 /**
  * executeQueryAsync for a query the caller already compiled against `holder` with `clock`
  * (the query-worker offload decision compiles it once for both ways of running it).
@@ -77,19 +97,37 @@ export function executePreparedAsync(
   o: AsyncReadOptions = NO_OPTIONS,
 ): Promise<QueryResponse> {
   try {
-    const maxRestarts = o.maxRestarts ?? 3;
-    if (maxRestarts <= 0) return Promise.resolve(runReadsSync(reads));
-    if (unsliced(reads, o.sliceMs ?? 1)) {
-      const response = runReadsSync(reads);
-      // As a slice's first clock reading would: the deadline and the client, once the work is done.
-      checkBudget(o.budget);
-      return Promise.resolve(response);
-    }
-    const prepare = (): Work<QueryResponse> => readsWork(prepareReads(holder, indexName, query, opts, clock));
-    return runSliced(readsWork(reads), prepare, holder, o);
+    const r = executePreparedNow(holder, reads, indexName, query, opts, clock, o);
+    return r instanceof Promise ? r : Promise.resolve(r);
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+/**
+ * executePreparedAsync, but a query that runs unsliced (most small ones) answers with its
+ * response itself, not a promise of it, and its errors are thrown: the HTTP lean path answers
+ * it in the same turn, without the promise hops (issue 24). Sliced work answers a promise.
+ */
+export function executePreparedNow(
+  holder: ReadonlyHolder,
+  reads: Reads,
+  indexName: string,
+  query: Query,
+  opts: QueryOptions,
+  clock: QueryClock,
+  o: AsyncReadOptions = NO_OPTIONS,
+): QueryResponse | Promise<QueryResponse> {
+  const maxRestarts = o.maxRestarts ?? 3;
+  if (maxRestarts <= 0) return runReadsSync(reads);
+  if (unsliced(reads, o.sliceMs ?? 1)) {
+    const response = runReadsSync(reads);
+    // As a slice's first clock reading would: the deadline and the client, once the work is done.
+    checkBudget(o.budget);
+    return response;
+  }
+  const prepare = (): Work<QueryResponse> => readsWork(prepareReads(holder, indexName, query, opts, clock));
+  return runSliced(readsWork(reads), prepare, holder, o);
 }
 
 /**

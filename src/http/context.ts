@@ -17,6 +17,8 @@ export type SchemaApi = Pick<
 export type QueryAnswer = Awaited<ReturnType<QueryService['execute']>> & { stale?: string };
 export interface QueryApi {
   execute(...args: Parameters<QueryService['execute']>): Promise<QueryAnswer>;
+  /** execute answering a small read in the same turn (QueryService.executeNow); absent: execute. */
+  executeNow?(...args: Parameters<QueryService['executeNow']>): QueryAnswer | Promise<QueryAnswer>;
   executeAt(...args: Parameters<QueryService['executeAt']>): Promise<QueryAnswer>;
 }
 export type ImportApi = Pick<

@@ -5,7 +5,7 @@ import type { Engine } from '../engine/engine.js';
 import { HistoryRangeError, type Target } from '../engine/history.js';
 import type { QueryOptions, QueryResponse } from '../executor/result.js';
 import { LIMITS } from '../config/limits.js';
-import { type BudgetClient, type QueryBudget, queryBudget } from '../executor/index.js';
+import { type BudgetClient, type QueryBudget, executeQueryNow, queryBudget } from '../executor/index.js';
 import { PqlParseError, parse } from '../pql/index.js';
 import type { Query } from '../pql/ast.js';
 import { runQuery, runQueryAsync } from './query/index.js';
@@ -14,7 +14,7 @@ import { rewriteLegacyQuery } from './legacy/legacy-query.js';
 import { hasLegacyCall } from '../pql/legacy.js';
 import { type LegacyRelease, checkLegacyRelease } from './legacy/legacy-release.js';
 import type { QueryWorkers } from './query-workers/pool.js';
-import { workerRead } from './query-workers/offload.js';
+import { workerReadNow } from './query-workers/offload.js';
 import { QueryTexts } from './query-texts.js';
 
 /** The bounds of read queries (--query-timeout, --max-result-rows); 0: none. */
@@ -36,6 +36,13 @@ export interface QueryRequestBounds {
   readOnly?: boolean;
 }
 
+/** A query's answer: its response, whether it used 0.x calls, its top-level call names. */
+export interface QueryOutcome {
+  response: QueryResponse;
+  legacy: boolean;
+  calls: readonly string[];
+}
+
 export class QueryService {
   /** Texts accepted before (query-texts.ts): a repeated query is not parsed again. */
   private readonly texts = new QueryTexts();
@@ -52,12 +59,28 @@ export class QueryService {
    * `legacy`: the query used 0.x calls, so its answer names row columns `bits`; `calls`: the
    * top-level call names (0.x answers Min/Max and Sum in different shapes).
    */
-  async execute(
+  execute(index: string, text: string, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<QueryOutcome> {
+    try {
+      const r = this.executeNow(index, text, opts, req);
+      return r instanceof Promise ? r : Promise.resolve(r);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * execute, but a read answered on this thread without slices (most small queries) of a
+   * durable state comes back as the outcome itself and its errors are thrown; anything else
+   * (writes, sliced or offloaded reads, a state not yet durable) as a promise. The HTTP lean
+   * path answers it in the request's own turn: the promise hops of execute cost several µs of a
+   * small query (issue 24).
+   */
+  executeNow(
     index: string,
     text: string,
     opts: QueryOptions,
     req: QueryRequestBounds = {},
-  ): Promise<{ response: QueryResponse; legacy: boolean; calls: readonly string[] }> {
+  ): QueryOutcome | Promise<QueryOutcome> {
     const { budget, parsed, legacy, calls } = this.accept(text, req);
     // Naming only (labels, frames); the write or read below validates against the state again.
     // A current-API query skips it (no closure, nothing to rewrite).
@@ -66,8 +89,9 @@ export class QueryService {
     const writes = query.calls.some(isWriteCall);
     if (writes && req.readOnly === true)
       throw new DomainError('forbidden', 'forbidden: a read-only token cannot run write calls');
-    const response = writes
-      ? await this.engine.commit({
+    if (writes)
+      return this.engine
+        .commit({
           // The limits object is made here, for writes only: a read would make it for nothing.
           decide: (h, sink) =>
             runQuery(
@@ -80,13 +104,16 @@ export class QueryService {
               this.engine.clock,
             ),
         })
-      : await this.engine.readAsync((h) => {
-          const bounded = this.readOptions(opts);
-          return this.workers
-            ? workerRead(this.workers, h, index, query, bounded, budget)
-            : runQueryAsync(h, index, query, bounded, { budget });
-        });
-    return { response, legacy, calls };
+        .then((response) => ({ response, legacy, calls }));
+    const response = this.engine.readNow((h) => {
+      const bounded = this.readOptions(opts);
+      return this.workers
+        ? workerReadNow(this.workers, h, index, query, bounded, budget)
+        : executeQueryNow(h, index, query, bounded, { budget });
+    });
+    return response instanceof Promise
+      ? response.then((r) => ({ response: r, legacy, calls }))
+      : { response, legacy, calls };
   }
 
   /**

@@ -4,7 +4,14 @@
 // partials merged and finalized here (executor/merge.ts: order, limits, the result bound, keys
 // and attributes), exactly as the cluster merges its nodes' partials. When the workers are idle
 // the request thread computes with them, the shards claimed chunk by chunk (here-share.ts).
-import { type QueryBudget, QueryClock, budgetSignal, checkBudget, executePreparedAsync } from '../../executor/index.js';
+import {
+  type QueryBudget,
+  QueryClock,
+  budgetSignal,
+  checkBudget,
+  executePreparedAsync,
+  executePreparedNow,
+} from '../../executor/index.js';
 import { precountAnswer, resultBytes } from '../../executor/answer-size.js';
 import { finalizeQuery, mergeAllPreps } from '../../executor/merge.js';
 import { drainSync } from '../../executor/run.js';
@@ -47,22 +54,38 @@ export function workerRead(
   budget: QueryBudget,
 ): Promise<QueryResponse> {
   try {
-    const timeline = pool.timelines === undefined ? undefined : new QueryTimeline();
-    timeline?.mark('begin');
-    const clock = new QueryClock(budget.clock);
-    const reads = prepareReads(holder, indexName, query, opts, clock);
-    timeline?.mark('compiled');
-    const here = (): Promise<QueryResponse> =>
-      executePreparedAsync(holder, reads, indexName, query, opts, clock, { budget });
-    if (pool.usable && reads.ctx.shards.length >= pool.minShards && offloadable(reads))
-      if (pool.minWorkBits <= 0 || workBits(holder, query, opts, reads, pool.minWorkBits) >= pool.minWorkBits) {
-        timeline?.mark('estimated');
-        return readSpread({ pool, reads, query, opts, budget, now: clock.now(), timeline }, holder, here);
-      }
-    return here();
+    const r = workerReadNow(pool, holder, indexName, query, opts, budget);
+    return r instanceof Promise ? r : Promise.resolve(r);
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+/**
+ * workerRead, but a read the request thread runs unsliced answers with its response itself and
+ * throws its errors (executePreparedNow); the workers' and sliced reads answer a promise.
+ */
+export function workerReadNow(
+  pool: QueryWorkers,
+  holder: ReadonlyHolder,
+  indexName: string,
+  query: Query,
+  opts: QueryOptions,
+  budget: QueryBudget,
+): QueryResponse | Promise<QueryResponse> {
+  const timeline = pool.timelines === undefined ? undefined : new QueryTimeline();
+  timeline?.mark('begin');
+  const clock = new QueryClock(budget.clock);
+  const reads = prepareReads(holder, indexName, query, opts, clock);
+  timeline?.mark('compiled');
+  if (pool.usable && reads.ctx.shards.length >= pool.minShards && offloadable(reads))
+    if (pool.minWorkBits <= 0 || workBits(holder, query, opts, reads, pool.minWorkBits) >= pool.minWorkBits) {
+      timeline?.mark('estimated');
+      const here = (): Promise<QueryResponse> =>
+        executePreparedAsync(holder, reads, indexName, query, opts, clock, { budget });
+      return readSpread({ pool, reads, query, opts, budget, now: clock.now(), timeline }, holder, here);
+    }
+  return executePreparedNow(holder, reads, indexName, query, opts, clock, { budget });
 }
 
 /** A query's last work estimate: valid while the state (holder and sequence), index and cap are the same. */
