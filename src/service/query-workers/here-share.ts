@@ -148,15 +148,27 @@ export class ShareGain {
   /** Whether the next read the workers could share runs on the request thread alone. */
   runAlone(): boolean {
     this.reads++;
-    const faster = this.alone.length > 0 && this.shared.length > 0 && median(this.alone) < median(this.shared);
+    const faster = this.aloneFaster();
     return this.reads % PROBE_EVERY === 0 ? !faster : faster;
   }
 
-  /** A read's wall time a shard, one way or the other. */
+  /**
+   * A read's wall time a shard, one way or the other. A read the other way (a probe) that beat
+   * the way in use replaces that way's figures: they are at least 16 reads old, and waiting for
+   * three such probes to move their median kept a node on the slower way for 48 reads after each
+   * brief stall (a fifth of 1-connection reads ran alone on an idle machine, issue 25).
+   */
   note(alone: boolean, msPerShard: number): void {
+    const inUse = this.aloneFaster();
     const last = alone ? this.alone : this.shared;
+    const current = alone ? this.shared : this.alone;
+    if (alone !== inUse && current.length > 0 && msPerShard < median(current)) last.length = 0;
     last.push(msPerShard);
     if (last.length > WINDOW) last.shift();
+  }
+
+  private aloneFaster(): boolean {
+    return this.alone.length > 0 && this.shared.length > 0 && median(this.alone) < median(this.shared);
   }
 }
 

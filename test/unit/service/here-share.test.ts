@@ -111,9 +111,17 @@ describe('ShareGain', () => {
     // Sharing measured first; alone is measured at the first probe and found faster.
     alones(gain, 16, 0.01, 0.006);
     expect(alones(gain, 320, 0.01, 0.006)).toBe(300);
-    // The machine frees up: after three probes the shared figures' median falls below alone's.
-    alones(gain, 16 * 3, 0.004, 0.006);
+    // The machine frees up: the next probe, shared and faster than alone, turns it back at once.
+    alones(gain, 16, 0.004, 0.006);
     expect(alones(gain, 320, 0.004, 0.006)).toBe(20);
+  });
+
+  it('keeps the way in use when a probe of the other way is slower', () => {
+    const gain = new ShareGain();
+    alones(gain, 16, 0.01, 0.006);
+    // Alone in use; a shared probe slower than alone's median leaves it so.
+    expect(alones(gain, 16, 0.007, 0.006)).toBe(15);
+    expect(alones(gain, 16, 0.007, 0.006)).toBe(15);
   });
 
   it('is not flipped by one slow read', () => {
