@@ -127,8 +127,15 @@ export function* claimedWork<T>(
   return out;
 }
 
-/** Every PROBE_EVERY-th read that could be shared runs the other way, to keep both figures fresh. */
-const PROBE_EVERY = 16;
+/**
+ * While sharing, every PROBE_ALONE_EVERY-th read that could be shared runs alone, to keep that
+ * figure fresh (a probe costs one slower read); while alone, every PROBE_SHARED_EVERY-th is
+ * shared, so that when a brief stall turned a node to running alone, the first shared read after
+ * it turns it back within a few reads. Load that makes sharing slower turns a node to alone at
+ * once either way (the way in use is measured on every read).
+ */
+const PROBE_ALONE_EVERY = 32;
+const PROBE_SHARED_EVERY = 8;
 /** Each way is judged by the median of its last WINDOW reads: one preempted or collected read does not flip it. */
 const WINDOW = 5;
 
@@ -138,7 +145,7 @@ const WINDOW = 5;
  * its core mid-chunk, and two threads streaming rows from memory take more CPU than one (25–70%
  * measured at loads 7–13 on 2 cores), so the request thread alone answers sooner. The pool keeps
  * each way's wall ms a shard over its last reads (shared, alone), uses the faster, and runs every
- * PROBE_EVERY-th such read the other way.
+ * few reads the other way (PROBE_ALONE_EVERY, PROBE_SHARED_EVERY).
  */
 export class ShareGain {
   private readonly shared: number[] = [];
@@ -149,14 +156,14 @@ export class ShareGain {
   runAlone(): boolean {
     this.reads++;
     const faster = this.aloneFaster();
-    return this.reads % PROBE_EVERY === 0 ? !faster : faster;
+    return this.reads % (faster ? PROBE_SHARED_EVERY : PROBE_ALONE_EVERY) === 0 ? !faster : faster;
   }
 
   /**
    * A read's wall time a shard, one way or the other. A read the other way (a probe) that beat
-   * the way in use replaces that way's figures: they are at least 16 reads old, and waiting for
-   * three such probes to move their median kept a node on the slower way for 48 reads after each
-   * brief stall (a fifth of 1-connection reads ran alone on an idle machine, issue 25).
+   * the way in use replaces that way's figures: they are several reads old, and waiting for three
+   * such probes to move their median kept a node on the slower way for 48 reads after each brief
+   * stall (a fifth of 1-connection reads ran alone on an idle machine, issue 25).
    */
   note(alone: boolean, msPerShard: number): void {
     const inUse = this.aloneFaster();

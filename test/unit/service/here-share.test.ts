@@ -101,27 +101,27 @@ describe('ShareGain', () => {
     return count;
   };
 
-  it('shares while sharing is faster, running one read in 16 alone to measure it', () => {
+  it('shares while sharing is faster, running one read in 32 alone to measure it', () => {
     const gain = new ShareGain();
-    expect(alones(gain, 320, 0.005, 0.007)).toBe(20);
+    expect(alones(gain, 320, 0.005, 0.007)).toBe(10);
   });
 
-  it('runs reads alone once that is faster, sharing one in 16, and shares again when sharing gets faster', () => {
+  it('runs reads alone once that is faster, sharing one in 8, and shares again at the first faster shared read', () => {
     const gain = new ShareGain();
-    // Sharing measured first; alone is measured at the first probe and found faster.
-    alones(gain, 16, 0.01, 0.006);
-    expect(alones(gain, 320, 0.01, 0.006)).toBe(300);
-    // The machine frees up: the next probe, shared and faster than alone, turns it back at once.
-    alones(gain, 16, 0.004, 0.006);
-    expect(alones(gain, 320, 0.004, 0.006)).toBe(20);
+    // Sharing measured first; alone is measured at the first probe (read 32) and found faster.
+    alones(gain, 32, 0.01, 0.006);
+    expect(alones(gain, 320, 0.01, 0.006)).toBe(280);
+    // The machine frees up: the next shared probe, faster than alone, turns it back at once.
+    expect(alones(gain, 8, 0.004, 0.006)).toBe(7);
+    expect(alones(gain, 320, 0.004, 0.006)).toBe(10);
   });
 
   it('keeps the way in use when a probe of the other way is slower', () => {
     const gain = new ShareGain();
-    alones(gain, 16, 0.01, 0.006);
-    // Alone in use; a shared probe slower than alone's median leaves it so.
-    expect(alones(gain, 16, 0.007, 0.006)).toBe(15);
-    expect(alones(gain, 16, 0.007, 0.006)).toBe(15);
+    alones(gain, 32, 0.01, 0.006);
+    // Alone in use; shared probes slower than alone's median leave it so.
+    expect(alones(gain, 16, 0.007, 0.006)).toBe(14);
+    expect(alones(gain, 16, 0.007, 0.006)).toBe(14);
   });
 
   it('is not flipped by one slow read', () => {
