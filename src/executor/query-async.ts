@@ -17,6 +17,7 @@ import { type Reads, readsWork, runReadsSync, unsliced } from './reads.js';
 import type { QueryOptions, QueryResponse } from './result.js';
 import { type Work, drainSync } from './run.js';
 import type { ReadonlyHolder } from '../state/readonly.js';
+import { promised } from '../util/promised.js';
 
 export interface AsyncReadOptions {
   /** ms since epoch (default: the clock's now): `to` of a time range defaults to now + 1 day. */
@@ -47,20 +48,7 @@ export function executeQueryAsync(
   opts: QueryOptions,
   o: AsyncReadOptions = NO_OPTIONS,
 ): Promise<QueryResponse> {
-  try {
-    const clock = new QueryClock(o.now ?? o.clock ?? o.budget?.clock);
-    return executePreparedAsync(
-      holder,
-      prepareReads(holder, indexName, query, opts, clock),
-      indexName,
-      query,
-      opts,
-      clock,
-      o,
-    );
-  } catch (e) {
-    return Promise.reject(e);
-  }
+  return promised(() => executeQueryNow(holder, indexName, query, opts, o));
 }
 
 /** executeQueryAsync answering as executePreparedNow: an unsliced query's response itself. */
@@ -96,12 +84,7 @@ export function executePreparedAsync(
   clock: QueryClock,
   o: AsyncReadOptions = NO_OPTIONS,
 ): Promise<QueryResponse> {
-  try {
-    const r = executePreparedNow(holder, reads, indexName, query, opts, clock, o);
-    return r instanceof Promise ? r : Promise.resolve(r);
-  } catch (e) {
-    return Promise.reject(e);
-  }
+  return promised(() => executePreparedNow(holder, reads, indexName, query, opts, clock, o));
 }
 
 /**

@@ -16,6 +16,7 @@ import { type LegacyRelease, checkLegacyRelease } from './legacy/legacy-release.
 import type { QueryWorkers } from './query-workers/pool.js';
 import { workerReadNow } from './query-workers/offload.js';
 import { QueryTexts } from './query-texts.js';
+import { promised } from '../util/promised.js';
 
 /** The bounds of read queries (--query-timeout, --max-result-rows); 0: none. */
 export interface QueryBounds {
@@ -60,12 +61,7 @@ export class QueryService {
    * top-level call names (0.x answers Min/Max and Sum in different shapes).
    */
   execute(index: string, text: string, opts: QueryOptions, req: QueryRequestBounds = {}): Promise<QueryOutcome> {
-    try {
-      const r = this.executeNow(index, text, opts, req);
-      return r instanceof Promise ? r : Promise.resolve(r);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return promised(() => this.executeNow(index, text, opts, req));
   }
 
   /**

@@ -38,6 +38,7 @@ import type { QueryWorkers } from './pool.js';
 import type { FromWorker, Job } from './protocol.js';
 import { QueryTimeline } from './timeline.js';
 import { rowBitsRead } from './work-estimate.js';
+import { promised } from '../../util/promised.js';
 
 /**
  * The query's answer, from the workers or the request thread: here when the pool is down, too
@@ -53,12 +54,7 @@ export function workerRead(
   opts: QueryOptions,
   budget: QueryBudget,
 ): Promise<QueryResponse> {
-  try {
-    const r = workerReadNow(pool, holder, indexName, query, opts, budget);
-    return r instanceof Promise ? r : Promise.resolve(r);
-  } catch (e) {
-    return Promise.reject(e);
-  }
+  return promised(() => workerReadNow(pool, holder, indexName, query, opts, budget));
 }
 
 /**
