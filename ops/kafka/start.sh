@@ -170,7 +170,13 @@ JAVA_OPTS=(
 )
 
 if [[ ! -f "$DATA_DIR/meta.properties" ]]; then
-  CLUSTER_ID="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  # Base64url of 16 random bytes, drawn again while it starts with '-': the format tool would take
+  # such an id for an option (one id in 64; a CI run failed on it). Kafka's own Uuid.randomUuid
+  # redraws for the same reason.
+  CLUSTER_ID="-"
+  while [[ "$CLUSTER_ID" == -* ]]; do
+    CLUSTER_ID="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  done
   log "formatting $DATA_DIR (cluster id $CLUSTER_ID)"
   # shellcheck disable=SC2086
   java $HEAP -XX:TieredStopAtLevel=1 "${JAVA_OPTS[@]}" kafka.tools.StorageTool format \
