@@ -6,6 +6,13 @@
 // durable in the command's own group: a restart replays the local log and resumes after the last
 // command it holds, never applying one twice.
 //
+// Those commits are written without an fsync of their own (APPLY_SYNC): the command's
+// durability is Kafka's (acks=all) before anyone waits for its apply, its position rides in the
+// same LevelDB batch as its events (a log cut short by a power cut is a consistent prefix,
+// resumed from its own position), answers are re-derived by the replay, and the log is synced
+// within a second after (storage/event-log.ts) and before every snapshot. A takeover's install
+// is synced: its snapshot came from another node, not from the topic.
+//
 // A command that fails with a 4xx DomainError fails the same way on every holder (same state,
 // same command): it is recorded as failed and skipped. Anything else stops the sink loudly
 // (deliver rejects, nothing of that command is staged).
@@ -102,6 +109,13 @@ function decodeImportColumns(cmd: Extract<LogCommand, { kind: 'import' }>): {
  * handled (runStepsYielding's default stretch is 5 ms).
  */
 const AHEAD_SLICE_MS = 1;
+
+/**
+ * Whether the commit of a command read from a cluster topic (and of a position alone) is synced
+ * per the node's --fsync policy: not, as the file's head says. A restart after a power cut
+ * resumes from the position the log kept and reads the rest from the topic again.
+ */
+const APPLY_SYNC = false;
 
 /** A log command whose meta offset this node did not reach in time: deliver it again later. */
 export class MetaBehindError extends Error {
@@ -217,6 +231,8 @@ export class CommandApplier implements CommandSink {
     await this.parts.engine.commit({
       cursors,
       origin: 'cluster',
+      // Synced: the snapshot is another holder's, and the topic may no longer start where it does.
+      sync: true,
       applied: installedMark(partition, snap),
       decide: (h, sink) => decideInstall(h, sink, snap, partition, this.parts.partitionOf),
     });
@@ -278,7 +294,7 @@ export class CommandApplier implements CommandSink {
     try {
       // Every command ends in one commit, which carries the position and the command's
       // CommandApplied (a success with no events too: they go in a group of their own).
-      const ctx: CommitContext = { cursors, origin: 'cluster', applied };
+      const ctx: CommitContext = { cursors, origin: 'cluster', applied, sync: APPLY_SYNC };
       result = { ok: true, value: await this.run(cmd, time, ctx, decodedBody) };
     } catch (err) {
       if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
@@ -306,7 +322,8 @@ export class CommandApplier implements CommandSink {
 
   /** A position alone (a command applied before, markers, a refused command). */
   private commitPosition(cursors: readonly CursorWrite[], applied?: CommitContext['applied']): Promise<void> {
-    return this.parts.engine.commit({ cursors, origin: 'cluster', ...(applied === undefined ? {} : { applied }) });
+    const ctx = { cursors, origin: 'cluster', sync: APPLY_SYNC } as const;
+    return this.parts.engine.commit({ ...ctx, ...(applied === undefined ? {} : { applied }) });
   }
 
   /**
