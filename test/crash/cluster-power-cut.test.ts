@@ -2,9 +2,8 @@
 // applier.ts): a command's durability is Kafka's. This cuts the power of a one-node cluster (it
 // holds and coordinates every partition) right after acknowledged protobuf imports: SIGKILL, then
 // every file of its data directory cut back to its last fsync (test/helpers/power-cut.ts). The
-// unsynced tail of its LevelDB log is gone — the schema too, in the first round — and after the
-// restart every acknowledged bit is there again, replayed from the topics from the position its
-// log kept. A round in which the cut dropped nothing of the log proves nothing: at least one must
+// unsynced tail of its LevelDB log is gone, and after the restart every acknowledged bit is there
+// again, replayed from the topics from the position its log kept. A round in which the cut dropped nothing of the log proves nothing: at least one must
 // drop some (the log is synced within a second of an unsynced commit, and the kill comes at once).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basename, join } from 'node:path';
