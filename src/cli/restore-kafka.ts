@@ -127,7 +127,7 @@ function recordCopier(topic: string, log: EventLog, target: Target | undefined) 
   let lastTime: number | null = null;
   let last = 0;
   const flush = async (): Promise<void> => {
-    if (piece.length > 0) await log.append(piece, [], pieceTime);
+    if (piece.length > 0) await log.append(piece, [], { timeMs: pieceTime });
     piece = [];
   };
   const take = async (rec: MirrorRecord): Promise<void> => {

@@ -148,7 +148,7 @@ export async function restore(
       const bar = progress('restore', toSeq - base.seq, 'events', out);
       let copied = 0;
       for await (const b of source.batches(base.seq + 1, toSeq)) {
-        await log.append(b.records, [], b.timeMs);
+        await log.append(b.records, [], { timeMs: b.timeMs });
         copied += b.records.length;
         bar.update(copied);
       }

@@ -56,6 +56,8 @@ export class ClusterNode {
       clusterWritePath({
         engine: o.engine,
         kafka: rt.kafka,
+        // A node that mirrors its log publishes what it wrote: its applies stay synced.
+        syncCommits: o.cfg.kafkaMirrorTopic !== '',
         view: rt.view,
         // The fan-out needs this node's partial runner, which exists once the cluster's routes
         // plugin has loaded (app.ready, before the node joins the group and any query comes).

@@ -3,7 +3,9 @@
 // group closed while it runs goes into the next batch together (group commit). A batch is cut
 // only between groups, so a crash between two batches never leaves part of a request durable: a
 // group larger than the batch limit is written as one LevelDB batch of its own. A waiter is
-// released only once the batch holding its last record is durable per the fsync policy.
+// released only once the batch holding its last record is durable per the fsync policy. A group
+// may be written without its own sync (Group.sync false: a cluster command, whose durability is
+// Kafka's); a batch is synced when any of its groups asks for it.
 import type { EncodedEvent } from '../events/codec.js';
 import { LIMITS } from '../config/limits.js';
 import { DomainError } from '../domain/errors.js';
@@ -11,9 +13,11 @@ import { assert } from '../util/assert.js';
 import { type Clock, systemClock } from '../util/clock.js';
 
 export interface LogAppender {
+  /** `opts.sync` false: no fsync of this batch's own under --fsync always (storage/event-log.ts). */
   append(
     records: EncodedEvent[],
     meta?: { key: string; value: Uint8Array | null }[],
+    opts?: { sync: boolean },
   ): Promise<{ firstSeq: number; lastSeq: number; bytes: number }>;
 }
 
@@ -24,6 +28,11 @@ export interface Group {
   records: EncodedEvent[];
   meta: MetaWrite[];
   closed: boolean;
+  /**
+   * Synced as the fsync policy says (true), or written without a sync of its own (false): set
+   * when the group closes (endGroup).
+   */
+  sync: boolean;
   /** 1, 2, …: groups are written in this order. */
   ordinal: number;
 }
@@ -134,13 +143,15 @@ export class CommitQueue {
 
   /**
    * Ends the open group (one request's events): batches may be cut after it, never inside.
-   * Returns its ordinal (with nothing open, the last group's: its being written implies all
-   * before it are).
+   * `sync`: whether its batch must be synced per the policy (false: a commit whose durability is
+   * elsewhere). Returns its ordinal (with nothing open, the last group's: its being written
+   * implies all before it are).
    */
-  endGroup(): number {
+  endGroup(sync: boolean): number {
     const last = this.groups[this.groups.length - 1];
     if (last === undefined || last.closed) return this.lastGroup;
     last.closed = true;
+    last.sync = sync;
     if (this.waiters.length > 0) this.kick();
     return last.ordinal;
   }
@@ -148,7 +159,7 @@ export class CommitQueue {
   private openGroup(): Group {
     const last = this.groups[this.groups.length - 1];
     if (last !== undefined && !last.closed) return last;
-    const g: Group = { records: [], meta: [], closed: false, ordinal: ++this.lastGroup };
+    const g: Group = { records: [], meta: [], closed: false, sync: true, ordinal: ++this.lastGroup };
     this.groups.push(g);
     return g;
   }
@@ -236,8 +247,10 @@ export class CommitQueue {
         const batch = groups.length === 1 ? groups[0].records : groups.flatMap((g) => g.records);
         const meta = groups.flatMap((g) => g.meta);
         const lastGroup = groups[groups.length - 1].ordinal;
+        // One LevelDB batch: its sync covers every group in it, and all writes before it.
+        const sync = groups.some((g) => g.sync);
         const started = clock.monotonic();
-        const res = await this.log.append(batch, meta.length > 0 ? meta : undefined);
+        const res = await this.log.append(batch, meta.length > 0 ? meta : undefined, { sync });
         for (const l of this.batchListeners) l(batch.length, clock.monotonic() - started);
         this.stats.batches++;
         this.stats.records += batch.length;

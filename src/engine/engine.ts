@@ -218,28 +218,34 @@ export class Engine {
     const cursors = req.cursors ?? [];
     // Decided in the caller's turn when nothing is pending (no await before it): a commit
     // called before a read or a stop is decided before them.
+    const sync = req.sync !== false;
     if ('decide' in req) {
       while (this.deferred !== undefined) await this.deferred;
       this.checkWritable(req.origin);
-      return this.commitDecided(req.decide, cursors, req.applied);
+      return this.commitDecided(req.decide, cursors, sync, req.applied);
     }
     if ('prepared' in req) {
       while (this.deferred !== undefined) await this.deferred;
       this.checkWritable(req.origin);
-      return this.commitPrepared(req.prepared, cursors, req.applied);
+      return this.commitPrepared(req.prepared, cursors, sync, req.applied);
     }
     // Positions do not decide against the state: they need not wait for a prepared group.
     this.checkWritable(req.origin);
     if (req.applied !== undefined) {
       // A command that changed nothing: its CommandApplied still goes in, with its position.
       const applied = req.applied;
-      return this.commitDecided(() => undefined, cursors, applied);
+      return this.commitDecided(() => undefined, cursors, sync, applied);
     }
-    await this.commitCursors(cursors, req.lazy === true);
+    await this.commitCursors(cursors, sync, req.lazy === true);
     return undefined;
   }
 
-  private async commitDecided<T>(decide: Decider<T>, cursors: readonly CursorWrite[], applied?: Event): Promise<T> {
+  private async commitDecided<T>(
+    decide: Decider<T>,
+    cursors: readonly CursorWrite[],
+    sync: boolean,
+    applied?: Event,
+  ): Promise<T> {
     const sink: EventSink = { emit: (e) => this.emit(e) };
     const before = this.queue.lastAssignedSeq;
     let result: T;
@@ -253,7 +259,7 @@ export class Engine {
     if (applied !== undefined) this.emit(applied);
     for (const c of cursors) this.queue.stageMeta(c.key, c.value);
     // The request's events are one group: never split across batches.
-    const group = this.queue.endGroup();
+    const group = this.queue.endGroup(sync);
     this.feed.capture(this.queue.lastAssignedSeq);
     this.noteStaged(before);
     // Also when it emitted nothing: its answer may rest on state not yet durable (the group
@@ -269,7 +275,8 @@ export class Engine {
    */
   private async afterFailedDecide(before: number, err: unknown): Promise<void> {
     if (this.queue.lastAssignedSeq === before) return; // nothing emitted, nothing committed
-    this.queue.endGroup();
+    // Synced as the policy says: a broken invariant is no time to lean on another copy.
+    this.queue.endGroup(true);
     this.feed.capture(this.queue.lastAssignedSeq);
     this.noteStaged(before);
     await this.queue.whenDurable(this.queue.lastAssignedSeq);
@@ -282,6 +289,7 @@ export class Engine {
   private async commitPrepared(
     decide: PreparedDecider,
     cursors: readonly CursorWrite[],
+    sync: boolean,
     applied?: Event,
   ): Promise<boolean> {
     const decided = decide(this.holder);
@@ -295,7 +303,7 @@ export class Engine {
       this.trimmer.note(p.record.payload.byteLength);
     }
     for (const c of cursors) this.queue.stageMeta(c.key, c.value);
-    const group = this.queue.endGroup();
+    const group = this.queue.endGroup(sync);
     if (events.length > 0) for (const l of this.stagedListeners) l(last);
     let settle = (): void => undefined;
     this.deferred = new Promise<void>((resolve) => (settle = resolve));
@@ -312,10 +320,10 @@ export class Engine {
     return true;
   }
 
-  private async commitCursors(cursors: readonly CursorWrite[], lazy: boolean): Promise<void> {
+  private async commitCursors(cursors: readonly CursorWrite[], sync: boolean, lazy: boolean): Promise<void> {
     if (cursors.length === 0) return;
     for (const c of cursors) this.queue.stageMeta(c.key, c.value);
-    await this.queue.whenGroupDurable(this.queue.endGroup(), lazy);
+    await this.queue.whenGroupDurable(this.queue.endGroup(sync), lazy);
   }
 
   private noteStaged(before: number): void {
@@ -423,8 +431,10 @@ export class Engine {
     const body = captureSnapshot(this.holder);
     this.eventsSinceSnapshot = 0;
     this.bytesSinceSnapshot = 0;
-    // Never publish a snapshot that is ahead of the durable log.
+    // Never publish a snapshot that is ahead of the durable log: written, and synced too when
+    // commits went in unsynced (CommitContext.sync).
     await this.queue.whenDurable(seq);
+    await this.log.sync?.();
     const { bytes } = await this.snapshotFiles.write(seq, body.chunks, await this.log.commitTime(seq));
     const plan = await this.retention.plan(await this.snapshotFiles.infos(), this.clock.now(), (after) =>
       this.logBytesAfter(after),

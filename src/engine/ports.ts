@@ -36,6 +36,8 @@ export interface LogStore extends LogAppender {
   commitBatches(fromSeq: number, toSeq?: number): AsyncIterable<CommitBatch>;
   /** Optional: closes and opens the store again (writes after a background error). */
   reopen?(): Promise<void>;
+  /** Optional: makes every append so far durable (appends written unsynced: CommitContext.sync). */
+  sync?(): Promise<void>;
 }
 
 export interface SnapshotFiles {
@@ -94,6 +96,13 @@ export interface CommitContext {
    * says which command every record came from (engine/command-time.ts).
    */
   readonly applied?: Extract<Event, { type: 'CommandApplied' }>;
+  /**
+   * Whether the commit's batch is synced as the node's --fsync policy says (default true). false
+   * only for a commit that can be rebuilt from elsewhere after a crash: a cluster command, which
+   * Kafka holds durably before anyone waits for its apply; the log is synced within a second
+   * after it, or sooner by any synced commit (storage/event-log.ts, AppendOptions.sync).
+   */
+  readonly sync?: boolean;
 }
 type CommitCommon = CommitContext;
 

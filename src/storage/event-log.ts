@@ -66,7 +66,28 @@ export interface AppendResult {
   readonly bytes: number;
 }
 
+/** What an append may ask beyond its records and meta writes. */
+export interface AppendOptions {
+  /**
+   * The batch's commit time: now when undefined; a copied batch passes its original time, or
+   * null for records whose time is unknown (written before commit times existed).
+   */
+  readonly timeMs?: number | null;
+  /**
+   * false: written without an fsync of its own even under 'always', for a caller whose
+   * durability lies elsewhere (a cluster command: Kafka holds it, and a restart replays what the
+   * log lost from its topic). A sync follows within UNSYNCED_SYNC_MS, or sooner with the next
+   * synced write, so what a power cut can take stays bounded. Default: the policy.
+   */
+  readonly sync?: boolean;
+}
+
 const DEFAULT_FSYNC_INTERVAL_MS = 100;
+/**
+ * Under 'always', how long an append written without its own sync (AppendOptions.sync) stays
+ * unsynced at most: the bound on what a restart after a power cut replays from elsewhere.
+ */
+export const UNSYNCED_SYNC_MS = 1_000;
 // Replay reads in large native batches: the per-call cost of crossing into LevelDB dominates
 // for small records, and classic-level's default caps a batch at 16 KiB.
 const READ_BATCH_RECORDS = 1000;
@@ -82,6 +103,8 @@ export class EventLog {
   #failure: unknown = undefined;
   #timer: ClockTimer | undefined;
   #intervalMs: number | undefined;
+  /** 'always': the sync armed after an unsynced append (AppendOptions.sync false). */
+  #unsyncedTimer: ClockTimer | undefined;
   /** Commit times never go backwards, even if the wall clock does: a time maps to one prefix. */
   #lastTimeMs = 0;
 
@@ -178,14 +201,15 @@ export class EventLog {
 
   /**
    * Appends records as lastSeq+1… together with `meta` and the batch's commit time, in one
-   * batch. Callers serialize. `timeMs`: now when undefined; a copied batch passes its original
-   * time, or null for records whose time is unknown (written before commit times existed).
+   * batch. Callers serialize. `opts`: the commit time and whether to sync (AppendOptions).
    */
   async append(
     records: readonly NewRecord[],
     meta: readonly MetaWrite[] = [],
-    timeMs?: number | null,
+    opts: AppendOptions = {},
   ): Promise<AppendResult> {
+    const { timeMs } = opts;
+    const sync = this.policy === 'always' && opts.sync !== false;
     this.#assertWritable();
     assert(!this.#appending, 'EventLog.append overlapped another append: the commit queue must serialize them');
     assert(records.length > 0 || meta.length > 0, 'EventLog.append called with nothing to write');
@@ -207,13 +231,13 @@ export class EventLog {
         throw err;
       }
       try {
-        await batch.write({ sync: this.policy === 'always' });
+        await batch.write({ sync });
       } catch (err) {
         this.#failure = err;
         throw err;
       }
       this.#last += records.length;
-      this.#dirty = true;
+      this.#wrote(sync);
       return { firstSeq, lastSeq: this.#last, bytes };
     } finally {
       this.#appending = false;
@@ -390,9 +414,12 @@ export class EventLog {
   async close(): Promise<void> {
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#unsyncedTimer?.cancel();
+    this.#unsyncedTimer = undefined;
     if (this.#flushing !== null) await this.#flushing;
-    // 'interval' promised durability within an interval; a clean shutdown must keep it.
-    if (this.policy === 'interval' && this.#failure === undefined) await this.#flushIfDirty();
+    // 'interval' promised durability within an interval, and 'always' within UNSYNCED_SYNC_MS for
+    // an unsynced append; a clean shutdown must keep it.
+    if (this.policy !== 'never' && this.#failure === undefined) await this.#flushIfDirty();
     await this.db.close();
   }
 
@@ -402,6 +429,43 @@ export class EventLog {
         `event log is unusable after a failed write (${String(this.#failure)}); restart to recover from disk`,
       );
     }
+  }
+
+  /**
+   * After an append: under 'always' a synced one made every earlier one durable too (LevelDB
+   * fsyncs its WAL); an unsynced one arms a sync within UNSYNCED_SYNC_MS. Under 'interval' the
+   * timer syncs; under 'never' the OS decides.
+   */
+  #wrote(synced: boolean): void {
+    if (this.policy !== 'always') {
+      this.#dirty = true;
+      return;
+    }
+    if (synced) {
+      // A flush under way started before this write: it cannot have made it dirty again.
+      this.#dirty = false;
+      return;
+    }
+    this.#dirty = true;
+    if (this.#unsyncedTimer !== undefined) return;
+    // The timer must not keep a finished process alive.
+    this.#unsyncedTimer = this.clock.setTimeout(
+      () => {
+        this.#unsyncedTimer = undefined;
+        void this.sync();
+      },
+      UNSYNCED_SYNC_MS,
+      { unref: true },
+    );
+  }
+
+  /**
+   * Makes every append so far durable (a synced write when one was not): a snapshot of the state
+   * is published only over a log that is durable up to it.
+   */
+  async sync(): Promise<void> {
+    if (this.#flushing !== null) await this.#flushing;
+    await this.#flushIfDirty();
   }
 
   /** A tiny synced write: LevelDB fsyncs its WAL, making every earlier unsynced append durable. */

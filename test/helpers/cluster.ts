@@ -112,6 +112,8 @@ export interface ClusterOptions {
   extraArgs?: string[];
   /** Headers of the harness's own requests (/status, /cluster): a bearer token with --auth-token-file. */
   headers?: Record<string, string>;
+  /** Environment added for each node, by its data directory (the power-cut shim's ledger). */
+  env?: (dataDir: string) => NodeJS.ProcessEnv;
 }
 
 export class TestCluster {
@@ -122,7 +124,7 @@ export class TestCluster {
 
   /** Starts `nodes` members one after another and waits until every partition has its holders. */
   static async start(opts: ClusterOptions): Promise<TestCluster> {
-    const c = new TestCluster({ replicas: 1, partitions: 8, extraArgs: [], headers: {}, ...opts });
+    const c = new TestCluster({ replicas: 1, partitions: 8, extraArgs: [], headers: {}, env: () => ({}), ...opts });
     try {
       // The first node creates the topics; the others join once they exist.
       for (let i = 0; i < opts.nodes; i++) await c.add({ wait: false });
@@ -178,7 +180,7 @@ export class TestCluster {
     const url = `http://127.0.0.1:${port}`;
     let child: ChildServer;
     try {
-      child = await spawnServer(dataDir, port, this.args(url, extraArgs));
+      child = await spawnServer(dataDir, port, this.args(url, extraArgs), this.opts.env(dataDir));
     } catch (err) {
       removeDir(dataDir);
       throw new Error(`cluster node ${this.running.length} did not start: ${(err as Error).message}`);
@@ -210,7 +212,12 @@ export class TestCluster {
   async relaunch(node: ClusterNode): Promise<ClusterNode> {
     const i = this.running.findIndex((x) => x.node === node);
     if (i < 0 || node.alive) throw new Error(`node ${node.n} is not a stopped member of this cluster`);
-    const child = await spawnServer(node.dataDir, node.port, this.args(node.url, node.extraArgs));
+    const child = await spawnServer(
+      node.dataDir,
+      node.port,
+      this.args(node.url, node.extraArgs),
+      this.opts.env(node.dataDir),
+    );
     track(child);
     const again: ClusterNode = { ...node, pid: child.proc.pid ?? -1, alive: true, output: child.output };
     this.running[i] = { node: again, child };

@@ -6,6 +6,13 @@
 // durable in the command's own group: a restart replays the local log and resumes after the last
 // command it holds, never applying one twice.
 //
+// Those commits are written without an fsync of their own (ApplierOptions.syncCommits): the command's
+// durability is Kafka's (acks=all) before anyone waits for its apply, its position rides in the
+// same LevelDB batch as its events (a log cut short by a power cut is a consistent prefix,
+// resumed from its own position), answers are re-derived by the replay, and the log is synced
+// within a second after (storage/event-log.ts) and before every snapshot. A takeover's install
+// is synced: its snapshot came from another node, not from the topic.
+//
 // A command that fails with a 4xx DomainError fails the same way on every holder (same state,
 // same command): it is recorded as failed and skipped. Anything else stops the sink loudly
 // (deliver rejects, nothing of that command is staged).
@@ -63,6 +70,14 @@ export interface ApplierOptions {
   metaWaitMs?: number;
   /** Results kept for the coordinators (default 20 000 commands). */
   resultsKept?: number;
+  /**
+   * Whether the commits of commands read from the topics (and of positions alone) are synced per
+   * the node's --fsync policy. Default false, as the file's head says: a restart after a power
+   * cut resumes from the position the log kept and reads the rest from the topic again. true on a
+   * node that mirrors its log (--kafka-mirror-topic): the mirror publishes what was written, and
+   * a power cut must not take back records it published.
+   */
+  syncCommits?: boolean;
   /**
    * Restores to a time: a partition's commands are applied up to its first command stamped after
    * this (ms), which closes the partition — as a time-travel read sees it (engine/command-time.ts).
@@ -126,6 +141,7 @@ export class CommandApplier implements CommandSink {
   private readonly waitMeta: (next: string, signal: AbortSignal) => Promise<void>;
   private readonly frames: FrameService;
   private readonly inputs: InputService;
+  private readonly syncCommits: boolean;
 
   constructor(
     private readonly parts: ApplierParts,
@@ -133,6 +149,7 @@ export class CommandApplier implements CommandSink {
   ) {
     this.results = new CommandResults(opts.resultsKept ?? 20_000);
     this.metaWaitMs = opts.metaWaitMs ?? 30_000;
+    this.syncCommits = opts.syncCommits ?? false;
     this.until = opts.until;
     this.waitMeta = opts.waitMeta ?? ((next, signal) => this.waitApplied('meta', 0, next, signal));
     this.frames = new FrameService(parts.engine);
@@ -217,6 +234,8 @@ export class CommandApplier implements CommandSink {
     await this.parts.engine.commit({
       cursors,
       origin: 'cluster',
+      // Synced: the snapshot is another holder's, and the topic may no longer start where it does.
+      sync: true,
       applied: installedMark(partition, snap),
       decide: (h, sink) => decideInstall(h, sink, snap, partition, this.parts.partitionOf),
     });
@@ -278,7 +297,7 @@ export class CommandApplier implements CommandSink {
     try {
       // Every command ends in one commit, which carries the position and the command's
       // CommandApplied (a success with no events too: they go in a group of their own).
-      const ctx: CommitContext = { cursors, origin: 'cluster', applied };
+      const ctx: CommitContext = { cursors, origin: 'cluster', applied, sync: this.syncCommits };
       result = { ok: true, value: await this.run(cmd, time, ctx, decodedBody) };
     } catch (err) {
       if (!(err instanceof DomainError) || statusOf(err) >= 500) throw err;
@@ -306,7 +325,8 @@ export class CommandApplier implements CommandSink {
 
   /** A position alone (a command applied before, markers, a refused command). */
   private commitPosition(cursors: readonly CursorWrite[], applied?: CommitContext['applied']): Promise<void> {
-    return this.parts.engine.commit({ cursors, origin: 'cluster', ...(applied === undefined ? {} : { applied }) });
+    const ctx = { cursors, origin: 'cluster', sync: this.syncCommits } as const;
+    return this.parts.engine.commit({ ...ctx, ...(applied === undefined ? {} : { applied }) });
   }
 
   /**

@@ -34,6 +34,8 @@ export interface WritePathParts {
   chunkBytes?: number;
   /** The broker watch (ClusterRuntime.broker). */
   gate?: KafkaGate;
+  /** Sync the applier's commits per --fsync (ApplierOptions.syncCommits): the node mirrors its log. */
+  syncCommits?: boolean;
 }
 
 export interface ClusterWritePath {
@@ -68,7 +70,7 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       partitionOf: (index, shard) => view.partitionOf(index, shard),
       logger: parts.logger,
     },
-    { waitMeta: (next, signal) => view.waitApplied('meta', 0, next, signal) },
+    { waitMeta: (next, signal) => view.waitApplied('meta', 0, next, signal), syncCommits: parts.syncCommits === true },
   );
   const producer = new ClusterProducer(parts.kafka, `${view.name}-${view.self.id}`, {
     ...(parts.chunkBytes !== undefined ? { chunkBytes: parts.chunkBytes } : {}),

@@ -23,7 +23,7 @@ describe('CommitQueue', () => {
     for (let i = 0; i < 500; i++) {
       const seq = q.stage({ type: 5, payload: Buffer.from(`record ${i}`) });
       seqs.push(seq);
-      q.endGroup();
+      q.endGroup(true);
       waits.push(q.whenDurable(seq));
     }
     await Promise.all(waits);
@@ -45,7 +45,7 @@ describe('CommitQueue', () => {
     const q = new CommitQueue(log, log.lastSeq, (e) => fatal.push(e));
     await log.close(); // appends now fail
     const seq = q.stage({ type: 5, payload: Buffer.from('x') });
-    q.endGroup();
+    q.endGroup(true);
     await expect(q.whenDurable(seq)).rejects.toThrow();
     expect(fatal).toHaveLength(1);
     expect(() => q.stage({ type: 5, payload: Buffer.from('y') })).toThrow();
@@ -57,6 +57,7 @@ const group = (records: number, closed = true): Group => ({
   records: Array.from({ length: records }, (_, i) => ({ type: 5, payload: Buffer.from(`r${i}`) })),
   meta: [],
   closed,
+  sync: true,
   ordinal: ++ordinal,
 });
 const sizes = (gs: Group[]): number[] => gs.map((g) => g.records.length);
@@ -123,7 +124,7 @@ describe('CommitQueue batches against the log', () => {
     const stageGroup = (n: number, meta?: string): void => {
       for (let i = 0; i < n; i++) seqs.push(q.stage({ type: 5, payload: Buffer.from(`g${n}-${i}`) }));
       if (meta !== undefined) q.stageMeta(meta, Buffer.from(String(n)));
-      q.endGroup();
+      q.endGroup(true);
     };
     stageGroup(4);
     stageGroup(25, 'big'); // over the limit: alone, whole
@@ -153,7 +154,7 @@ describe('CommitQueue batches against the log', () => {
       { maxBatchRecords: 2 },
     );
     q.stage({ type: 5, payload: Buffer.from('a') });
-    q.endGroup();
+    q.endGroup(true);
     const first = q.whenDurable(1);
     q.stage({ type: 5, payload: Buffer.from('b') });
     q.stage({ type: 5, payload: Buffer.from('c') });
@@ -162,9 +163,52 @@ describe('CommitQueue batches against the log', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(log.lastSeq).toBe(1); // b..d are one open group: nothing of it is written
     const rest = q.whenDurable(4);
-    q.endGroup();
+    q.endGroup(true);
     await rest;
     expect(log.lastSeq).toBe(4);
     await log.close();
+  });
+});
+
+describe('CommitQueue: groups written without their own sync', () => {
+  it('syncs a batch when any of its groups asks for it, and only then', async () => {
+    const appends: { records: number; sync: boolean | undefined }[] = [];
+    let last = 0;
+    let release: () => void = () => undefined;
+    let held: Promise<void> | undefined = new Promise<void>((r) => (release = r));
+    const q = new CommitQueue(
+      {
+        async append(records, _meta, opts) {
+          // The first append waits, so the groups staged meanwhile go into the next batch together.
+          if (held !== undefined) await held;
+          appends.push({ records: records.length, sync: opts?.sync });
+          const firstSeq = last + 1;
+          last += records.length;
+          return { firstSeq, lastSeq: last, bytes: 0 };
+        },
+      },
+      0,
+      (e) => {
+        throw e;
+      },
+    );
+    const stage = (sync: boolean): Promise<void> => {
+      q.stage({ type: 5, payload: Buffer.from('x') });
+      return q.whenGroupDurable(q.endGroup(sync));
+    };
+    const first = stage(false); // alone in the first batch, held
+    const unsynced = [stage(false), stage(false)];
+    const mixed = [stage(false), stage(true)];
+    held = undefined;
+    release();
+    await Promise.all([first, ...unsynced, ...mixed]);
+    // The four groups closed while the first batch was held went into one batch: one asked.
+    expect(appends).toEqual([
+      { records: 1, sync: false },
+      { records: 4, sync: true },
+    ]);
+    appends.length = 0;
+    await stage(false);
+    expect(appends).toEqual([{ records: 1, sync: false }]);
   });
 });

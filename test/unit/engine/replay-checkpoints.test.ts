@@ -42,7 +42,7 @@ async function buildLog(dir: string): Promise<EventLog> {
     { type: 'IndexCreated', index: 'i', options: { keys: false, trackExistence: false } },
     { type: 'FieldCreated', index: 'i', field: 'f', options: defaultFieldOptions('set') },
   ];
-  await log.append(schema.map(encodeEvent), [], T0);
+  await log.append(schema.map(encodeEvent), [], { timeMs: T0 });
   for (let b = 1; b <= BATCHES; b++) {
     const events: Event[] = Array.from({ length: PER_BATCH }, (_, k) => ({
       type: 'BitsSet',
@@ -53,7 +53,7 @@ async function buildLog(dir: string): Promise<EventLog> {
       rows: [b % 7],
       columns: [Uint32Array.of(b * PER_BATCH + k)],
     }));
-    await log.append(events.map(encodeEvent), [], T0 + b * 1000);
+    await log.append(events.map(encodeEvent), [], { timeMs: T0 + b * 1000 });
   }
   return log;
 }

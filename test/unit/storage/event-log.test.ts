@@ -187,23 +187,23 @@ describe('EventLog retention', () => {
 describe('EventLog commit times', () => {
   it('stores one time per batch, maps times to sequences, keeps them across release, truncate and reopen', async () => {
     let log = await EventLog.open(dir, opts());
-    await log.append([{ type: 1, payload: bytes('a') }], [], null); // seq 1: time unknown (an old-format record)
+    await log.append([{ type: 1, payload: bytes('a') }], [], { timeMs: null }); // seq 1: time unknown (an old-format record)
     await log.append(
       [
         { type: 1, payload: bytes('b') },
         { type: 1, payload: bytes('c') },
       ],
       [],
-      1000,
+      { timeMs: 1000 },
     ); // 2..3
-    await log.append([{ type: 1, payload: bytes('d') }], [], 2000); // 4
+    await log.append([{ type: 1, payload: bytes('d') }], [], { timeMs: 2000 }); // 4
     await log.append(
       [
         { type: 1, payload: bytes('e') },
         { type: 1, payload: bytes('f') },
       ],
       [],
-      1500,
+      { timeMs: 1500 },
     ); // 5..6: clock went back
     expect(await log.commitTime(1)).toBeUndefined();
     expect([
