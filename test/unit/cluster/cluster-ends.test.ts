@@ -79,8 +79,8 @@ async function simulate(
       reads++;
       const read = asks === 'both' ? rnd() < 0.5 : asks === 'reads';
       const seen = read
-          ? ends.forRead(clock.monotonic()).then((e) => Number(e.log.get(0)) >= mustSee.l && Number(e.meta) >= mustSee.m)
-          : ends.forMeta(clock.monotonic()).then((meta) => Number(meta) >= mustSee.m);
+        ? ends.forRead(clock.monotonic()).then((e) => Number(e.log.get(0)) >= mustSee.l && Number(e.meta) >= mustSee.m)
+        : ends.forMeta(clock.monotonic()).then((meta) => Number(meta) >= mustSee.m);
       pending.push(
         seen.then((ok) => {
           if (!ok) stale++;
