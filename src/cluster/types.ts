@@ -119,10 +119,14 @@ export interface ClusterView {
   /**
    * Ends of NAME.meta and NAME.log that hold every write acknowledged anywhere before `arrived`
    * (systemClock.monotonic() when the read arrived), from a shared refresh (reads/cluster-ends.ts).
-   * `keep` false: this request does not keep refreshes young in the background (a write's wait
-   * for meta: one refresh now and then costs less than the keeper's stream of them).
    */
-  endsForRead(arrived: number, keep?: boolean): Promise<{ meta: string; log: ReadonlyMap<number, string> }>;
+  endsForRead(arrived: number): Promise<{ meta: string; log: ReadonlyMap<number, string> }>;
+  /**
+   * The end of NAME.meta that holds every schema and key change acknowledged anywhere before
+   * `arrived` (a write's wait for meta): a read's refresh young enough, else one of the meta topic
+   * alone, which keeps no refreshes young in the background (ClusterEnds.forMeta).
+   */
+  metaEndForWrite(arrived: number): Promise<string>;
   /**
    * Resolves once this node has applied the partition up to `next` (position ≥ next); rejects
    * with a DomainError('unavailable') when the node does not hold it or `signal` aborts.

@@ -5,7 +5,7 @@
 // be complete at every node, and each shard's bits must have been applied on every holder the map
 // names: GET /export (which Pilosa serves from the node's own fragments) at that holder.
 import { describe, expect, it } from 'vitest';
-import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
+import { encodeImportRequest, encodeImportValueRequest } from '../../src/encoding/import-request-encode.js';
 import { call, callOk, owners, clusterForFile } from '../helpers/cluster.js';
 import { referencePartitionOf } from '../helpers/partition-ref.js';
 
@@ -129,6 +129,44 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
           `200 ${want.join(' ')}`,
         );
       }
+    }
+  });
+
+  it("imports an int field's values at the node named for each shard", { timeout: 90_000 }, async () => {
+    const c = cluster();
+    const nodes = c.nodes;
+    await callOk(nodes[0].url, 'POST', '/index/iv', '{}');
+    await callOk(nodes[0].url, 'POST', '/index/iv/field/v', '{"options":{"type":"int","min":-1000,"max":1000}}');
+    let sum = 0;
+    let count = 0;
+    for (let s = 0; s < 4; s++) {
+      const [named] = JSON.parse(
+        await callOk(nodes[s % 3].url, 'GET', `/internal/fragment/nodes?index=iv&shard=${s}`),
+      ) as FragmentNode[];
+      const columnIds = Array.from({ length: 50 }, (_, k) => s * SHARD_WIDTH + k * 11);
+      const values = columnIds.map((_, k) => (k * 37 + s) % 2001).map((v) => v - 1000);
+      sum += values.reduce((a, b) => a + b, 0);
+      count += values.length;
+      const body = encodeImportValueRequest({
+        index: 'iv',
+        field: 'v',
+        shard: s,
+        columnIds,
+        values: values.map((v) => BigInt(v)),
+      });
+      await callOk(
+        `${named.uri.scheme}://${named.uri.host}:${named.uri.port}`,
+        'POST',
+        '/index/iv/field/v/import',
+        body,
+        PB,
+      );
+    }
+    for (const node of nodes) {
+      const got = JSON.parse(await callOk(node.url, 'POST', '/index/iv/query', 'Sum(field=v)')) as {
+        results: { value: number; count: number }[];
+      };
+      expect(got.results[0], `Sum(field=v) at node ${node.n}`).toEqual({ value: sum, count });
     }
   });
 

@@ -107,6 +107,9 @@ class StaticView implements ClusterView {
   async endsForRead(): Promise<{ meta: string; log: Map<number, string> }> {
     return { meta: '0', log: new Map() };
   }
+  async metaEndForWrite(): Promise<string> {
+    return '0';
+  }
   /** Members this view takes for down (the probes' verdict). */
   readonly down = new Set<string>();
   isLive(id: string): boolean {

@@ -157,6 +157,7 @@ export function soleView(name: string, applier: CommandApplier): ClusterView {
     logEndOffsets: async () => new Map(),
     metaEndOffset: async () => '0',
     endsForRead: async () => ({ meta: '0', log: new Map() }),
+    metaEndForWrite: async () => '0',
     waitApplied: (topic, p, next, signal) => applier.waitApplied(topic, p, next, signal),
     memberFetch: (url, init) => fetch(url, init),
     memberPost: async (url, body, signal) => {

@@ -76,15 +76,16 @@ export class ClusterWrites {
 
   /**
    * Read-your-writes for schema and keys: resolves once this node has applied every meta command
-   * acknowledged before the call (the meta end of a shared refresh, reads/cluster-ends.ts: the
-   * acknowledgment hold makes it cover every meta command acknowledged before the call, without
-   * a ListOffsets of its own). A field created at another node just before is known here after
-   * it. Bounded: past metaSyncMs, 503.
+   * acknowledged before the call (the meta end of a refresh sent after the call less FRESH_MS,
+   * reads/cluster-ends.ts forMeta: the acknowledgment hold makes it cover every meta command
+   * acknowledged before the call; a read's refresh young enough serves, else one of the meta
+   * topic alone). A field created at another node just before is known here after it. Bounded:
+   * past metaSyncMs, 503.
    */
   async caughtUpMeta(): Promise<void> {
     const ms = this.parts.metaSyncMs ?? 10_000;
     const arrived = systemClock.monotonic();
-    const { meta: end } = await this.gate.through(() => this.parts.view.endsForRead(arrived, false));
+    const end = await this.gate.through(() => this.parts.view.metaEndForWrite(arrived));
     this.stages.add('metaEnds', systemClock.monotonic() - arrived);
     if (this.parts.view.position('meta', 0) >= BigInt(end)) return;
     await this.parts.view.waitApplied('meta', 0, end, AbortSignal.timeout(ms)).catch(() => {

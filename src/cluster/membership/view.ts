@@ -141,8 +141,12 @@ export class NodeView implements ClusterView {
     return (await this.ends.of(this.topics.meta)).get(0) ?? '0';
   }
 
-  endsForRead(arrived: number, keep = true): Promise<{ meta: string; log: ReadonlyMap<number, string> }> {
-    return this.readEnds.forRead(arrived, keep);
+  endsForRead(arrived: number): Promise<{ meta: string; log: ReadonlyMap<number, string> }> {
+    return this.readEnds.forRead(arrived);
+  }
+
+  metaEndForWrite(arrived: number): Promise<string> {
+    return this.readEnds.forMeta(arrived);
   }
 
   /**

@@ -37,6 +37,9 @@ export class ClusterEnds {
   private newest: Ends | undefined;
   /** Refreshes under way, by the time they were started. */
   private readonly running = new Map<number, Promise<Ends>>();
+  /** The newest meta-only refresh (forMeta) and those under way, by the time they were started. */
+  private newestMeta: { sentAt: number; meta: string } | undefined;
+  private readonly runningMeta = new Map<number, Promise<string>>();
   /** Refreshes started (each: one end-offsets fetch per topic, ListOffsets requests to the broker). */
   refreshes = 0;
   /** Refreshes a request had to wait for (none young enough was done): the rest ran ahead of them. */
@@ -57,18 +60,10 @@ export class ClusterEnds {
     return this.clock.monotonic();
   }
 
-  /**
-   * Ends that hold every write acknowledged anywhere before `arrived` (monotonic ms). `keep`
-   * false leaves the background keeper alone: a write's wait for meta takes a refresh young
-   * enough if there is one, else waits for one, and starts no stream of them (the keeper sends
-   * 2/freshMs refreshes a second for KEEP_MS: while imports came one at a time, ListOffsets
-   * rounds cost the nodes and the broker more CPU than the imports).
-   */
-  forRead(arrived: number, keep = true): Promise<Ends> {
-    if (keep) {
-      this.lastAsked = this.now();
-      this.keep();
-    }
+  /** Ends that hold every write acknowledged anywhere before `arrived` (monotonic ms). */
+  forRead(arrived: number): Promise<Ends> {
+    this.lastAsked = this.now();
+    this.keep();
     const oldest = arrived - this.freshMs;
     const n = this.newest;
     // Strictly after: a refresh sent at the very instant a write's hold began may predate it.
@@ -76,6 +71,47 @@ export class ClusterEnds {
     this.waited++;
     for (const [sentAt, p] of this.running) if (sentAt > oldest) return p;
     return this.refresh();
+  }
+
+  /**
+   * The end of the meta topic holding every schema and key change acknowledged anywhere before
+   * `arrived` (a write's wait for meta, ClusterWrites.caughtUpMeta), by the rule forRead follows:
+   * from any refresh sent after arrived − freshMs, a read's or a write's. Without one done or
+   * under way, a refresh of the meta topic alone: its one partition's ListOffsets answers in half
+   * the time of the meta and log topics' together (0.46 against 0.91 ms median, one broker on
+   * this machine). It leaves the background keeper alone: while imports came one at a time, the
+   * keeper's 2/freshMs ListOffsets rounds a second cost the nodes and the broker more CPU than
+   * the imports.
+   */
+  forMeta(arrived: number): Promise<string> {
+    const oldest = arrived - this.freshMs;
+    const n = this.newest;
+    if (n !== undefined && n.sentAt > oldest) return Promise.resolve(n.meta);
+    const m = this.newestMeta;
+    if (m !== undefined && m.sentAt > oldest) return Promise.resolve(m.meta);
+    this.waited++;
+    for (const [sentAt, p] of this.running) if (sentAt > oldest) return p.then((e) => e.meta);
+    for (const [sentAt, p] of this.runningMeta) if (sentAt > oldest) return p;
+    return this.refreshMeta();
+  }
+
+  private refreshMeta(): Promise<string> {
+    const sentAt = this.now();
+    this.refreshes++;
+    const topic = this.topics.meta;
+    const ends =
+      this.source.ofAll === undefined
+        ? this.source.of(topic)
+        : this.source.ofAll([topic]).then((all) => all.get(topic) ?? new Map<number, string>());
+    const p = ends
+      .then((byPartition) => {
+        const meta = byPartition.get(0) ?? '0';
+        if (this.newestMeta === undefined || this.newestMeta.sentAt < sentAt) this.newestMeta = { sentAt, meta };
+        return meta;
+      })
+      .finally(() => this.runningMeta.delete(sentAt));
+    this.runningMeta.set(sentAt, p);
+    return p;
   }
 
   /**

@@ -37,17 +37,26 @@ class VirtualClock implements Clock {
   }
 }
 
-/** Runs the simulation; returns the reads that missed an acknowledged write, and refreshes per read. */
-async function simulate(holdMs: number, seed: number): Promise<{ stale: number; reads: number; refreshes: number }> {
+/**
+ * Runs the simulation; returns the requests that missed an acknowledged write, and refreshes per
+ * request. Writes go to the log or the meta topic; reads check the ends (forRead), writes' waits
+ * for meta the meta topic's (forMeta), sharing one ClusterEnds when both come.
+ */
+async function simulate(
+  holdMs: number,
+  seed: number,
+  /** Which requests arrive: reads, writes waiting for meta, or both. */
+  asks: 'reads' | 'metas' | 'both' = 'both',
+): Promise<{ stale: number; reads: number; refreshes: number }> {
   const clock = new VirtualClock();
   const rnd = seededRandom(seed);
-  let kafkaEnd = 0;
-  let acknowledged = 0;
+  const kafkaEnd = { m: 0, l: 0 };
+  const acknowledged = { m: 0, l: 0 };
   // A refresh answers Kafka's end as of its sending, 1–3 ms later.
   const source = {
     of: (topic: string): Promise<Map<number, string>> => {
-      const end = kafkaEnd;
-      return clock.sleep(1 + Math.floor(rnd() * 3)).then(() => new Map([[0, String(topic === 'm' ? 0 : end)]]));
+      const end = topic === 'm' ? kafkaEnd.m : kafkaEnd.l;
+      return clock.sleep(1 + Math.floor(rnd() * 3)).then(() => new Map([[0, String(end)]]));
     },
   };
   const ends = new ClusterEnds(source, { meta: 'm', log: 'l' }, clock);
@@ -58,18 +67,23 @@ async function simulate(holdMs: number, seed: number): Promise<{ stale: number; 
   for (let step = 0; step < 3000; step++) {
     const r = rnd();
     if (r < 0.2) {
-      const offset = ++kafkaEnd;
+      const topic = rnd() < 0.5 ? 'm' : 'l';
+      const offset = ++kafkaEnd[topic];
       pending.push(
         hold.since(clock.monotonic()).then(() => {
-          acknowledged = Math.max(acknowledged, offset);
+          acknowledged[topic] = Math.max(acknowledged[topic], offset);
         }),
       );
     } else if (r < 0.6) {
-      const mustSee = acknowledged;
+      const mustSee = { ...acknowledged };
       reads++;
+      const read = asks === 'both' ? rnd() < 0.5 : asks === 'reads';
+      const seen = read
+        ? ends.forRead(clock.monotonic()).then((e) => Number(e.log.get(0)) >= mustSee.l && Number(e.meta) >= mustSee.m)
+        : ends.forMeta(clock.monotonic()).then((meta) => Number(meta) >= mustSee.m);
       pending.push(
-        ends.forRead(clock.monotonic()).then((e) => {
-          if (Number(e.log.get(0)) < mustSee) stale++;
+        seen.then((ok) => {
+          if (!ok) stale++;
         }),
       );
     }
@@ -81,17 +95,22 @@ async function simulate(holdMs: number, seed: number): Promise<{ stale: number; 
 }
 
 describe('ClusterEnds', () => {
-  it('a read sees every write acknowledged before it arrived, with far fewer refreshes than reads', async () => {
+  it("a read (and a write's wait for meta) sees every write acknowledged before it arrived, with far fewer refreshes than requests", async () => {
     for (const seed of [1, 2, 3]) {
       const { stale, reads, refreshes } = await simulate(FRESH_MS, seed);
       expect(stale).toBe(0);
       expect(refreshes / reads).toBeLessThan(0.5);
+      // Waits for meta alone (no read keeps refreshes young): meta-only refreshes, shared.
+      const metas = await simulate(FRESH_MS, seed, 'metas');
+      expect(metas.stale).toBe(0);
+      expect(metas.refreshes / metas.reads).toBeLessThan(0.5);
     }
   });
 
   it('without the hold, reads miss acknowledged writes (the simulation can fail)', async () => {
     const { stale } = await simulate(0, 1);
     expect(stale).toBeGreaterThan(0);
+    expect((await simulate(0, 1, 'metas')).stale).toBeGreaterThan(0);
   });
 });
 
@@ -130,23 +149,42 @@ describe('ClusterEnds keeper', () => {
     expect(c.sent()).toBe(quiet);
   });
 
-  it('a write waiting for meta (keep false) starts no background refreshes: one refresh per write at most', async () => {
+  it("a write's wait for meta takes a read's refresh young enough, and shares one under way", async () => {
+    const clock = new VirtualClock();
+    const c = counted(clock);
+    const ends = c.ends();
+    await settle(clock, ends.forRead(clock.monotonic()));
+    const afterRead = c.sent();
+    // A read's refresh (two topics) just done: no request of its own.
+    await settle(clock, ends.forMeta(clock.monotonic()));
+    expect(c.sent()).toBe(afterRead);
+    await clock.advance(2 * KEEP_MS);
+    // None young: one meta refresh serves two waits that arrive while it is under way.
+    const before = c.sent();
+    const first = ends.forMeta(clock.monotonic());
+    await clock.advance(1);
+    const second = ends.forMeta(clock.monotonic());
+    await settle(clock, Promise.all([first, second]));
+    expect(c.sent()).toBe(before + 1);
+  });
+
+  it('a write waiting for meta starts no background refreshes: one refresh of the meta topic per write at most', async () => {
     const clock = new VirtualClock();
     const c = counted(clock);
     const writes = c.ends();
     for (let i = 0; i < 20; i++) {
       // Writes one at a time, 50 ms apart (an import's time): each takes one refresh of its own.
-      await settle(clock, writes.forRead(clock.monotonic(), false));
+      await settle(clock, writes.forMeta(clock.monotonic()));
       await clock.advance(50);
     }
-    // Two topics per refresh (the source has no ofAll): 2 requests each.
-    expect(c.sent()).toBe(2 * 20);
+    // The meta topic alone: 1 request each.
+    expect(c.sent()).toBe(20);
     // The same requests as reads keep refreshes young all along: many more.
     const reads = c.ends();
     for (let i = 0; i < 20; i++) {
       void reads.forRead(clock.monotonic());
       await clock.advance(52);
     }
-    expect(c.sent() - 2 * 20).toBeGreaterThan(4 * 2 * 20);
+    expect(c.sent() - 20).toBeGreaterThan(4 * 2 * 20);
   });
 });
