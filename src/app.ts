@@ -31,6 +31,7 @@ import { reserveBelowFloor } from './storage/disk-space.js';
 import { type Boot, StopList } from './stop-list.js';
 import { QueryWorkers } from './service/query-workers/pool.js';
 import { tuneAllocator } from './util/heap-trim.js';
+import { keepTickShape } from './util/tick-shape.js';
 
 export interface Server {
   app: FastifyInstance;
@@ -68,6 +69,7 @@ export async function createServer(
   opts: BootOptions = {},
 ): Promise<Server> {
   tuneAllocator();
+  keepTickShape();
   // Bad TLS or token files, and contradictory cluster flags, stop the start before anything is opened.
   const bind = parseBind(cfg.bind);
   const security = httpSecurity(cfg, bind.host);

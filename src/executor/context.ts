@@ -3,7 +3,7 @@
 // exactly the data of the requested shards (Shift may still move columns into other shards).
 import { type TimeWindow, viewPeriod, viewsByTimeRange } from '../domain/time-quantum.js';
 import type { OptionSettings } from './plan.js';
-import type { ReadonlyField, ReadonlyFragment, ReadonlyIndex } from '../state/readonly.js';
+import type { ReadonlyField, ReadonlyFragment, ReadonlyIndex, ReadonlyView } from '../state/readonly.js';
 
 export interface ResultOptions {
   excludeColumns: boolean;
@@ -41,6 +41,12 @@ export class ReadContext {
   fragment(field: ReadonlyField, view: string, shard: number): ReadonlyFragment | undefined {
     if (this.shardSet !== undefined && !this.shardSet.has(shard)) return undefined;
     return field.view(view)?.fragment(shard);
+  }
+
+  /** fragment(), with the view found already (a caller that reads it in many shards). */
+  viewFragment(view: ReadonlyView, shard: number): ReadonlyFragment | undefined {
+    if (this.shardSet !== undefined && !this.shardSet.has(shard)) return undefined;
+    return view.fragment(shard);
   }
 
   /** The context an Options() child runs in. */

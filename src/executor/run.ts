@@ -6,7 +6,7 @@ import type { AttrMap } from '../domain/types.js';
 import { assertNever } from '../util/assert.js';
 import type { QueryResult, RowColumns } from './result.js';
 import { minMaxRow, valCount } from './aggregate.js';
-import { countAt, outShards, planRowColumns } from './bitmap-eval.js';
+import { countAt, countRowsIntersect, outShards, planRowColumns } from './bitmap-eval.js';
 import { columnArray } from './shard-columns.js';
 import type { ReadContext, ResultOptions } from './context.js';
 import { groupBy } from './group-by.js';
@@ -45,6 +45,10 @@ export function* countWork(ctx: ReadContext, child: BitmapPlan): Work<number> {
 
 /** Count(child) straight through. */
 export function countSync(ctx: ReadContext, child: BitmapPlan): number {
+  if (child.kind === 'intersect') {
+    const n = countRowsIntersect(ctx, child.children);
+    if (n !== undefined) return n;
+  }
   const shards = outShards(ctx, child);
   let n = 0;
   for (let i = 0; i < shards.length; i++) n += countAt(ctx, child, shards[i]);

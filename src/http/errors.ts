@@ -52,6 +52,28 @@ export function errorBody(message: string, shape: ErrorShape, reason?: string): 
   return JSON.stringify(body) + '\n';
 }
 
+/** Where an internal error is logged: the request's logger (fastify's req.log) or the server's. */
+interface ErrorLog {
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * The steps of an internal error (a bug), whichever way the request was answered (this handler,
+ * or the lean query path): logged, the process stopped for a broken invariant, and the 500 body
+ * in the route's shape. `reqId` for a logger that does not carry it already.
+ */
+export function internalError(
+  err: Error,
+  log: ErrorLog,
+  onInvariantBroken: (err: Error) => void,
+  shape: ErrorShape,
+  reqId?: string,
+): string {
+  log.error(reqId === undefined ? { err } : { err, reqId }, 'internal error');
+  if (err instanceof AssertionError) onInvariantBroken(err);
+  return errorBody(`internal error: ${err.message}`, shape);
+}
+
 export function installErrorHandler(app: FastifyInstance, onInvariantBroken: (err: Error) => void): void {
   app.setErrorHandler((err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) => {
     const shape: ErrorShape = req.routeOptions.config?.errorShape ?? 'admin';
@@ -61,9 +83,10 @@ export function installErrorHandler(app: FastifyInstance, onInvariantBroken: (er
     if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(reply, 415, 'unsupported media type', shape);
     if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)
       return sendError(reply, fe.statusCode, err.message, shape);
-    req.log.error({ err }, 'internal error');
-    if (err instanceof AssertionError) onInvariantBroken(err);
-    return sendError(reply, 500, `internal error: ${err.message}`, shape);
+    return reply
+      .code(500)
+      .type('application/json')
+      .send(internalError(err, req.log, onInvariantBroken, shape));
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, `not found: ${req.method} ${req.url}`, 'admin'));
 }

@@ -18,12 +18,11 @@ import { queryResponseJson } from '../encoding/query-json.js';
 import { stringify } from '../encoding/json.js';
 import { roughAnswerBytes } from '../executor/answer-size.js';
 import type { QueryOptions } from '../executor/result.js';
-import { AssertionError } from '../util/assert.js';
 import { systemClock } from '../util/clock.js';
 import { SLICED_FROM_BYTES, writeSliced } from './answer-writer.js';
 import { isProtobuf, wantsProtobuf } from './body.js';
 import type { QueryAnswer, QueryApi } from './context.js';
-import { errorBody, statusOf } from './errors.js';
+import { errorBody, internalError, statusOf } from './errors.js';
 import { AnsweredRequest, QUERY_ROUTE, type RequestOps } from './request-ops.js';
 import { ClientGone, QueryRun, STALE_READ_HEADER } from './routes/query-routes.js';
 import type { CheckedRequest, SecurityChecks } from './security.js';
@@ -204,9 +203,7 @@ class LeanRequest {
       this.send(statusOf(err), errorBody(err.message, 'query', err.reason), undefined);
       return;
     }
-    this.p.logger.error({ err, reqId: this.reqId }, 'internal error');
-    if (err instanceof AssertionError) this.p.onInvariantBroken(err);
-    this.send(500, errorBody(`internal error: ${err.message}`, 'query'), undefined);
+    this.send(500, internalError(err, this.p.logger, this.p.onInvariantBroken, 'query', this.reqId), undefined);
   }
 
   /** The answer's records (as fastify's onSend hook), then the answer, headers as fastify writes them. */

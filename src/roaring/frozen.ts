@@ -9,8 +9,17 @@ import { type Bitmap, RoaringBitmap32 } from './bitmap.js';
 
 /** CRoaring's own layout, which a read-only view uses in place (little-endian, 32-byte aligned). */
 export const FROZEN_FORMAT = 'unsafe_frozen_croaring';
+/** The alignment the format requires, and the one of rows in a snapshot's body (its file layout). */
 export const FROZEN_ALIGN = 32;
-export const frozenPad = (at: number): number => (FROZEN_ALIGN - (at % FROZEN_ALIGN)) % FROZEN_ALIGN;
+export const frozenPad = (at: number, align = FROZEN_ALIGN): number => (align - (at % align)) % align;
+/**
+ * The alignment of rows packed in memory: a row's bitset containers come first in its bytes, and
+ * CRoaring's AVX-512 kernels (its own containers are 64-byte aligned where it uses them) read
+ * them 64 bytes at a time, each load across two cache lines at a 32-byte offset. Measured on the
+ * HTTP bench's rows (16 shards, two 10% rows a shard, AVX-512 machine): the 16 intersect-counts
+ * took 41.8 µs with both rows at 64-byte boundaries, 47.5 µs with both at 32 mod 64.
+ */
+export const PACK_ALIGN = 64;
 
 /**
  * One bitmap's frozen bytes, buf[start, start + len) with start 32-byte aligned in memory, not
@@ -42,8 +51,9 @@ export class FrozenRow {
 }
 
 /**
- * `bitmaps` (run-optimized first) packed into one new aligned buffer, one FrozenRow each. The
- * buffer is shared memory: query worker threads view the same bytes (no copy per thread).
+ * `bitmaps` (run-optimized first) packed into one new buffer, each at a PACK_ALIGN boundary, one
+ * FrozenRow each. The buffer is shared memory: query worker threads view the same bytes (no copy
+ * per thread).
  */
 export function packFrozen(bitmaps: readonly Bitmap[]): FrozenRow[] {
   const sizes = new Array<number>(bitmaps.length);
@@ -51,13 +61,13 @@ export function packFrozen(bitmaps: readonly Bitmap[]): FrozenRow[] {
   for (let i = 0; i < bitmaps.length; i++) {
     bitmaps[i].runOptimize();
     sizes[i] = bitmaps[i].getSerializationSizeInBytes(FROZEN_FORMAT);
-    total += frozenPad(total) + sizes[i];
+    total += frozenPad(total, PACK_ALIGN) + sizes[i];
   }
-  const buf = roaring.bufferAlignedAllocSharedUnsafe(total, FROZEN_ALIGN);
+  const buf = roaring.bufferAlignedAllocSharedUnsafe(total, PACK_ALIGN);
   const out = new Array<FrozenRow>(bitmaps.length);
   let p = 0;
   for (let i = 0; i < bitmaps.length; i++) {
-    const pad = frozenPad(p);
+    const pad = frozenPad(p, PACK_ALIGN);
     buf.fill(0, p, p + pad);
     p += pad;
     bitmaps[i].serialize(FROZEN_FORMAT, buf.subarray(p, p + sizes[i]));

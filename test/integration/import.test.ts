@@ -10,7 +10,7 @@ import {
 } from '../../src/encoding/import-request-encode.js';
 import { encodeImportRoaringRequest } from '../../src/encoding/public-proto.js';
 import { encodePilosaRoaring } from '../../src/roaring/pilosa-roaring.js';
-import { RoaringBitmap32 } from '../../src/roaring/bitmap.js';
+import { type Bitmap, RoaringBitmap32 } from '../../src/roaring/bitmap.js';
 import { removeDir, startServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -247,6 +247,37 @@ describe('import', () => {
     expect((await req('POST', '/index/i/field/f/import-roaring/2', clear, PB)).status).toBe(200);
     expect(await query('i', 'Row(f=4)')).toEqual([{ attrs: {}, columns: [base + 1, base + 3] }]);
     expect((await req('GET', '/index/i/field/f/import-roaring/0')).status).toBe(405);
+  });
+
+  it('a large import-roaring keeps its rows packed (as a bits import), and they read and change as rows', async () => {
+    expect((await req('POST', '/index/i/field/big', '')).status).toBe(200);
+    const dense = (start: number): Bitmap => {
+      const b = new RoaringBitmap32();
+      for (let c = start; c < 1048576; c += 7) b.add(c);
+      return b;
+    };
+    const rows = new Map([
+      [1, dense(0)],
+      [2, dense(3)],
+    ]);
+    const want = [rows.get(1)!.size, rows.get(2)!.size, rows.get(1)!.andCardinality(rows.get(2)!)];
+    const body = encodeImportRoaringRequest({ clear: false, views: [{ name: '', data: encodePilosaRoaring(rows) }] });
+    expect((await req('POST', '/index/i/field/big/import-roaring/3', body, PB)).status).toBe(200);
+    const packed = () =>
+      server.engine.read((h) => h.index('i')!.field('big')!.view('standard')!.fragment(3)!.packedCount);
+    expect(await packed()).toBe(2);
+    expect(await query('i', 'Count(Row(big=1)) Count(Row(big=2)) Count(Intersect(Row(big=1), Row(big=2)))')).toEqual(
+      want,
+    );
+    // A write to a packed row, and a second import into the same rows, change copies of them.
+    const col = 3 * 1048576 + 1;
+    expect(await query('i', `Set(${col}, big=1)`)).toEqual([true]);
+    const more = encodeImportRoaringRequest({
+      clear: false,
+      views: [{ name: '', data: encodePilosaRoaring(new Map([[2, new RoaringBitmap32([2])]])) }],
+    });
+    expect((await req('POST', '/index/i/field/big/import-roaring/3', more, PB)).status).toBe(200);
+    expect(await query('i', 'Count(Row(big=1)) Count(Row(big=2))')).toEqual([want[0] + 1, want[1] + 1]);
   });
 
   describe('bad input: 4xx naming the first offending item, nothing applied', () => {

@@ -52,15 +52,11 @@ export class ImportService {
         for (const v of views) {
           if (v.rows.size === 0) continue;
           const rows = [...v.rows.keys()].sort((a, b) => a - b);
-          sink.emit({
-            type: req.clear ? 'BitsCleared' : 'BitsSet',
-            index: index.name,
-            field: field.name,
-            view: v.view,
-            shard: req.shard,
-            rows,
-            columns: rows.map((r) => v.rows.get(r)!),
-          });
+          const columns = rows.map((r) => v.rows.get(r)!);
+          const delta = { index: index.name, field: field.name, view: v.view, shard: req.shard, rows, columns };
+          // The decoded bitmaps are this request's own: apply may keep them (packed, as a bits
+          // import's rows are: Fragment.adoptRows) instead of copying each.
+          sink.emit(req.clear ? { type: 'BitsCleared', ...delta } : { type: 'BitsSet', ...delta, adopt: true });
         }
       },
     });

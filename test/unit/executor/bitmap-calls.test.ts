@@ -82,6 +82,10 @@ describe('combinations, Not, Shift, Count', () => {
     ['Count(Row(s=10))', 3],
     ['Count(Intersect(Row(s=10), Row(s=11)))', 1],
     ['Count(Intersect(Row(s=10), Row(b=false), Row(m=2)))', 1],
+    ['Count(Intersect(Row(s=10), Row(s=10), Row(s=10)))', 3],
+    ['Count(Intersect(Row(s=10), Row(s=99)))', 0],
+    ['Count(Intersect(Row(s=99), Row(s=10)))', 0],
+    ['Count(Intersect(Row(s=10), Row(s=99), Row(s=10)))', 0],
     ['Count(Union(Row(s=10), Row(s=12)))', 4],
     ['Count(Difference(Row(s=10), Row(s=11)))', 2],
     ['Count(Xor(Row(s=10), Row(b=false)))', 3],
@@ -104,6 +108,8 @@ describe('combinations, Not, Shift, Count', () => {
   it('restricts every read to the requested shards', () => {
     expect(one(s, 'i', 'Row(s=10)', { shards: [1] })).toEqual(row([1048576]));
     expect(one(s, 'i', 'Count(Row(s=10))', { shards: [0] })).toBe(2);
+    expect(one(s, 'i', 'Count(Intersect(Row(s=10), Row(s=10)))', { shards: [0] })).toBe(2);
+    expect(one(s, 'i', 'Count(Intersect(Row(s=10), Row(s=10)))', { shards: [1] })).toBe(1);
     expect(one(s, 'i', 'Not(Row(s=10))', { shards: [1] })).toEqual(row([]));
     // Shift carries columns out of the requested shards.
     expect(one(s, 'i', 'Shift(Row(s=10), n=1048575)', { shards: [0] })).toEqual(row([1048576, 1048577]));
