@@ -1,0 +1,27 @@
+// Makes every LevelDB WAL file durable, by path. LevelDB fsyncs only the WAL it currently writes:
+// when its memtable fills it closes the old WAL without an fsync and opens a new one, and the old
+// WAL stays the only copy of its writes until the memtable's table file is written. A synced
+// write after that switch reaches the new WAL only, so unsynced writes still in the old one could
+// be lost by a power cut while the newer ones are kept: a hole in the event log. The event log
+// runs this before a synced write that must cover earlier unsynced ones (event-log.ts).
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { walFileNames } from './leveldb-wal.js';
+
+/** fsyncs each NNNNNN.log of `levelDbDir`; one LevelDB deleted meanwhile (its table is written) is skipped. */
+export async function syncWalFiles(levelDbDir: string): Promise<void> {
+  for (const name of await walFileNames(levelDbDir)) {
+    let fh;
+    try {
+      fh = await open(join(levelDbDir, name), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+}
