@@ -8,16 +8,14 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { walFileNames } from './leveldb-wal.js';
 
-/** fsyncs each NNNNNN.log of `levelDbDir`; one LevelDB deleted meanwhile (its table is written) is skipped. */
+/** fsyncs each NNNNNN.log of `levelDbDir`; one deleted meanwhile (its table was written) is skipped. */
 export async function syncWalFiles(levelDbDir: string): Promise<void> {
   for (const name of await walFileNames(levelDbDir)) {
-    let fh;
-    try {
-      fh = await open(join(levelDbDir, name), 'r');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+    const fh = await open(join(levelDbDir, name), 'r').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
       throw err;
-    }
+    });
+    if (fh === undefined) continue;
     try {
       await fh.sync();
     } finally {
