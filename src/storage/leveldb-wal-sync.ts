@@ -4,22 +4,15 @@
 // write after that switch reaches the new WAL only, so unsynced writes still in the old one could
 // be lost by a power cut while the newer ones are kept: a hole in the event log. The event log
 // runs this before a synced write that must cover earlier unsynced ones (event-log.ts).
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fsyncPath } from './durable-fs.js';
 import { walFileNames } from './leveldb-wal.js';
 
 /** fsyncs each NNNNNN.log of `levelDbDir`; one deleted meanwhile (its table was written) is skipped. */
 export async function syncWalFiles(levelDbDir: string): Promise<void> {
   for (const name of await walFileNames(levelDbDir)) {
-    const fh = await open(join(levelDbDir, name), 'r').catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
-      throw err;
+    await fsyncPath(join(levelDbDir, name)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
     });
-    if (fh === undefined) continue;
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
   }
 }

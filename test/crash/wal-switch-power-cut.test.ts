@@ -7,13 +7,13 @@
 // A real server with the sync-ledger shim takes large unsynced imports. The cut comes exactly in
 // the window: the server is frozen (SIGSTOP) and killed only if, frozen, an older WAL still
 // exists with bytes that LevelDB's own syncs left unsynced and the newest WAL was synced since.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeImportRequest } from '../../src/encoding/import-request-encode.js';
-import { buildSyncLedgerShim, cutPower, fileKey, readLedger, syncLedgerEnv } from '../helpers/power-cut.js';
+import { cutPower, fileKey, readLedger } from '../helpers/power-cut.js';
+import { durableSchema, powerCutSuite } from '../helpers/power-cut-suite.js';
 import { countRows, post } from '../helpers/row-imports.js';
-import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
 import { unlessServerGone } from '../helpers/server-gone.js';
 import { until } from '../helpers/until.js';
 
@@ -21,19 +21,7 @@ import { until } from '../helpers/until.js';
 const BITS = 200_000;
 const CLIENTS = 2;
 
-let workDir = '';
-let shim = '';
-const running: ChildServer[] = [];
-
-beforeAll(() => {
-  workDir = tempDir('bitledger-walswitch-');
-  shim = buildSyncLedgerShim(workDir);
-});
-
-afterAll(async () => {
-  for (const s of running) await s.kill('SIGKILL');
-  removeDir(workDir);
-});
+const suite = powerCutSuite('bitledger-walswitch-');
 
 /** Row `row` set at columns 0..BITS-1: its count tells whether the import survived whole. */
 function rowImport(row: number): Buffer {
@@ -81,23 +69,11 @@ function inWindow(levelDbDir: string, ledger: string): Window | undefined {
 
 describe('simulated power cut across a LevelDB WAL switch', () => {
   it('--fsync interval: a sync after the switch makes the old WAL durable too; the restart has every synced import', async () => {
-    const dataDir = join(workDir, 'data');
+    const node = await suite.node('interval', ['--fsync', 'interval', '--fsync-interval-ms', '20']);
+    const { dataDir, ledger, start } = node;
     const levelDbDir = join(dataDir, 'leveldb');
-    const ledger = join(workDir, 'ledger');
-    const env = syncLedgerEnv(shim, ledger, dataDir);
-    const port = await freePort();
-    const args = ['--fsync', 'interval', '--fsync-interval-ms', '20'];
-    const start = async (): Promise<ChildServer> => {
-      const s = await spawnServer(dataDir, port, args, env);
-      running.push(s);
-      return s;
-    };
-    // A graceful stop and the next open make the schema durable (as in power-cut.test.ts).
+    await durableSchema(node);
     let server = await start();
-    expect((await post(`${server.url}/index/c`, '')).status).toBe(200);
-    expect((await post(`${server.url}/index/c/field/f`, '')).status).toBe(200);
-    await server.kill('SIGTERM');
-    server = await start();
 
     const acked: { row: number; atMs: number }[] = [];
     let nextRow = 1;
