@@ -3,14 +3,18 @@
 import { open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+/** fsyncs a file or directory by path, through a read-only descriptor. */
+export async function fsyncPath(path: string): Promise<void> {
+  const fh = await open(path, 'r');
   try {
     await fh.sync();
   } finally {
     await fh.close();
   }
 }
+
+/** A directory fsynced makes its entries durable (a rename into it, a new file). */
+export const fsyncDir = fsyncPath;
 
 /** FileHandle.write may write less than asked; loop so a short write cannot truncate a file. */
 export async function writeAll(fh: FileHandle, buf: Uint8Array, position?: number): Promise<void> {

@@ -6,7 +6,8 @@
 import type { Logger } from 'pino';
 import { assert, AssertionError } from '../util/assert.js';
 import { type Clock, type ClockTimer, every, systemClock } from '../util/clock.js';
-import { openLevelDb } from './data-dir.js';
+import { join } from 'node:path';
+import { LEVELDB_SUBDIR, openLevelDb } from './data-dir.js';
 import type { KvBatch, KvStore } from './kv.js';
 import {
   batchAt,
@@ -33,6 +34,7 @@ import {
   metaKey,
 } from './keys.js';
 import { checkFormat, formatVersion, runMigrations } from './migrations.js';
+import { syncWalFiles } from './leveldb-wal-sync.js';
 import { DELETE_BATCH, recoverTail } from './tail-recovery.js';
 
 export type FsyncPolicy = 'always' | 'interval' | 'never';
@@ -116,6 +118,14 @@ export class EventLog {
    */
   reopen?: () => Promise<void>;
 
+  /**
+   * fsyncs every LevelDB WAL file by path (set by open(): only the data directory's LevelDB has
+   * files; the simulator's in-memory store keeps its writes in order across a sync). LevelDB
+   * closes the WAL of a full memtable unsynced, so a synced write alone does not make every
+   * earlier write durable (leveldb-wal-sync.ts).
+   */
+  #syncWal: (() => Promise<void>) | undefined;
+
   private constructor(
     private db: KvStore,
     private readonly policy: FsyncPolicy,
@@ -139,6 +149,8 @@ export class EventLog {
     const log = await EventLog.openOn(db, opts);
     log.reopen = () =>
       log.#reopenWith(() => openLevelDb(dataDir, { logger: opts.logger, acceptDataLoss: opts.acceptDataLoss }));
+    const levelDbDir = join(dataDir, LEVELDB_SUBDIR);
+    log.#syncWal = () => syncWalFiles(levelDbDir);
     return log;
   }
 
@@ -216,6 +228,7 @@ export class EventLog {
     assert(this.#last + records.length <= MAX_SEQ, 'event log sequence space exhausted');
     this.#appending = true;
     try {
+      if (sync) await this.#beforeSyncedWrite();
       const firstSeq = this.#last + 1;
       const batch = this.db.batch();
       let bytes: number;
@@ -352,6 +365,7 @@ export class EventLog {
     assert(Number.isSafeInteger(seq) && seq >= 0, `releaseUpTo: bad seq ${seq}`);
     assert(seq <= this.#last || !this.#appending, 'releaseUpTo past lastSeq while an append is in flight');
     if (seq < this.#first) return;
+    await this.#beforeSyncedWrite();
     // The floor is written first and synced: if the range delete below is lost or cut short by
     // a crash, the leftovers sit under the floor, are ignored at open and cleared next time.
     await this.db.put(RELEASED_THROUGH_KEY, encodeMetaUint(seq), { sync: true });
@@ -371,6 +385,7 @@ export class EventLog {
     this.#assertWritable();
     assert(!this.#appending, 'truncateAfter while an append is in flight');
     assert(Number.isSafeInteger(seq) && seq >= this.#first - 1, `truncateAfter: ${seq} is below the retained log`);
+    await this.#beforeSyncedWrite();
     const it = this.db.keys({ gt: logKey(seq), lte: LOG_KEY_MAX, reverse: true, fillCache: false });
     let dropped = 0;
     try {
@@ -432,8 +447,27 @@ export class EventLog {
   }
 
   /**
+   * Before a synced write, which makes every earlier unsynced write durable: a flush under way
+   * finishes first (its WAL fsyncs may not have run yet); then, if unsynced writes happened since
+   * the last sync, every WAL file is fsynced (#syncWal), the old WAL of a memtable switch
+   * included. After synced writes only there is nothing to do: plain 'always' pays nothing.
+   * A failed fsync leaves the log unusable, as a failed write does (what is on disk is unknown).
+   */
+  async #beforeSyncedWrite(): Promise<void> {
+    if (this.#flushing !== null) await this.#flushing;
+    this.#assertWritable();
+    if (!this.#dirty || this.#syncWal === undefined) return;
+    try {
+      await this.#syncWal();
+    } catch (err) {
+      this.#failure ??= err;
+      throw err;
+    }
+  }
+
+  /**
    * After an append: under 'always' a synced one made every earlier one durable too (LevelDB
-   * fsyncs its WAL); an unsynced one arms a sync within UNSYNCED_SYNC_MS. Under 'interval' the
+   * fsyncs its WAL, #beforeSyncedWrite the older ones); an unsynced one arms a sync within UNSYNCED_SYNC_MS. Under 'interval' the
    * timer syncs; under 'never' the OS decides.
    */
   #wrote(synced: boolean): void {
@@ -468,12 +502,16 @@ export class EventLog {
     await this.#flushIfDirty();
   }
 
-  /** A tiny synced write: LevelDB fsyncs its WAL, making every earlier unsynced append durable. */
+  /**
+   * Every WAL file fsynced (#beforeSyncedWrite), then a tiny synced write: every earlier unsynced
+   * append is durable.
+   */
   async #flushIfDirty(): Promise<void> {
     if (!this.#dirty || this.#flushing !== null) return;
     this.#dirty = false;
-    this.#flushing = this.db
-      .del(FLUSH_KEY, { sync: true })
+    const syncWal = this.#syncWal;
+    this.#flushing = (syncWal === undefined ? Promise.resolve() : syncWal())
+      .then(() => this.db.del(FLUSH_KEY, { sync: true }))
       .catch((err: unknown) => {
         this.#failure ??= err;
         this.logger.error({ err }, 'event log: periodic fsync failed; further appends are refused');

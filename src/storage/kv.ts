@@ -4,7 +4,8 @@
 // that loses or tears unsynced writes at a crash and fails chosen calls (storage/memory/), so
 // the real EventLog runs over storage whose faults a seed decides.
 // What the log relies on: a batch is applied atomically; a write with `sync: true` is durable
-// once it resolves, and so is every write before it (LevelDB syncs its WAL in order).
+// once it resolves, and so is every write before it (LevelDB syncs its WAL in order; across a
+// memtable switch only once the event log has fsynced the older WAL files: leveldb-wal-sync.ts).
 
 export interface KvRange {
   readonly gt?: Buffer;

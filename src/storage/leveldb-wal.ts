@@ -122,11 +122,16 @@ export function scanWal(file: string, buf: Buffer): WalDamage[] {
   return damage;
 }
 
-/** Scans every WAL file in a LevelDB directory, oldest first. */
-export async function scanWalFiles(levelDbDir: string): Promise<WalDamage[]> {
-  const names = (await readdir(levelDbDir))
+/** The names of a LevelDB directory's WAL files (NNNNNN.log; not its text LOG), oldest first. */
+export async function walFileNames(levelDbDir: string): Promise<string[]> {
+  return (await readdir(levelDbDir))
     .filter((n) => /^\d+\.log$/.test(n))
     .sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
+}
+
+/** Scans every WAL file in a LevelDB directory, oldest first. */
+export async function scanWalFiles(levelDbDir: string): Promise<WalDamage[]> {
+  const names = await walFileNames(levelDbDir);
   const out: WalDamage[] = [];
   for (const name of names) out.push(...scanWal(join(levelDbDir, name), await readFile(join(levelDbDir, name))));
   return out;

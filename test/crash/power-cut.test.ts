@@ -4,9 +4,9 @@
 //   always:   no acknowledged write is ever lost (snapshots and log release included);
 //   interval: only writes acknowledged after the log's last periodic sync can be lost;
 //   never:    acknowledged writes are lost (which also proves the cut really drops data).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSyncLedgerShim, cutPower, fileKey, readLedger, syncLedgerEnv } from '../helpers/power-cut.js';
-import { freePort, removeDir, spawnServer, tempDir, type ChildServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { cutPower, fileKey, readLedger } from '../helpers/power-cut.js';
+import { durableSchema, powerCutSuite } from '../helpers/power-cut-suite.js';
 import { unlessServerGone } from '../helpers/server-gone.js';
 import { until } from '../helpers/until.js';
 import { readdirSync } from 'node:fs';
@@ -18,19 +18,7 @@ const ROWS = 7;
 /** A round is cut only after this many acknowledged writes (each round checks it has more than 5). */
 const MIN_ACKED = 8;
 
-let workDir = '';
-let shim = '';
-const running: ChildServer[] = [];
-
-beforeAll(() => {
-  workDir = tempDir('bitledger-powercut-');
-  shim = buildSyncLedgerShim(workDir);
-});
-
-afterAll(async () => {
-  for (const s of running) await s.kill('SIGKILL');
-  removeDir(workDir);
-});
+const suite = powerCutSuite('bitledger-powercut-');
 
 interface Ack {
   col: number;
@@ -52,27 +40,15 @@ async function post(url: string, body: string): Promise<Response> {
 
 /** Runs ROUNDS rounds of load → SIGKILL → power cut → restart under one fsync policy. */
 async function powerCutRounds(name: string, args: string[]): Promise<Round[]> {
-  const dataDir = join(workDir, name);
-  const ledger = join(workDir, `${name}.ledger`);
-  const env = syncLedgerEnv(shim, ledger, dataDir);
-  const port = await freePort();
-  const start = async (): Promise<ChildServer> => {
-    const s = await spawnServer(dataDir, port, args, env);
-    running.push(s);
-    return s;
-  };
-  // The schema is made durable by a graceful stop and the next open (LevelDB writes its
-  // recovered log to a synced table), so every policy starts its rounds from the same state.
-  let server = await start();
-  expect((await post(`${server.url}/index/c`, '')).status).toBe(200);
-  expect((await post(`${server.url}/index/c/field/f`, '')).status).toBe(200);
-  await server.kill('SIGTERM');
+  const node = await suite.node(name, args);
+  const { dataDir, ledger, start } = node;
+  await durableSchema(node);
 
   const rounds: Round[] = [];
   const survivors = new Set<number>();
   let nextCol = 0;
   for (let r = 0; r < ROUNDS; r++) {
-    server = await start();
+    let server = await start();
     const roundStart = Date.now();
     const acked: Ack[] = [];
     let stop = false;
@@ -162,7 +138,7 @@ describe('simulated power cut after SIGKILL', () => {
       ).toEqual([]);
     }
     // Snapshots were written (and survived the cuts: they are synced before they are published).
-    const snaps = readdirSync(join(workDir, 'always', 'snapshots')).filter((f) => f.endsWith('.snap'));
+    const snaps = readdirSync(join(suite.workDir(), 'always', 'snapshots')).filter((f) => f.endsWith('.snap'));
     expect(snaps.length).toBeGreaterThan(0);
   }, 120_000);
 

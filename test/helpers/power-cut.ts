@@ -29,24 +29,37 @@ export interface SyncRecord {
   bytes: number;
   /** Wall-clock ms when the sync began: everything written before it is durable. */
   beganMs: number;
+  /** Through a read-only descriptor (the event log's fsync of LevelDB's WAL files by path). */
+  readOnly: boolean;
 }
 
-/** The ledger's sync records in order, and each file's synced length now (drops applied). */
-export function readLedger(ledgerFile: string): { syncs: SyncRecord[]; synced: Map<string, number> } {
+/**
+ * The ledger's sync records in order, and each file's synced length now (drops applied); and
+ * `syncedByWriters`, the same counting only syncs through writable descriptors: what LevelDB's
+ * own syncs made durable, without the event log's fsyncs of its WAL files by path.
+ */
+export function readLedger(ledgerFile: string): {
+  syncs: SyncRecord[];
+  synced: Map<string, number>;
+  syncedByWriters: Map<string, number>;
+} {
   const syncs: SyncRecord[] = [];
   const synced = new Map<string, number>();
+  const syncedByWriters = new Map<string, number>();
   const text = existsSync(ledgerFile) ? readFileSync(ledgerFile, 'utf8') : '';
   for (const line of text.split('\n')) {
-    const [kind, dev, ino, bytes, began] = line.split(' ');
+    const [kind, dev, ino, bytes, began, by] = line.split(' ');
     if (kind === 'S') {
-      const rec = { file: `${dev}:${ino}`, bytes: Number(bytes), beganMs: Number(began) };
+      const rec = { file: `${dev}:${ino}`, bytes: Number(bytes), beganMs: Number(began), readOnly: by === 'r' };
       syncs.push(rec);
       synced.set(rec.file, rec.bytes);
+      if (!rec.readOnly) syncedByWriters.set(rec.file, rec.bytes);
     } else if (kind === 'D') {
       synced.delete(`${dev}:${ino}`);
+      syncedByWriters.delete(`${dev}:${ino}`);
     }
   }
-  return { syncs, synced };
+  return { syncs, synced, syncedByWriters };
 }
 
 export function fileKey(path: string): string {

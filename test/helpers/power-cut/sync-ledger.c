@@ -14,8 +14,11 @@
  * "drop" when a file is unlinked, renamed over, or opened with O_TRUNC.
  *
  * Ledger lines (appended with O_APPEND, one write each, so threads do not interleave):
- *   S <dev> <ino> <bytes synced> <ms since epoch when the sync began>
+ *   S <dev> <ino> <bytes synced> <ms since epoch when the sync began> <w|r>
  *   D <dev> <ino>
+ * The last field of S tells a sync through a writable descriptor (w: LevelDB's own, the snapshot
+ * store's) from one through a read-only one (r: the event log's fsync of LevelDB's WAL files by
+ * path), so a test can tell what LevelDB alone would have made durable.
  * Model limits: directory entries (create, rename, unlink) count as durable at once, and data
  * written in place over an already-synced range is not rolled back (neither is done by LevelDB,
  * which only appends, nor by the snapshot store, which writes new files).
@@ -72,11 +75,13 @@ static long long now_ms(void) {
 static int synced(int fd, int (*real)(int)) {
   struct stat st;
   int watch = watched_fd(fd, &st);
+  int flags = watch ? fcntl(fd, F_GETFL) : 0;
+  char by = flags >= 0 && (flags & O_ACCMODE) == O_RDONLY ? 'r' : 'w';
   long long began = now_ms();
   int rc = real(fd);
   if (rc == 0 && watch) {
     char line[128];
-    put(line, snprintf(line, sizeof line, "S %llu %llu %lld %lld\n", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (long long)st.st_size, began));
+    put(line, snprintf(line, sizeof line, "S %llu %llu %lld %lld %c\n", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (long long)st.st_size, began, by));
   }
   return rc;
 }
