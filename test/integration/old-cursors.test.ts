@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Positions } from '../../src/cluster/commands/positions.js';
 import { encodePosition } from '../../src/cluster/commands/position.js';
 import { positionKey } from '../../src/cluster/types.js';
-import { Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { testEngine } from '../helpers/test-engine.js';
 import type { CursorWrite } from '../../src/engine/ports.js';
 import { MirrorCursor } from '../../src/kafka/mirror-cursor.js';
 import { Replica } from '../../src/kafka/replica.js';
@@ -30,16 +31,7 @@ async function openEngine(): Promise<Engine> {
   const log = await EventLog.open(dir, { fsync: 'always', logger: silent });
   close = () => log.close();
   const snapshots = await SnapshotStore.open(dir, silent);
-  const engine = new Engine(
-    new Holder(),
-    log,
-    snapshots,
-    { snapshotEveryEvents: Infinity, snapshotEveryBytes: Infinity },
-    silent,
-    (e) => {
-      throw e;
-    },
-  );
+  const engine = testEngine(new Holder(), log, snapshots, silent);
   return engine;
 }
 

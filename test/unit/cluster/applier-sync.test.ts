@@ -8,7 +8,7 @@ import { CommandApplier } from '../../../src/cluster/commands/applier.js';
 import type { Command } from '../../../src/cluster/commands/command.js';
 import { encodeCommand } from '../../../src/cluster/commands/command-codec.js';
 import { bootstrap } from '../../../src/engine/bootstrap.js';
-import { Engine } from '../../../src/engine/engine.js';
+import { testEngine } from '../../helpers/test-engine.js';
 import { ImportService } from '../../../src/service/import/import-service.js';
 import { SchemaService } from '../../../src/service/schema-service.js';
 import { EventLog } from '../../../src/storage/event-log.js';
@@ -25,16 +25,7 @@ async function unsyncedAfterApplies(syncCommits: boolean | undefined): Promise<n
   const log = await EventLog.openOn(new MemoryKv(disk), { fsync: 'always', logger: silent });
   const snapshots = new MemorySnapshots(disk);
   const { holder } = await bootstrap(log, snapshots, silent);
-  const engine = new Engine(
-    holder,
-    log,
-    snapshots,
-    { snapshotEveryEvents: Infinity, snapshotEveryBytes: Infinity },
-    silent,
-    (e) => {
-      throw e;
-    },
-  );
+  const engine = testEngine(holder, log, snapshots, silent);
   const applier = new CommandApplier(
     {
       engine,

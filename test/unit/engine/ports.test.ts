@@ -3,7 +3,8 @@
 // the batch of the events staged with it.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine } from '../../../src/engine/engine.js';
+import type { Engine } from '../../../src/engine/engine.js';
+import { testEngine } from '../../helpers/test-engine.js';
 import type { LogRecord } from '../../../src/engine/ports.js';
 import { Holder } from '../../../src/state/holder.js';
 import { EventLog, SnapshotStore } from '../../../src/storage/index.js';
@@ -23,16 +24,7 @@ async function openEngine(): Promise<Engine> {
   const log = await EventLog.open(dir, { fsync: 'always', logger: silent });
   close = () => log.close();
   const snapshots = await SnapshotStore.open(dir, silent);
-  return new Engine(
-    new Holder(),
-    log,
-    snapshots,
-    { snapshotEveryEvents: Infinity, snapshotEveryBytes: Infinity },
-    silent,
-    (e) => {
-      throw e;
-    },
-  );
+  return testEngine(new Holder(), log, snapshots, silent);
 }
 
 /** One write of `n` IndexCreated events (names i<start>.. so they never collide). */
