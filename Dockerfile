@@ -34,4 +34,4 @@ EXPOSE 10101
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:10101/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/src/main.js", "server", "--bind", "0.0.0.0:10101", "--data-dir", "/data"]
+CMD ["node", "--initial-old-space-size=64", "dist/src/main.js", "server", "--bind", "0.0.0.0:10101", "--data-dir", "/data"]

@@ -3,6 +3,7 @@
 // Index i: f rows 1–2 at 10% over 16 shards; g 1,000 rows over 16 shards, 100k bits a shard;
 // s random single-bit Sets. Req/s and p50/p99 at 1 and 16 connections, three interleaved rounds
 // (range reported); TopN's time per query beside the raw count work of its shards.
+import { SERVER_NODE_FLAGS } from '../src/config/node-flags.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
@@ -261,7 +262,7 @@ async function startFloor(dir: string, d: HttpShapes, keep: (p: ChildProcess) =>
   const file = join(dir, 'floor.bin');
   writeFloorData(file, d.f);
   const port = await freePort();
-  const proc = spawn(process.execPath, ['dist/bench/lib/floor-server.js', String(port), file], {
+  const proc = spawn(process.execPath, [...SERVER_NODE_FLAGS, 'dist/bench/lib/floor-server.js', String(port), file], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -8,6 +8,7 @@
 // Per shape, a child process of the bench generates the data and sends it to a server process of
 // its own (`bitledger server`, whose RSS is read after forced collections: lib/gc-hook.ts), then
 // loads the data directory again in itself to count the bitmaps and their resident size.
+import { SERVER_NODE_FLAGS } from '../src/config/node-flags.js';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -120,7 +121,17 @@ async function restart(dataDir: string): Promise<{ ms: number; loadMs: number; r
   const t0 = now();
   const proc = spawn(
     process.execPath,
-    ['dist/src/main.js', 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'info'],
+    [
+      ...SERVER_NODE_FLAGS,
+      'dist/src/main.js',
+      'server',
+      '--bind',
+      `127.0.0.1:${port}`,
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'info',
+    ],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --initial-old-space-size=64
 // Process entry: `bitledger [COMMAND] [flags]` through the command table (src/cli/commands.ts);
 // `server` is the default. A command's error ends here: an expected one is one line on stderr and
 // exit code 2, anything else prints its stack and exits 1. The server command exits on its own

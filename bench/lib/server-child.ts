@@ -2,6 +2,7 @@
 // generator and the server each get one of the machine's cores. Stopped by its PID, data removed.
 // BENCH_CPU_PROF=DIR adds --cpu-prof to every child (profiles are written on clean exit, into
 // DIR/<label>-<time>/; the largest file there is the main thread).
+import { SERVER_NODE_FLAGS } from '../../src/config/node-flags.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -100,6 +101,7 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
   const stallFile = join(dataDir, 'loop-stall.json');
   const stallArgs = opts.loopStall ? ['--import', new URL('./loop-stall-preload.js', import.meta.url).href] : [];
   const args = [
+    ...SERVER_NODE_FLAGS,
     ...nodeArgs,
     ...stallArgs,
     ...(opts.nodeArgs ?? []),

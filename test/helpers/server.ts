@@ -1,5 +1,6 @@
 // Real servers for tests: in-process (fastify inject or a real socket) over a real LevelDB in a
 // temp directory, or a child process that crash tests can SIGKILL.
+import { SERVER_NODE_FLAGS } from '../../src/config/node-flags.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { removeDir, tempDir } from './temp.js';
 import { pino } from 'pino';
@@ -74,6 +75,7 @@ export interface ChildServer {
 /** Node's arguments to run `bitledger server` from src/ on 127.0.0.1:`port` over `dataDir`. */
 export function serverArgv(dataDir: string, port: number, extraArgs: string[] = []): string[] {
   return [
+    ...SERVER_NODE_FLAGS,
     '--import',
     'tsx',
     'src/main.ts',
