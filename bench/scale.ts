@@ -25,7 +25,7 @@ import { HttpClient } from './lib/http-client.js';
 import { dirBytes } from './lib/log-bytes.js';
 import { createField, createIndex, heapTrims, importProtobuf, query } from './lib/pilosa.js';
 import type { Reporter } from './lib/report.js';
-import { REPO_ROOT, freePort, removeDir, startChildServer, tempDir } from './lib/server-child.js';
+import { REPO_ROOT, freePort, removeDir, serverArgs, startChildServer, tempDir } from './lib/server-child.js';
 import { MB, now, percentile } from './lib/stats.js';
 
 type Shape = 'sparse' | 'dense' | 'runs';
@@ -121,17 +121,7 @@ async function restart(dataDir: string): Promise<{ ms: number; loadMs: number; r
   const t0 = now();
   const proc = spawn(
     process.execPath,
-    [
-      ...SERVER_NODE_FLAGS,
-      'dist/src/main.js',
-      'server',
-      '--bind',
-      `127.0.0.1:${port}`,
-      '--data-dir',
-      dataDir,
-      '--log-level',
-      'info',
-    ],
+    [...SERVER_NODE_FLAGS, ...serverArgs(['dist/src/main.js'], dataDir, port, 'info')],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

@@ -86,6 +86,11 @@ function trapInterrupt(): void {
   process.once('SIGTERM', cleanUp);
 }
 
+/** `bitledger server` on 127.0.0.1:`port` and `dataDir`, after node's own arguments (`entry`: the script). */
+export function serverArgs(entry: readonly string[], dataDir: string, port: number, logLevel: string): string[] {
+  return [...entry, 'server', '--bind', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', logLevel];
+}
+
 export async function startChildServer(opts: ChildServerOptions): Promise<ChildServer> {
   trapInterrupt();
   const dataDir = tempDir(opts.label);
@@ -105,14 +110,7 @@ export async function startChildServer(opts: ChildServerOptions): Promise<ChildS
     ...nodeArgs,
     ...stallArgs,
     ...(opts.nodeArgs ?? []),
-    ...entry,
-    'server',
-    '--bind',
-    `127.0.0.1:${port}`,
-    '--data-dir',
-    dataDir,
-    '--log-level',
-    'warn',
+    ...serverArgs(entry, dataDir, port, 'warn'),
     '--fsync',
     opts.fsync ?? 'always',
     ...(opts.extraArgs ?? []),
