@@ -8,6 +8,9 @@
 // A real server with the sync-ledger shim takes large unsynced imports. The cut comes exactly in
 // the window: the server is frozen (SIGSTOP) and killed only if, frozen, an older WAL still
 // exists with bytes that LevelDB's own syncs left unsynced and the newest WAL was synced since.
+// The shim holds each table file's sync for TABLE_SYNC_MS, so every switch keeps its old WAL that
+// long: left to itself LevelDB wrote the table within one interval often enough that a CI run
+// polled for 60 s without finding the window once.
 import { describe, expect, it } from 'vitest';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +24,8 @@ import { until } from '../helpers/until.js';
 /** Columns per import: ~31 kB of log each (measured), so a memtable switch every ~130 imports. */
 const BITS = 200_000;
 const CLIENTS = 2;
+/** How long the shim holds a LevelDB table's sync (SYNC_LEDGER_SLOW_TABLE_MS): 15 of the 20 ms intervals. */
+const TABLE_SYNC_MS = 300;
 
 const suite = powerCutSuite('bitledger-walswitch-');
 
@@ -70,7 +75,9 @@ function inWindow(levelDbDir: string, ledger: string): Window | undefined {
 
 describe('simulated power cut across a LevelDB WAL switch', () => {
   it('--fsync interval: a sync after the switch makes the old WAL durable too; the restart has every synced import', async () => {
-    const node = await suite.node('interval', ['--fsync', 'interval', '--fsync-interval-ms', '20']);
+    const node = await suite.node('interval', ['--fsync', 'interval', '--fsync-interval-ms', '20'], {
+      SYNC_LEDGER_SLOW_TABLE_MS: String(TABLE_SYNC_MS),
+    });
     const { dataDir, ledger, start } = node;
     const levelDbDir = join(dataDir, 'leveldb');
     await durableSchema(node);

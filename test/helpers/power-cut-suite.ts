@@ -16,8 +16,8 @@ export interface ShimmedNode {
 
 export interface PowerCutSuite {
   workDir(): string;
-  /** A node `name` under the shim, started with `args` (not started yet). */
-  node(name: string, args: string[]): Promise<ShimmedNode>;
+  /** A node `name` under the shim, started with `args` and `env` beside the shim's (not started yet). */
+  node(name: string, args: string[], env?: NodeJS.ProcessEnv): Promise<ShimmedNode>;
 }
 
 export function powerCutSuite(prefix: string): PowerCutSuite {
@@ -34,10 +34,10 @@ export function powerCutSuite(prefix: string): PowerCutSuite {
   });
   return {
     workDir: () => workDir,
-    async node(name, args) {
+    async node(name, args, extraEnv = {}) {
       const dataDir = join(workDir, name);
       const ledger = join(workDir, `${name}.ledger`);
-      const env = syncLedgerEnv(shim, ledger, dataDir);
+      const env = { ...syncLedgerEnv(shim, ledger, dataDir), ...extraEnv };
       const port = await freePort();
       const start = async (): Promise<ChildServer> => {
         const s = await spawnServer(dataDir, port, args, env);

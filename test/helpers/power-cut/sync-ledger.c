@@ -39,10 +39,15 @@
 static int ledger = -1;
 static char prefix[PATH_MAX];
 static size_t prefix_len = 0;
+/* SYNC_LEDGER_SLOW_TABLE_MS: each sync of a LevelDB table file (*.ldb) waits this long first, so
+ * a compaction keeps the WAL it replaces for at least that long (a test's window stays open). */
+static long slow_table_ms = 0;
 
 __attribute__((constructor)) static void init(void) {
   const char *path = getenv("SYNC_LEDGER_FILE");
   const char *dir = getenv("SYNC_LEDGER_DIR");
+  const char *slow = getenv("SYNC_LEDGER_SLOW_TABLE_MS");
+  if (slow != NULL) slow_table_ms = strtol(slow, NULL, 10);
   if (path == NULL || dir == NULL) return;
   /* A raw syscall: the shim must not run through its own wrappers. */
   ledger = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -54,14 +59,16 @@ static void put(const char *line, int n) {
   if (ledger >= 0 && n > 0) (void)!write(ledger, line, (size_t)n);
 }
 
-/* True if fd is a regular file under the watched directory. */
-static int watched_fd(int fd, struct stat *st) {
+/* True if fd is a regular file under the watched directory; *table: whether it is a LevelDB table. */
+static int watched_fd(int fd, struct stat *st, int *table) {
+  *table = 0;
   if (ledger < 0 || fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) return 0;
   char link[64], target[PATH_MAX];
   snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
   ssize_t n = readlink(link, target, sizeof target - 1);
   if (n <= 0) return 0;
   target[n] = '\0';
+  *table = n > 4 && strcmp(target + n - 4, ".ldb") == 0;
   return strncmp(target, prefix, prefix_len) == 0 && (target[prefix_len] == '/' || target[prefix_len] == '\0');
 }
 
@@ -74,7 +81,12 @@ static long long now_ms(void) {
 /* The size is taken before the sync: everything written before the call is durable after it. */
 static int synced(int fd, int (*real)(int)) {
   struct stat st;
-  int watch = watched_fd(fd, &st);
+  int table;
+  int watch = watched_fd(fd, &st, &table);
+  if (watch && table && slow_table_ms > 0) {
+    struct timespec wait = {slow_table_ms / 1000, (slow_table_ms % 1000) * 1000000L};
+    nanosleep(&wait, NULL);
+  }
   int flags = watch ? fcntl(fd, F_GETFL) : 0;
   char by = flags >= 0 && (flags & O_ACCMODE) == O_RDONLY ? 'r' : 'w';
   long long began = now_ms();
