@@ -359,16 +359,13 @@ export class Engine {
    */
   readNow<T>(fn: (state: ReadonlyHolder) => T | Promise<T>): T | Promise<T> {
     const result = fn(this.holder);
-    if (result instanceof Promise) return this.settled(result);
-    if (this.queue.isDurable(this.holder.appliedSeq)) return result;
-    return this.queue.whenDurable(this.holder.appliedSeq).then(() => result);
+    return result instanceof Promise ? result.then((r) => this.onceSeenDurable(r)) : this.onceSeenDurable(result);
   }
 
-  /** A read's promised result once everything it could have seen is durable. */
-  private settled<T>(result: Promise<T>): Promise<T> {
-    return result.then((r) =>
-      this.queue.isDurable(this.holder.appliedSeq) ? r : this.queue.whenDurable(this.holder.appliedSeq).then(() => r),
-    );
+  /** A read's result `r`: now when everything it could have seen is durable, else once it is. */
+  private onceSeenDurable<T>(r: T): T | Promise<T> {
+    const seq = this.holder.appliedSeq;
+    return this.queue.isDurable(seq) ? r : this.queue.whenDurable(seq).then(() => r);
   }
 
   /**

@@ -467,8 +467,8 @@ export class EventLog {
 
   /**
    * After an append: under 'always' a synced one made every earlier one durable too (LevelDB
-   * fsyncs its WAL, #beforeSyncedWrite the older ones); an unsynced one arms a sync within UNSYNCED_SYNC_MS. Under 'interval' the
-   * timer syncs; under 'never' the OS decides.
+   * fsyncs its WAL, #beforeSyncedWrite the older ones); an unsynced one arms a sync within
+   * UNSYNCED_SYNC_MS. Under 'interval' the timer syncs; under 'never' the OS decides.
    */
   #wrote(synced: boolean): void {
     if (this.policy !== 'always') {
