@@ -97,21 +97,12 @@ export class ClusterEnds {
 
   private refreshMeta(): Promise<string> {
     const sentAt = this.now();
-    this.refreshes++;
-    const topic = this.topics.meta;
-    const ends =
-      this.source.ofAll === undefined
-        ? this.source.of(topic)
-        : this.source.ofAll([topic]).then((all) => all.get(topic) ?? new Map<number, string>());
-    const p = ends
-      .then((byPartition) => {
-        const meta = byPartition.get(0) ?? '0';
-        if (this.newestMeta === undefined || this.newestMeta.sentAt < sentAt) this.newestMeta = { sentAt, meta };
-        return meta;
-      })
-      .finally(() => this.runningMeta.delete(sentAt));
-    this.runningMeta.set(sentAt, p);
-    return p;
+    const meta = this.endsOf([this.topics.meta]).then(([byPartition]) => {
+      const end = byPartition.get(0) ?? '0';
+      if (this.newestMeta === undefined || this.newestMeta.sentAt < sentAt) this.newestMeta = { sentAt, meta: end };
+      return end;
+    });
+    return this.underWay(this.runningMeta, sentAt, meta);
   }
 
   /**
@@ -144,20 +135,25 @@ export class ClusterEnds {
 
   private refresh(): Promise<Ends> {
     const sentAt = this.now();
+    const ends = this.endsOf([this.topics.meta, this.topics.log]).then(([meta, log]): Ends => {
+      const e = { sentAt, meta: meta.get(0) ?? '0', log };
+      if (this.newest === undefined || this.newest.sentAt < sentAt) this.newest = e;
+      return e;
+    });
+    return this.underWay(this.running, sentAt, ends);
+  }
+
+  /** Each topic's partition → end offset, in the topics' order: one round when the source can (ofAll). */
+  private endsOf(topics: readonly string[]): Promise<Map<number, string>[]> {
+    if (this.source.ofAll === undefined) return Promise.all(topics.map((t) => this.source.of(t)));
+    return this.source.ofAll(topics).then((all) => topics.map((t) => all.get(t) ?? new Map<number, string>()));
+  }
+
+  /** A refresh sent at `sentAt`: counted, and listed in `running` (for requests to share) until it settles. */
+  private underWay<T>(running: Map<number, Promise<T>>, sentAt: number, refresh: Promise<T>): Promise<T> {
     this.refreshes++;
-    const { meta: m, log: l } = this.topics;
-    const both: Promise<[Map<number, string>, Map<number, string>]> =
-      this.source.ofAll === undefined
-        ? Promise.all([this.source.of(m), this.source.of(l)])
-        : this.source.ofAll([m, l]).then((all) => [all.get(m) ?? new Map(), all.get(l) ?? new Map()]);
-    const p = both
-      .then(([meta, log]): Ends => {
-        const ends = { sentAt, meta: meta.get(0) ?? '0', log };
-        if (this.newest === undefined || this.newest.sentAt < sentAt) this.newest = ends;
-        return ends;
-      })
-      .finally(() => this.running.delete(sentAt));
-    this.running.set(sentAt, p);
+    const p = refresh.finally(() => running.delete(sentAt));
+    running.set(sentAt, p);
     return p;
   }
 }
