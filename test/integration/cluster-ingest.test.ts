@@ -81,18 +81,20 @@ describe('cluster: Kafka-fed ingest', () => {
     expect((await gauge(n0.url)).paused).toBe(false);
 
     const half = MESSAGES / 2;
-    await produce(kafka.brokers, topic, [...messages(0, half), ...BAD], PARTITIONS);
-    // Both nodes consume, and node 1 has imported some of the first half.
+    const member = async (id: string): Promise<Gauge['members'][number] | undefined> =>
+      (await gauge(n0.url)).members.find((m) => m.id === id);
+    // Both nodes hold partitions of the topic before anything is produced: produced earlier, the
+    // first half could all be imported by node 0 while node 1 was still joining, and node 1 would
+    // never import any of it (a fresh-clone CI run waited 60 s for that).
     await waitFor(
-      'both members consuming, node 1 importing',
-      async () => {
-        const g = await gauge(n0.url);
-        const m1 = g.members.find((m) => m.id === n1.id);
-        const m0 = g.members.find((m) => m.id === n0.id);
-        return (m1?.importedThisRun ?? 0) > 0 && (m0?.partitions?.length ?? 0) > 0 && (m1?.partitions?.length ?? 0) > 0;
-      },
+      'both members consuming',
+      async () =>
+        ((await member(n0.id))?.partitions?.length ?? 0) > 0 && ((await member(n1.id))?.partitions?.length ?? 0) > 0,
       60_000,
     );
+    await produce(kafka.brokers, topic, [...messages(0, half), ...BAD], PARTITIONS);
+    // Node 1 has imported some of the first half.
+    await waitFor('node 1 importing', async () => ((await member(n1.id))?.importedThisRun ?? 0) > 0, 60_000);
     await cluster.signal(n1, 'SIGKILL');
     await produce(kafka.brokers, topic, messages(half, MESSAGES), PARTITIONS);
 
