@@ -116,10 +116,12 @@ describe('cluster: the Kafka broker goes down (R=2, private broker)', () => {
       stepMs: 250,
       what: 'a write acknowledged once the broker is back',
     });
-    await until(async () => !(await call(a.url, 'GET', '/status')).body.includes('unreachable since'), {
-      timeoutMs: 30_000,
-      what: '/status without the outage',
-    });
+    // Each node's own watch sees the broker back: node a's, and the stale-reads node's before its read.
+    for (const n of [a, stale])
+      await until(async () => !(await call(n.url, 'GET', '/status')).body.includes('unreachable since'), {
+        timeoutMs: 30_000,
+        what: `/status without the outage at node ${n.n}`,
+      });
     const back = await fetch(`${stale.url}/index/o/query`, { method: 'POST', body: 'Count(Row(g=2))' });
     expect(back.headers.get('x-bitledger-stale-read')).toBeNull();
     expect((JSON.parse(await back.text()) as { results: number[] }).results[0]).toBeGreaterThanOrEqual(1);
