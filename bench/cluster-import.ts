@@ -6,6 +6,7 @@
 // holder for the result. Each run also gives the servers' CPU time per import (from /proc, which a
 // busy machine moves far less than the rates) and, for the cluster, where an import's time went
 // (GET /cluster's writeStages, commands/write-stages.ts).
+import { execFileSync } from 'node:child_process';
 import { HttpClient } from './lib/http-client.js';
 import { createField, createIndex, importProtobuf } from './lib/pilosa.js';
 import { processCpuSeconds } from './lib/process-cpu.js';
@@ -28,27 +29,26 @@ export async function timedImport(urls: string[], index: string, bodies: Uint8Ar
   }
 }
 
-/**
- * Imports shard s's body (bodies[s]) at the node `/internal/fragment/nodes` at `entry` names for
- * it, one request at a time, the lookups included (a client asks once per index and shard); ms.
- */
-async function routedImport(entry: string, index: string, bodies: Uint8Array[]): Promise<number> {
-  const clients = new Map<string, HttpClient>();
-  const client = (url: string): HttpClient => {
-    let c = clients.get(url);
-    if (c === undefined) clients.set(url, (c = new HttpClient(url)));
+/** The node `/internal/fragment/nodes` at the entry node names for a shard, one client per node kept open. */
+class Router {
+  private readonly clients = new Map<string, HttpClient>();
+  constructor(private readonly entry: string) {}
+
+  /** Imports shard s's body at the node the entry names for it, the lookup included (a client asks once per index and shard). */
+  async import(index: string, s: number, body: Uint8Array): Promise<void> {
+    const answer = await this.client(this.entry).ok('GET', `/internal/fragment/nodes?index=${index}&shard=${s}`);
+    const [node] = JSON.parse(answer.toString('utf8')) as { uri: { scheme: string; host: string; port: number } }[];
+    await importProtobuf(this.client(`${node.uri.scheme}://${node.uri.host}:${node.uri.port}`), index, 'f', body);
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.close();
+  }
+
+  private client(url: string): HttpClient {
+    let c = this.clients.get(url);
+    if (c === undefined) this.clients.set(url, (c = new HttpClient(url)));
     return c;
-  };
-  const t0 = now();
-  try {
-    for (const [s, b] of bodies.entries()) {
-      const answer = await client(entry).ok('GET', `/internal/fragment/nodes?index=${index}&shard=${s}`);
-      const [node] = JSON.parse(answer.toString('utf8')) as { uri: { scheme: string; host: string; port: number } }[];
-      await importProtobuf(client(`${node.uri.scheme}://${node.uri.host}:${node.uri.port}`), index, 'f', b);
-    }
-    return now() - t0;
-  } finally {
-    for (const c of clients.values()) c.close();
   }
 }
 
@@ -83,21 +83,74 @@ function stagesText(before: StageSums, after: StageSums): string {
 const cpuOf = (servers: ChildServer[]): number =>
   servers.reduce((a, s) => a + (processCpuSeconds(s.pid) ?? Number.NaN), 0);
 
-interface Run {
-  ms: number;
+/** The run of one way of importing: its imports' wall time, CPU and (for the cluster) stages, summed. */
+class Run {
+  ms = 0;
+  private cpuSeconds = 0;
+  private readonly stageTotals: StageSums = new Map();
+
+  constructor(
+    private readonly servers: ChildServer[],
+    private readonly stages: boolean,
+  ) {}
+
   /** CPU ms per import, every server of the run together. */
-  cpuMs: number;
-  stages?: string;
+  get cpuMs(): number {
+    return (this.cpuSeconds * 1000) / SHARDS;
+  }
+
+  /** Times one import (the servers' CPU and stages around it). */
+  async step(run: () => Promise<void>): Promise<void> {
+    const urls = this.servers.map((s) => s.url);
+    const s0 = this.stages ? await stageSums(urls) : undefined;
+    const c0 = cpuOf(this.servers);
+    const t0 = now();
+    await run();
+    this.ms += now() - t0;
+    this.cpuSeconds += cpuOf(this.servers) - c0;
+    if (s0 === undefined) return;
+    for (const [stage, a] of await stageSums(urls)) {
+      const b = s0.get(stage) ?? { count: 0, totalMs: 0 };
+      const sum = this.stageTotals.get(stage) ?? { count: 0, totalMs: 0 };
+      this.stageTotals.set(stage, {
+        count: sum.count + a.count - b.count,
+        totalMs: sum.totalMs + a.totalMs - b.totalMs,
+      });
+    }
+  }
+
+  stagesText(): string {
+    return `${(this.ms / SHARDS).toFixed(1)} ms an import; ${stagesText(new Map(), this.stageTotals)}`;
+  }
 }
 
-async function measured(servers: ChildServer[], stages: boolean, run: () => Promise<number>): Promise<Run> {
-  const urls = servers.map((s) => s.url);
-  const s0 = stages ? await stageSums(urls) : undefined;
-  const c0 = cpuOf(servers);
-  const ms = await run();
-  const cpuMs = ((cpuOf(servers) - c0) * 1000) / SHARDS;
-  if (s0 === undefined) return { ms, cpuMs };
-  return { ms, cpuMs, stages: `${(ms / SHARDS).toFixed(1)} ms an import; ${stagesText(s0, await stageSums(urls))}` };
+/**
+ * Imports each way makes in a row before the next way's turn. In a row, what one import leaves
+ * running (a consumer's fetch of its own command, LevelDB's compaction) meets the next one, as it
+ * does when a client imports back to back; between turns the servers go quiet, so it does not
+ * meet another way's imports.
+ */
+const TURN = 4;
+/** The servers are quiet when they used at most this much CPU a second, all together, more than idle (ms). */
+const QUIET_ABOVE_IDLE_MS = 150;
+/** The window the servers' CPU is read over (ms): /proc counts in 10 ms ticks. */
+const QUIET_WINDOW_MS = 250;
+/** The longest wait for quiet before a turn anyway (ms). */
+const QUIET_WAIT_MS = 3_000;
+
+/**
+ * Waits (bounded) until the servers go quiet (TURN), after writing out every dirty page: one way's
+ * writes left in the page cache made the next way's fsyncs wait for them (ext4 commits its journal
+ * for all files at once), which slowed the single node's imports by half after the cluster's.
+ */
+async function quiet(servers: ChildServer[], idlePerSecond: number): Promise<void> {
+  execFileSync('sync');
+  const limit = ((idlePerSecond * 1000 + QUIET_ABOVE_IDLE_MS) * QUIET_WINDOW_MS) / 1000;
+  for (let waited = 0; waited < QUIET_WAIT_MS; waited += QUIET_WINDOW_MS) {
+    const c0 = cpuOf(servers);
+    await new Promise((res) => setTimeout(res, QUIET_WINDOW_MS));
+    if ((cpuOf(servers) - c0) * 1000 <= limit) return;
+  }
 }
 
 async function schema(url: string, index: string): Promise<void> {
@@ -110,7 +163,10 @@ async function schema(url: string, index: string): Promise<void> {
 /**
  * The import figures, cold (each process's first imports: the JIT) and warm (the same again into
  * new indexes). The cluster's index `index` gets the client-routed import: the query figures after
- * compare it with the single node's `index`.
+ * compare it with the single node's `index`. The three ways take turns, TURN shards each, each
+ * turn starting on quiet servers: this machine's speed moves by half within a minute (other VMs'
+ * steal time), and one way's 16 imports in a row, then the next way's, made the cold ratio read
+ * 0.27 and the warm one 0.65 in one run.
  */
 export async function importFigures(
   r: Reporter,
@@ -136,6 +192,7 @@ export async function importFigures(
     { label: '', single: index, routed: index, robin: `${index}rr` },
     { label: ' (warm processes: the same again into new indexes)', single: 'w', routed: 'w', robin: 'wrr' },
   ];
+  const all = [single, ...nodes];
   for (const [i, round] of rounds.entries()) {
     const bodies = (name: string) => Array.from({ length: SHARDS }, (_, s) => shardBody(name, s, [1, 2], 10));
     const shards = bodies(round.single);
@@ -144,18 +201,31 @@ export async function importFigures(
     for (const name of [round.routed, round.robin]) await schema(urls[0], name);
     const routedBodies = bodies(round.routed).map((b) => b.body);
     const robinBodies = bodies(round.robin).map((b) => b.body);
-    const local = await measured([single], false, () =>
-      timedImport(
-        [single.url],
-        round.single,
-        shards.map((s) => s.body),
-      ),
-    );
-    const routed = await measured(nodes, true, () => routedImport(urls[0], round.routed, routedBodies));
-    const robin = await measured(nodes, true, () => timedImport(urls, round.robin, robinBodies));
+    const [local, routed, robin] = [new Run([single], false), new Run(nodes, true), new Run(nodes, true)];
+    const singleClient = new HttpClient(single.url);
+    const robinClients = urls.map((u) => new HttpClient(u));
+    const router = new Router(urls[0]);
+    try {
+      for (let first = 0; first < SHARDS; first += TURN) {
+        const turn = Array.from({ length: Math.min(TURN, SHARDS - first) }, (_, k) => first + k);
+        await quiet(all, idle.single + idle.cluster);
+        for (const s of turn) await local.step(() => importProtobuf(singleClient, round.single, 'f', shards[s].body));
+        await quiet(all, idle.single + idle.cluster);
+        for (const s of turn) await routed.step(() => router.import(round.routed, s, routedBodies[s]));
+        await quiet(all, idle.single + idle.cluster);
+        for (const s of turn)
+          await robin.step(() =>
+            importProtobuf(robinClients[s % robinClients.length], round.robin, 'f', robinBodies[s]),
+          );
+      }
+    } finally {
+      singleClient.close();
+      for (const c of robinClients) c.close();
+      router.close();
+    }
     if (i === 0)
       r.note(
-        `data: rows 1 and 2 at 10% of ${SHARDS} shards, ${bits.toLocaleString('en-US')} bits in ${SHARDS} protobuf imports (one per shard, one at a time); cluster: 3 nodes, R=1, 16 partitions; client-routed: each shard to the node /internal/fragment/nodes names (as Pilosa's clients send), round-robin: over the nodes`,
+        `data: rows 1 and 2 at 10% of ${SHARDS} shards, ${bits.toLocaleString('en-US')} bits in ${SHARDS} protobuf imports (one per shard, one at a time; the three ways take turns, ${TURN} shards each, each turn on quiet servers); cluster: 3 nodes, R=1, 16 partitions; client-routed: each shard to the node /internal/fragment/nodes names (as Pilosa's clients send), round-robin: over the nodes`,
       );
     const rate = (run: Run): number => (bits / run.ms) * 1000;
     r.figure(`import into the single node${round.label}`, rate(local), 'bits/s');
@@ -172,7 +242,7 @@ export async function importFigures(
     r.note(
       `CPU per import: single node ${local.cpuMs.toFixed(1)} ms, cluster client-routed ${routed.cpuMs.toFixed(1)} ms, round-robin ${robin.cpuMs.toFixed(1)} ms (all three nodes); less idle: ${net(local, idle.single)}, ${net(routed, idle.cluster)}, ${net(robin, idle.cluster)} ms`,
     );
-    r.note(`stages, client-routed: ${routed.stages ?? ''}`);
-    r.note(`stages, round-robin: ${robin.stages ?? ''}`);
+    r.note(`stages, client-routed: ${routed.stagesText()}`);
+    r.note(`stages, round-robin: ${robin.stagesText()}`);
   }
 }
