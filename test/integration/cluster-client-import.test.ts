@@ -3,16 +3,11 @@
 // protobuf ImportRequest to one of them. The holders named must be the owners GET /cluster names
 // for the shard's partition (docs/CLUSTER.md's partition function, recomputed here), the data must
 // be complete at every node, and each shard's bits must have been applied on every holder the map
-// names: GET /export (which Pilosa serves from the node's own fragments) at that holder. A bits
-// body goes to Kafka as packed IDs (src/cluster/commands/import-ids.ts): the holders above apply
-// it so, one from its own bytes and the other from Kafka's.
-import { randomUUID } from 'node:crypto';
+// names: GET /export (which Pilosa serves from the node's own fragments) at that holder.
 import { describe, expect, it } from 'vitest';
-import { H_CHUNK, PACKED_COMMAND_VERSION, decodeCommand } from '../../src/cluster/commands/command-codec.js';
 import { encodeImportRequest, encodeImportValueRequest } from '../../src/encoding/import-request-encode.js';
 import { call, callOk, owners, clusterForFile } from '../helpers/cluster.js';
 import { referencePartitionOf } from '../helpers/partition-ref.js';
-import { kafkaClient } from './kafka-support.js';
 
 const SHARD_WIDTH = 1 << 20;
 const SHARDS = 12;
@@ -177,28 +172,6 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
 
   // A client's import of one shard is often megabytes: more than Kafka's default message size
   // and, on a broker set up for tests, more than one log segment (ops/kafka uses 1 MiB).
-  it('sends a protobuf bits body to Kafka as packed IDs, a fraction of its bytes', { timeout: 90_000 }, async () => {
-    const c = cluster();
-    const node = c.nodes[0];
-    await callOk(node.url, 'POST', '/index/packed', '{}');
-    await callOk(node.url, 'POST', '/index/packed/field/f', '{}');
-    // Two rows at one column in 8 of shard 5: ~4 bytes a column ID as protobuf, ~1 packed.
-    const columnIds = Array.from({ length: 2 * 20_000 }, (_, k) => 5 * SHARD_WIDTH + (k % 20_000) * 8);
-    const rowIds = columnIds.map((_, k) => (k < 20_000 ? 1 : 2));
-    const body = encodeImportRequest({ index: 'packed', field: 'f', shard: 5, rowIds, columnIds });
-    await callOk(node.url, 'POST', '/index/packed/field/f/import', body, PB);
-    const got = JSON.parse(
-      await callOk(c.nodes[1].url, 'POST', '/index/packed/query', 'Count(Row(f=1)) Count(Row(f=2))'),
-    ) as { results: number[] };
-    expect(got.results).toEqual([20_000, 20_000]);
-
-    const sent = await importMessage(c.opts.brokers, `${c.name}.log`, 'packed');
-    expect(sent[0]).toBe(PACKED_COMMAND_VERSION);
-    expect(sent.byteLength).toBeLessThan(body.byteLength / 3);
-    const cmd = decodeCommand(sent, 'test');
-    expect(cmd.kind === 'import' && cmd.packed).toBe(true);
-  });
-
   it('takes an import larger than one Kafka message', { timeout: 90_000 }, async () => {
     const c = cluster();
     const node = c.nodes[1];
@@ -216,28 +189,3 @@ describe('cluster: per-shard imports to the nodes /internal/fragment/nodes names
     expect(got.results).toEqual([133_334, 133_333, 133_333]);
   });
 });
-
-/** The value of the first import command of `index` in the cluster's log topic. */
-async function importMessage(brokers: string[], topic: string, index: string): Promise<Buffer> {
-  const consumer = kafkaClient(brokers).consumer({ groupId: `test-${randomUUID()}` });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    return await new Promise<Buffer>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no import of ${index} in ${topic}`)), 30_000);
-      void consumer
-        .run({
-          eachMessage: async ({ message }) => {
-            if (message.value === null || message.headers?.[H_CHUNK] !== undefined) return;
-            const cmd = decodeCommand(message.value, 'test');
-            if (cmd.kind !== 'import' || cmd.index !== index) return;
-            clearTimeout(timer);
-            resolve(message.value);
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-}

@@ -23,7 +23,6 @@ import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js
 import type { Engine } from '../../engine/engine.js';
 import type { CommitContext, CursorWrite } from '../../engine/ports.js';
 import { type ImportRequest, decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
-import { unpackImportIds } from './import-ids.js';
 import { statusOf } from '../../http/errors.js';
 import type { ImportService } from '../../service/import/import-service.js';
 import type { BitsImport } from '../../service/import/import-types.js';
@@ -109,12 +108,7 @@ function decodeImportColumns(cmd: Extract<LogCommand, { kind: 'import' }>): {
   columnIds: ArrayLike<number | bigint>;
   columnKeys: string[];
 } {
-  return cmd.format === 'bits' ? importRequestOf(cmd) : decodeImportValueRequest(cmd.body);
-}
-
-/** A bits import command's request: its packed IDs unpacked, or its protobuf body decoded. */
-function importRequestOf(cmd: Extract<LogCommand, { kind: 'import' }>): ImportRequest {
-  return cmd.packed === true ? unpackImportIds(cmd.body, cmd) : decodeImportRequest(cmd.body);
+  return cmd.format === 'bits' ? decodeImportRequest(cmd.body) : decodeImportValueRequest(cmd.body);
 }
 
 /**
@@ -507,7 +501,7 @@ export class CommandApplier implements CommandSink {
     const { format, body } = cmd;
     const out = new Promise<void>((resolve) => setImmediate(resolve)).then(async (): Promise<DecodedBody> => {
       if (format === 'values') return { format, request: decodeImportValueRequest(body) };
-      const request = importRequestOf(cmd);
+      const request = decodeImportRequest(body);
       const prepared = await prepareBits(this.parts.engine, this.bitsImport(cmd, request), AHEAD_SLICE_MS).catch(
         () => undefined,
       );
@@ -536,7 +530,8 @@ export class CommandApplier implements CommandSink {
     const ahead = await decodedBody?.catch(() => undefined);
     switch (cmd.format) {
       case 'bits': {
-        if (ahead?.format !== 'bits') return imports.importBits(this.bitsImport(cmd, importRequestOf(cmd)), ctx);
+        if (ahead?.format !== 'bits')
+          return imports.importBits(this.bitsImport(cmd, decodeImportRequest(cmd.body)), ctx);
         const { prepared } = ahead;
         // Events built while Kafka took the command: committed when still valid (as importBits does).
         if (prepared !== undefined && (await engine.commit({ ...ctx, prepared: (h) => prepared.commit(h) }))) return;

@@ -10,15 +10,9 @@ import type { IHeaders, Message } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import type { Command } from './command.js';
 
-/**
- * 2: commands carry their coordinator's time (command.ts, Stamp); version 1 is still read.
- * 3: an import's body may be packed IDs (`packed`, import-ids.ts). Only such a command is written
- * as 3, so a node of an older build stops at the first one rather than misreading its body, and
- * reads every other command as before.
- */
+/** 2: commands carry their coordinator's time (command.ts, Stamp); version 1 is still read. */
 export const COMMAND_VERSION = 2;
-export const PACKED_COMMAND_VERSION = 3;
-const READABLE_VERSIONS = new Set([1, 2, 3]);
+const READABLE_VERSIONS = new Set([1, 2]);
 /** Chunk payload: below Kafka's default 1 MiB message limit with room for headers and batch. */
 export const COMMAND_CHUNK_BYTES = 900 * 1024;
 export const H_CID = 'bl-cid';
@@ -35,7 +29,7 @@ export function encodeCommand(cmd: Command): Buffer {
     'utf8',
   );
   const out = Buffer.allocUnsafe(5 + header.length + (body?.byteLength ?? 0));
-  out[0] = cmd.kind === 'import' && cmd.packed === true ? PACKED_COMMAND_VERSION : COMMAND_VERSION;
+  out[0] = COMMAND_VERSION;
   out.writeUInt32BE(header.length, 1);
   header.copy(out, 5);
   if (body !== undefined) out.set(body, 5 + header.length);
@@ -46,7 +40,7 @@ export function decodeCommand(buf: Buffer, where: string): Command {
   if (buf.length < 5) throw new CommandFormatError(`${where}: not a bitledger cluster command (too short)`);
   if (!READABLE_VERSIONS.has(buf[0]))
     throw new CommandFormatError(
-      `${where}: command format version ${buf[0]}, this build reads versions ${[...READABLE_VERSIONS].join(', ')}`,
+      `${where}: command format version ${buf[0]}, this build reads versions ${[...READABLE_VERSIONS].join(' and ')}`,
     );
   const len = buf.readUInt32BE(1);
   if (5 + len > buf.length) throw new CommandFormatError(`${where}: command header runs past the message`);

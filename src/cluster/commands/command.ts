@@ -90,11 +90,6 @@ export type LogCommand =
       views?: string[];
       /** Body bytes: an ImportRequest/ImportValueRequest, or the roaring views one after another. */
       body: Uint8Array;
-      /**
-       * bits: the body is the ImportRequest's IDs packed (import-ids.ts), not its protobuf bytes.
-       * Written in format version 3 (command-codec.ts).
-       */
-      packed?: true;
       /** Byte length of each view's data in `body` (roaring only). */
       viewBytes?: number[];
       partition: number;

@@ -12,8 +12,6 @@ export type WriteStage =
   | 'bodyRead'
   /** Coordinator: how long the read-your-writes wait kept the handler back after the body was read. */
   | 'metaWait'
-  /** Coordinator: a protobuf bits body decoded and its IDs packed (import-ids.ts), before the send. */
-  | 'pack'
   /** Coordinator: from the send until Kafka acknowledged (acks=-1). */
   | 'produce'
   /** Coordinator, holding the partition: from the acknowledgment until its own apply began. */

@@ -1,6 +1,5 @@
 // Imports in cluster mode (the ImportService the routes call). A client's per-shard protobuf body
-// of IDs is forwarded unvalidated (forwardProtobuf), its IDs packed, and validated by the holders
-// that apply it.
+// of IDs is forwarded undecoded (forwardProtobuf) and validated by the holders that apply it.
 // Any other request (keys, JSON, Kafka ingest, 0.x input definitions) is validated here
 // with the single node's own rules — ImportService.decideBits/decideValues run against this
 // node's state with a sink that stops them at their first event, which comes only after all
@@ -15,8 +14,6 @@ import type { WideIdArray } from '../../domain/id-array.js';
 import { shardOf } from '../../domain/shard.js';
 import type { Engine } from '../../engine/engine.js';
 import { encodeImportRequest, encodeImportValueRequest } from '../../encoding/import-request-encode.js';
-import { decodeImportRequest, decodeImportRequestAsync } from '../../encoding/import-request.js';
-import { packImportIds } from '../commands/import-ids.js';
 import type { EventSink } from '../../events/types.js';
 import {
   type BitsImport,
@@ -57,10 +54,10 @@ export class ClusterImportService {
   }
 
   /**
-   * A client's per-shard protobuf import of IDs (no key to translate) goes unvalidated: its body
-   * is the command (a bits body's IDs packed, import-ids.ts: what it decodes to, in a fifth of
-   * the bytes), sent to its shard's partition, and the holders validate it as they apply it — a
-   * single node's rules and errors, where a column outside the named shard is refused too. The answer is the first holder's outcome (its 4xx is the client's). False for a
+   * A client's per-shard protobuf import of IDs (no key to translate) goes as it is, undecoded:
+   * its body is the command, sent to its shard's partition, and the holders validate it as they
+   * apply it — a single node's rules and errors, where a column outside the named shard is
+   * refused too. The answer is the first holder's outcome (its 4xx is the client's). False for a
    * field or index with keys: the route decodes the body and importBits/importValues translate.
    */
   async forwardProtobuf(req: ProtobufImport): Promise<boolean> {
@@ -70,13 +67,8 @@ export class ClusterImportService {
       return idx !== undefined && !idx.options.keys && f !== undefined && (req.format === 'values' || !f.options.keys);
     });
     if (!plain) return false;
-    const began = this.writes.stages.now();
-    const packed = req.format === 'bits' ? await packedIds(req.encoded) : undefined;
-    if (packed !== undefined) this.writes.stages.add('pack', this.writes.stages.now() - began);
-    const cmd = this.command(req.index, req.field, req.shard, req.format, req.clear, packed ?? req.encoded);
-    if (packed !== undefined && cmd.kind === 'import') cmd.packed = true;
     // The acknowledgment's hold (reads/cluster-ends.ts) runs beside the wait for the holder.
-    await this.writes.logResults([cmd]);
+    await this.writes.logResults([this.command(req.index, req.field, req.shard, req.format, req.clear, req.encoded)]);
     return true;
   }
 
@@ -219,25 +211,6 @@ export class ClusterImportService {
 
   private async send(commands: LogCommand[]): Promise<void> {
     if (commands.length > 0) await this.writes.log(commands);
-  }
-}
-
-/** Bodies up to this size are decoded in one go; larger ones in slices, between other requests. */
-const DECODE_AT_ONCE_BYTES = 4 * 1024 * 1024;
-
-/**
- * A protobuf bits body's IDs packed (import-ids.ts): a fifth of the bytes for Kafka to take and
- * serve. Undefined when it does not decode (the holders refuse the body as sent, with a single
- * node's error) or cannot be packed (keys, timestamps): it goes as the client sent it.
- */
-async function packedIds(body: Uint8Array): Promise<Uint8Array | undefined> {
-  try {
-    const req =
-      body.byteLength <= DECODE_AT_ONCE_BYTES ? decodeImportRequest(body) : await decodeImportRequestAsync(body);
-    return packImportIds(req);
-  } catch (err) {
-    if (err instanceof DomainError) return undefined;
-    throw err;
   }
 }
 

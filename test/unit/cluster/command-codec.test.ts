@@ -1,6 +1,5 @@
 // The cluster command format: every kind survives encode → decode (64-bit integers exact, import
-// bodies byte for byte), an import of packed IDs is version 3 and the rest version 2, a newer
-// version is refused, and a large command is cut into chunks that
+// bodies byte for byte), a newer version is refused, and a large command is cut into chunks that
 // the assembler puts back together — dropping a run it cannot complete instead of mixing commands.
 import { describe, expect, it } from 'vitest';
 import type { Command } from '../../../src/cluster/commands/command.js';
@@ -8,7 +7,6 @@ import {
   type AssembledCommand,
   COMMAND_VERSION,
   CommandAssembler,
-  PACKED_COMMAND_VERSION,
   CommandFormatError,
   commandMessages,
   decodeCommand,
@@ -65,19 +63,9 @@ describe('cluster command codec', () => {
     expect(back.kind === 'schema' && back.schema.op === 'createField' && back.schema.options.min).toBe(-(1n << 63n));
   });
 
-  it('writes an import of packed IDs as version 3 and everything else as version 2', () => {
-    const imp = commands[6] as Extract<Command, { kind: 'import' }>;
-    const packed: Command = { ...imp, format: 'bits', views: undefined, viewBytes: undefined, packed: true };
-    const b = encodeCommand(packed);
-    expect(b[0]).toBe(PACKED_COMMAND_VERSION);
-    const back = decodeCommand(b, 'test');
-    expect(back.kind === 'import' && back.packed).toBe(true);
-    for (const c of commands) expect(encodeCommand(c)[0]).toBe(COMMAND_VERSION);
-  });
-
   it('refuses a version it does not know, and a truncated header', () => {
     const b = encodeCommand(commands[0]);
-    b[0] = PACKED_COMMAND_VERSION + 1;
+    b[0] = COMMAND_VERSION + 1;
     expect(() => decodeCommand(b, 'x')).toThrow(CommandFormatError);
     expect(() => decodeCommand(encodeCommand(commands[0]).subarray(0, 8), 'x')).toThrow(/runs past/);
   });
