@@ -112,6 +112,12 @@ export interface ClusterView {
    * consumer delivers it as any other.
    */
   applyOwn?(partition: number, message: ClusterMessage): Promise<boolean>;
+  /**
+   * This node is about to send a command to the partition that it will apply itself (applyOwn):
+   * its consumer holds a fetched batch of the partition back until the answer is called (once
+   * the own apply was tried, or the send failed), a bounded while (Feed.sending).
+   */
+  ownSending?(partition: number): () => void;
   /** Read-committed end offsets (last stable offsets) of the given log partitions. */
   logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>>;
   /** Read-committed end offset of the meta topic's only partition. */

@@ -12,9 +12,17 @@ import type { ClusterMessage, ClusterTopic, CommandSink } from '../types.js';
 /** Messages per sink call: bounds one engine write and the time between heartbeats. */
 const CHUNK = 1_000;
 
+/**
+ * The longest a fetched batch waits for this node's own sends to its partition (sending()): about
+ * a produce; past it the consumer delivers, and an own apply that comes later finds it applied.
+ */
+const OWN_SEND_WAIT_MS = 1_000;
+
 export class Feed {
   /** Per partition: the delivery in progress, so marker-only batches queue behind it. */
   private readonly chains = new Map<number, Promise<void>>();
+  /** Per partition: this node's own sends under way (sending()), each settled once its own apply was tried. */
+  private readonly ownSends = new Map<number, Set<Promise<void>>>();
 
   constructor(
     private readonly topic: ClusterTopic,
@@ -34,6 +42,7 @@ export class Feed {
   async deliverBatch(batch: LogBatch, ctl: BatchControl = STEADY): Promise<void> {
     const { resolveOffset, heartbeat, isRunning, isStale } = ctl;
     const p = batch.partition;
+    await this.ownSendsSettled(p);
     await this.serial(p, async () => {
       const from = this.positions.get(this.topic, p);
       const msgs = batch.messages.filter((m) => BigInt(m.offset) >= from);
@@ -81,6 +90,43 @@ export class Feed {
       applied = true;
     });
     return applied;
+  }
+
+  /**
+   * This node is about to send a command to the partition that it will apply from its own bytes
+   * (own()); call the answer once that apply was tried (or the send failed). Meanwhile a fetched
+   * batch of the partition waits (at most OWN_SEND_WAIT_MS) before it is delivered: the broker
+   * may answer the consumer's fetch of the command before the producer's acknowledgment, and the
+   * consumer would then apply it first, decoding again what own() has decoded and built already.
+   */
+  sending(partition: number): () => void {
+    let settle = (): void => undefined;
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    let sends = this.ownSends.get(partition);
+    if (sends === undefined) this.ownSends.set(partition, (sends = new Set()));
+    sends.add(settled);
+    return () => {
+      sends.delete(settled);
+      if (sends.size === 0 && this.ownSends.get(partition) === sends) this.ownSends.delete(partition);
+      settle();
+    };
+  }
+
+  /** Resolves once the own sends under way to the partition now have settled, or OWN_SEND_WAIT_MS passed. */
+  private async ownSendsSettled(partition: number): Promise<void> {
+    const sends = this.ownSends.get(partition);
+    if (sends === undefined || sends.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, OWN_SEND_WAIT_MS);
+    });
+    try {
+      await Promise.race([Promise.all([...sends]), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

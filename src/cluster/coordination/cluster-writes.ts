@@ -121,22 +121,26 @@ export class ClusterWrites {
   /** log() and each command's result from a holder, the hold running beside the results. */
   async logResults(commands: readonly LogCommand[]): Promise<unknown[]> {
     const sent = this.stages.now();
-    const sending = this.send(commands);
-    // One command, which this node will apply from its own bytes: its import body is decoded
-    // meanwhile, while Kafka takes it (only a single command goes as one message).
-    const decodedBody =
-      commands.length === 1 && this.ownsCaughtUp(commands[0].partition)
-        ? this.parts.applier.predecode(commands[0])
-        : undefined;
-    const produced = (await sending).map((at) =>
-      at.message === undefined || decodedBody === undefined ? at : { ...at, message: { ...at.message, decodedBody } },
-    );
-    const acked = this.stages.now();
-    this.stages.add('produce', acked - sent);
-    const held = this.hold.since(this.hold.now());
-    const results = await Promise.all(produced.map((at) => this.logResult(at, acked)));
-    await held;
-    return results;
+    const own = commands.length === 1 && this.ownsCaughtUp(commands[0].partition);
+    // Before the send: this node's consumer must not apply the command ahead of its own apply.
+    const settle = own ? this.parts.view.ownSending?.(commands[0].partition) : undefined;
+    try {
+      const sending = this.send(commands);
+      // One command, which this node will apply from its own bytes: its import body is decoded
+      // meanwhile, while Kafka takes it (only a single command goes as one message).
+      const decodedBody = own ? this.parts.applier.predecode(commands[0]) : undefined;
+      const produced = (await sending).map((at) =>
+        at.message === undefined || decodedBody === undefined ? at : { ...at, message: { ...at.message, decodedBody } },
+      );
+      const acked = this.stages.now();
+      this.stages.add('produce', acked - sent);
+      const held = this.hold.since(this.hold.now());
+      const results = await Promise.all(produced.map((at) => this.logResult(at, acked, settle)));
+      await held;
+      return results;
+    } finally {
+      settle?.();
+    }
   }
 
   private send(commands: readonly LogCommand[]): Promise<Produced[]> {
@@ -157,12 +161,12 @@ export class ClusterWrites {
    * own apply when it holds the partition caught up, else every holder asked at once, so a
    * stopped holder delays nothing. The command is in Kafka, so some holder will apply it: while
    * none can answer yet (a node just restarted has no map; holders still catching up) it asks
-   * again, until the wait ends.
+   * again, until the wait ends. `ownTried` is called once this node's own apply was tried.
    */
-  logResult(at: Produced, acked = this.stages.now()): Promise<unknown> {
+  logResult(at: Produced, acked = this.stages.now(), ownTried?: () => void): Promise<unknown> {
     const signal = AbortSignal.timeout(this.parts.resultWaitMs ?? 30_000);
     return this.gate.through(async () => {
-      await this.applyOwn(at, acked);
+      await this.applyOwn(at, acked).finally(ownTried);
       for (;;) {
         const r = await this.firstAnswer(at, signal, acked);
         if (r !== undefined) {

@@ -161,6 +161,11 @@ export class Membership {
     return this.feed.own(p, msg);
   }
 
+  /** This node is sending a command it will apply itself (Feed.sending); the answer settles it. */
+  ownSending(p: number): () => void {
+    return this.feed.sending(p);
+  }
+
   /** Partitions this node consumes now, ascending. */
   partitionsHeld(): number[] {
     return [...this.assigned].sort((a, b) => a - b);

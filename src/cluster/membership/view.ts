@@ -132,6 +132,10 @@ export class NodeView implements ClusterView {
     return this.membership.applyOwn(partition, message);
   }
 
+  ownSending(partition: number): () => void {
+    return this.membership.ownSending(partition);
+  }
+
   async logEndOffsets(partitions: readonly number[]): Promise<Map<number, string>> {
     const all = await this.ends.of(this.topics.log);
     return new Map(partitions.map((p) => [p, all.get(p) ?? '0']));
