@@ -4,11 +4,20 @@ import { sendJson } from '../http/reply.js';
 import type { ClusterRuntime } from './membership/runtime.js';
 import type { WriteStages } from './commands/write-stages.js';
 import { PING_PATH } from './membership/health.js';
+import { GRANT_PATH, answerGrant } from './membership/grants.js';
+import type { ClusterWrites } from './coordination/cluster-writes.js';
 import { caughtUpHolders, clusterStatus, statusNodes } from './membership/status.js';
 
-export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime, stages?: WriteStages): void {
+export function clusterHttpRoutes(
+  app: FastifyInstance,
+  rt: ClusterRuntime,
+  stages?: WriteStages,
+  writes?: Pick<ClusterWrites, 'acks'>,
+): void {
   // Other members' liveness probe (membership/health.ts): answered without touching anything.
   app.get(PING_PATH, async (_req, reply) => sendJson(reply, { id: rt.member.id }));
+  // A reader's request for a read grant (membership/grants.ts): { generation, ms } → { granted }.
+  app.post(GRANT_PATH, async (req, reply) => sendJson(reply, answerGrant(rt.granter, req.body)));
   app.get('/cluster', async (_req, reply) => {
     const m = rt.view.map();
     const held = rt.held();
@@ -65,6 +74,18 @@ export function clusterHttpRoutes(app: FastifyInstance, rt: ClusterRuntime, stag
         readEndsRefreshes: rt.view.endsRefreshes,
         // Every round of them sent, the background keeper's included.
         readEndsRounds: rt.view.endsRounds,
+        // Read grants (membership/grants.ts): given and refused by this node, asked and received by
+        // its reads, chains valid now; reads that had none from every member; log acknowledgments
+        // held FRESH_MS and let go at once.
+        grants: {
+          given: rt.granter.given,
+          refused: rt.granter.refused,
+          asked: rt.readGrants.asked,
+          received: rt.readGrants.granted,
+          holding: rt.readGrants.holding(),
+          readsWithout: rt.view.readsUngranted,
+        },
+        ...(writes === undefined ? {} : { acks: writes.acks() }),
         // Where writes' time went at this node, as coordinator and as holder (commands/write-stages.ts).
         ...(stages === undefined ? {} : { writeStages: stages.snapshot() }),
         // Partitions taken over from another holder's snapshot (membership/takeover.ts).
