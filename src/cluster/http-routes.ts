@@ -74,12 +74,13 @@ export function clusterHttpRoutes(
         readEndsRefreshes: rt.view.endsRefreshes,
         // Every round of them sent, the background keeper's included.
         readEndsRounds: rt.view.endsRounds,
-        // Read grants (membership/grants.ts): given and refused by this node, asked and received by
-        // its reads, chains valid now; reads that had none from every member; log acknowledgments
-        // held FRESH_MS and let go at once.
+        // Read grants (membership/grants.ts): given and refused by this node, whether a log write
+        // acknowledged now would be held; asked and received by its reads, chains valid now, reads
+        // that had none from every member. Then log acknowledgments held FRESH_MS and let go at once.
         grants: {
           given: rt.granter.given,
           refused: rt.granter.refused,
+          holdsNow: rt.granter.holdsNow(),
           asked: rt.readGrants.asked,
           received: rt.readGrants.granted,
           holding: rt.readGrants.holding(),

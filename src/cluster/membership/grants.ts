@@ -56,9 +56,6 @@ export class Granter {
   private expiry = -Infinity;
   given = 0;
   refused = 0;
-  /** Log acknowledgments held FRESH_MS, and those let go at once (AckHold). */
-  held = 0;
-  unheld = 0;
 
   constructor(
     private readonly standing: () => Standing,
@@ -77,6 +74,11 @@ export class Granter {
     this.expiry = Math.max(this.expiry, now + Math.min(Math.max(ms, 0), 10 * this.grantMs));
     this.given++;
     return true;
+  }
+
+  /** Whether a log write Kafka acknowledged now would be held (GET /cluster). */
+  holdsNow(): boolean {
+    return this.mustHold(this.clock.monotonic());
   }
 
   /**
