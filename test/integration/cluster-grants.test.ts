@@ -66,7 +66,8 @@ describe('cluster: read grants (3 nodes, real broker)', () => {
       expect(after.acks.held).toBe(before.acks.held);
       // At another node, the next moment: no grants there, so it waits for ends read after it came.
       expect(await count(round % 2 === 0 ? c.url : a.url)).toBe(imported);
-      if (round % 2 === 0) expect((await figures(c.url)).grants.readsWithout).toBeGreaterThan(readerBefore.grants.readsWithout);
+      if (round % 2 === 0)
+        expect((await figures(c.url)).grants.readsWithout).toBeGreaterThan(readerBefore.grants.readsWithout);
     }
   });
 

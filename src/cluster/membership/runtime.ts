@@ -48,9 +48,14 @@ export class ClusterRuntime {
   /** Which other members answer now (membership/health.ts). */
   readonly health: MemberHealth;
   /** This node's read grants to the others (grants.ts): the write path's hold asks it. */
-  readonly granter: Granter;
+  readonly granter = new Granter(() => this.membership.standing());
   /** The grants this node's reads hold from every member (grants.ts). */
-  readonly readGrants: ReadGrants;
+  readonly readGrants = new ReadGrants({
+    map: () => this.membership.map(),
+    self: () => this.self,
+    ask: (member, generation, ms) => this.askGrant(member, generation, ms),
+    keepMs: KEEP_MS,
+  });
   /**
    * More reasons for a DEGRADED cluster state than partitions short of live holders (membership/
    * status.ts collects them): each returns its reason, or undefined while all is well.
@@ -110,13 +115,6 @@ export class ClusterRuntime {
       clock: systemClock,
       onChange: (id, down) =>
         logger.warn({ member: id }, down ? 'cluster: member stopped answering' : 'cluster: member answers again'),
-    });
-    this.granter = new Granter(() => this.membership.standing());
-    this.readGrants = new ReadGrants({
-      map: () => this.membership.map(),
-      self,
-      ask: (member, generation, ms) => this.askGrant(member, generation, ms),
-      keepMs: KEEP_MS,
     });
     this.view = new NodeView(
       settings.name,
