@@ -54,16 +54,28 @@ class Router {
 
 type StageSums = Map<string, { count: number; totalMs: number }>;
 
-/** Every node's writeStages from GET /cluster, summed per stage. */
+/**
+ * Every node's writeStages from GET /cluster, summed per stage; and its log acknowledgments held
+ * and let go at once (`acks held`, `acks unheld`: read grants, membership/grants.ts).
+ */
 async function stageSums(urls: string[]): Promise<StageSums> {
   const out: StageSums = new Map();
+  const add = (stage: string, count: number, totalMs: number): void => {
+    const sum = out.get(stage) ?? { count: 0, totalMs: 0 };
+    out.set(stage, { count: sum.count + count, totalMs: sum.totalMs + totalMs });
+  };
   for (const url of urls) {
     const body = (await (await fetch(`${url}/cluster`)).json()) as {
-      node?: { writeStages?: Record<string, { count: number; meanMs: number }> };
+      node?: {
+        writeStages?: Record<string, { count: number; meanMs: number }>;
+        acks?: { held: number; unheld: number };
+      };
     };
-    for (const [stage, s] of Object.entries(body.node?.writeStages ?? {})) {
-      const sum = out.get(stage) ?? { count: 0, totalMs: 0 };
-      out.set(stage, { count: sum.count + s.count, totalMs: sum.totalMs + s.meanMs * s.count });
+    for (const [stage, s] of Object.entries(body.node?.writeStages ?? {})) add(stage, s.count, s.meanMs * s.count);
+    const acks = body.node?.acks;
+    if (acks !== undefined) {
+      add('acks held', acks.held, 0);
+      add('acks unheld', acks.unheld, 0);
     }
   }
   return out;
@@ -75,7 +87,8 @@ function stagesText(before: StageSums, after: StageSums): string {
   for (const [stage, a] of after) {
     const b = before.get(stage) ?? { count: 0, totalMs: 0 };
     const n = a.count - b.count;
-    if (n > 0) parts.push(`${stage} ${((a.totalMs - b.totalMs) / n).toFixed(1)} ms (${n})`);
+    if (n > 0 && stage.startsWith('acks ')) parts.push(`${stage} ${n}`);
+    else if (n > 0) parts.push(`${stage} ${((a.totalMs - b.totalMs) / n).toFixed(1)} ms (${n})`);
   }
   return parts.join(', ');
 }

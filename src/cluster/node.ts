@@ -23,6 +23,8 @@ import { takeoverRoutes } from './membership/takeover.js';
 import { clusterStatus, shardNodes, statusNodes } from './membership/status.js';
 import { ClusterFrameService, ClusterLegacyImports } from './coordination/legacy-coordinator.js';
 import { type ClusterWritePath, clusterWritePath } from './coordination/write-path.js';
+import { AckHold, FRESH_MS } from './reads/cluster-ends.js';
+import { systemClock } from '../util/clock.js';
 
 export { CLUSTER_LOCAL_WRITE_REASON } from './commands/local-writes.js';
 
@@ -80,6 +82,8 @@ export class ClusterNode {
         // Headroom for the record batch and headers around one message.
         chunkBytes: Math.max(64 * 1024, rt.topics.maxMessageBytes - 64 * 1024),
         gate: rt.broker,
+        // Log writes held only while this node granted reads (membership/grants.ts).
+        hold: new AckHold(systemClock, FRESH_MS, rt.granter),
       });
     const sink: SinkFactory = o.sink ?? (() => writes?.applier ?? missingApplier());
     const rt = await ClusterRuntime.open(o.cfg, o.engine, sink, o.logger, o.nodeId);
@@ -170,7 +174,7 @@ export class ClusterNode {
   }
 
   private routes(app: FastifyInstance): void {
-    clusterHttpRoutes(app, this.runtime, this.writes.writes.stages);
+    clusterHttpRoutes(app, this.runtime, this.writes.writes.stages, this.writes.writes);
     bitDepthRoutes(app, this.engine);
     this.runner = clusterPartialRoutes(app, { engine: this.engine, view: this.runtime.view });
     takeoverRoutes(app, {

@@ -21,6 +21,13 @@ export interface ConsumerLoopOptions {
   /** Called on every group join with this member's Kafka id (before onAssigned). */
   onJoined?(memberId: string): void;
   /**
+   * Called when this member learns that the group rebalances, and when its consumer crashed (it
+   * will join again): until the next join it may not be the member it was.
+   */
+  onRebalancing?(): void;
+  /** Called after every heartbeat the group coordinator accepted. */
+  onHeartbeat?(): void;
+  /**
    * A fetched batch whose records were all filtered out (transaction markers, aborted records):
    * kafkajs calls no eachBatch for it, but a position must still move past it.
    */
@@ -36,7 +43,7 @@ export interface ConsumerLoopOptions {
 
 // The broker's minimum session timeout by default: a member that died (SIGKILL) stops holding
 // its partitions after this long, which bounds how long a restarted server waits to rejoin.
-const SESSION_TIMEOUT_MS = 6_000;
+export const SESSION_TIMEOUT_MS = 6_000;
 
 export class ConsumerLoop {
   private consumer: Consumer | undefined;
@@ -119,7 +126,12 @@ export class ConsumerLoop {
           onFiltered(e.payload.partition, e.payload.lastOffset);
       });
     }
+    const onRebalancing = this.opts.onRebalancing;
+    if (onRebalancing !== undefined) c.on(c.events.REBALANCING, () => onRebalancing());
+    const onHeartbeat = this.opts.onHeartbeat;
+    if (onHeartbeat !== undefined) c.on(c.events.HEARTBEAT, () => onHeartbeat());
     c.on(c.events.CRASH, (e) => {
+      this.opts.onRebalancing?.();
       this.opts.onError(errorText(e.payload.error));
       // kafkajs restarts by itself after retriable errors; otherwise we rebuild the consumer.
       if (!e.payload.restart && !this.stopped && this.consumer === c) {

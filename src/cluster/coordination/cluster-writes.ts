@@ -110,12 +110,17 @@ export class ClusterWrites {
 
   /**
    * Sends log commands (one transaction when they span partitions; one time for all); answers
-   * where they landed, once their acknowledgment may leave (AckHold).
+   * where they landed, once their acknowledgment may leave (AckHold.logAfter: held while this
+   * node granted reads, membership/grants.ts).
    */
   async log(commands: readonly LogCommand[]): Promise<Produced[]> {
     const produced = await this.send(commands);
-    await this.hold.since(this.hold.now());
-    return produced;
+    return this.hold.logAfter(this.hold.now(), oneMessage(produced), Promise.resolve(produced));
+  }
+
+  /** Log acknowledgments held FRESH_MS and let go at once (GET /cluster). */
+  acks(): { held: number; unheld: number } {
+    return { held: this.hold.held, unheld: this.hold.unheld };
   }
 
   /** log() and each command's result from a holder, the hold running beside the results. */
@@ -134,10 +139,11 @@ export class ClusterWrites {
       );
       const acked = this.stages.now();
       this.stages.add('produce', acked - sent);
-      const held = this.hold.since(this.hold.now());
-      const results = await Promise.all(produced.map((at) => this.logResult(at, acked, settle)));
-      await held;
-      return results;
+      return await this.hold.logAfter(
+        this.hold.now(),
+        oneMessage(produced),
+        Promise.all(produced.map((at) => this.logResult(at, acked, settle))),
+      );
     } finally {
       settle?.();
     }
@@ -259,6 +265,11 @@ export class ClusterWrites {
     if (r.ok) return r.value;
     throw new DomainError(r.code as DomainError['code'], r.message);
   }
+}
+
+/** Whether the write went as one message, not a transaction (AckHold.logAfter). */
+function oneMessage(produced: readonly Produced[]): boolean {
+  return produced.length === 1 && produced[0].message !== undefined;
 }
 
 /** The first answer that is not undefined; undefined once every one is (or failed). */

@@ -12,6 +12,7 @@ import type { LegacyRelease } from '../../service/legacy/legacy-release.js';
 import { SchemaService } from '../../service/schema-service.js';
 import { CommandApplier } from '../commands/applier.js';
 import { ClusterWrites } from './cluster-writes.js';
+import type { AckHold } from '../reads/cluster-ends.js';
 import { WriteStages } from '../commands/write-stages.js';
 import { ClusterImportService } from './import-coordinator.js';
 import { ClusterKeyService } from './key-coordinator.js';
@@ -34,6 +35,8 @@ export interface WritePathParts {
   chunkBytes?: number;
   /** The broker watch (ClusterRuntime.broker). */
   gate?: KafkaGate;
+  /** The acknowledgments' hold (default: every write held, reads/cluster-ends.ts AckHold). */
+  hold?: AckHold;
   /** Sync the applier's commits per --fsync (ApplierOptions.syncCommits): the node mirrors its log. */
   syncCommits?: boolean;
 }
@@ -81,6 +84,7 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
     applier,
     stages,
     ...(parts.gate !== undefined ? { gate: parts.gate } : {}),
+    ...(parts.hold !== undefined ? { hold: parts.hold } : {}),
   });
   return {
     applier,

@@ -15,7 +15,8 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { errorText } from '../../kafka/client.js';
-import { ConsumerLoop } from '../../kafka/consumer-loop.js';
+import { ConsumerLoop, SESSION_TIMEOUT_MS } from '../../kafka/consumer-loop.js';
+import type { Standing } from './grants.js';
 import { type JoinState, bitledgerAssignor, decodeMap } from './assignor-protocol.js';
 import { Feed } from '../commands/feed.js';
 import type { Positions } from '../commands/positions.js';
@@ -74,6 +75,15 @@ export class Membership {
   private readonly resumedAfter = new Map<number, number>();
   lastError: string | undefined;
   rebalances = 0;
+  /**
+   * This node's place in the group for read grants (grants.ts): the generation it settled in and
+   * when (undefined from a rebalance's start until the map of the join that ended it was read),
+   * `joins` counting the events that unsettle it, and its heartbeats.
+   */
+  private settled: { generation: number; at: number } | undefined;
+  private joins = 0;
+  private heartbeatAt = -Infinity;
+  private staleUntil = -Infinity;
 
   constructor(private readonly opts: MembershipOptions) {
     this.feed = new Feed('log', opts.sink, opts.positions, (p) => this.onAdvanced(p));
@@ -94,6 +104,8 @@ export class Membership {
       onJoined: (memberId) => {
         this.memberId = memberId;
       },
+      onRebalancing: () => this.unsettle(),
+      onHeartbeat: () => this.heartbeat(),
       onAssigned: (partitions, seek) => this.onAssigned(partitions, seek),
       eachBatch: (p) => this.feed.eachBatch(p),
       onFilteredBatch: (p, last) => this.feed.filtered(p, last),
@@ -189,8 +201,36 @@ export class Membership {
     };
   }
 
+  /** What read grants need to know of this node's membership (Granter, grants.ts). */
+  standing(): Standing {
+    const staleMs = SESSION_TIMEOUT_MS / 2;
+    const s = this.stopped ? undefined : this.settled;
+    return {
+      generation: s?.generation,
+      settledAt: s?.at ?? Infinity,
+      heartbeatAt: this.heartbeatAt,
+      staleUntil: this.staleUntil,
+      staleMs,
+    };
+  }
+
+  /** A rebalance began (or the consumer crashed): not settled until the next join's map is read. */
+  private unsettle(): void {
+    this.joins++;
+    this.settled = undefined;
+  }
+
+  /** A heartbeat accepted (a join counts as one): a gap longer than half the session is remembered. */
+  private heartbeat(): void {
+    const now = systemClock.monotonic();
+    if (now - this.heartbeatAt > SESSION_TIMEOUT_MS / 2 && this.heartbeatAt > -Infinity) this.staleUntil = now;
+    this.heartbeatAt = now;
+  }
+
   private onAssigned(partitions: number[], seek: (partition: number, offset: string) => void): void {
     this.rebalances++;
+    this.unsettle();
+    this.heartbeat();
     const now = new Set(partitions);
     for (const p of this.assigned) {
       if (now.has(p)) continue;
@@ -207,7 +247,7 @@ export class Membership {
     for (const p of partitions) if (!this.assigned.has(p)) this.assignedAt.set(p, systemClock.monotonic());
     for (const p of fresh) this.loop?.pause(p);
     this.assigned = now;
-    const mapped = this.readMap(partitions);
+    const mapped = this.readMap(partitions, this.joins);
     for (const p of fresh) void this.takeOver(p, mapped);
     void this.checkCatchUp();
   }
@@ -242,7 +282,7 @@ export class Membership {
   }
 
   /** kafkajs gives a member only its partitions: the map comes from the group's description. */
-  private async readMap(partitions: number[]): Promise<void> {
+  private async readMap(partitions: number[], join: number): Promise<void> {
     const want = [...partitions].sort((a, b) => a - b).join(',');
     for (let i = 0; i < DESCRIBE_TRIES && !this.stopped; i++) {
       try {
@@ -252,6 +292,9 @@ export class Membership {
         // The description may already be of a later rebalance: use it only if it is ours.
         if (got !== undefined && got.partitions.join(',') === want) {
           if (this.current === undefined || got.map.generation >= this.current.generation) this.current = got.map;
+          // Settled in this generation, unless another rebalance began meanwhile.
+          if (join === this.joins && this.current === got.map)
+            this.settled = { generation: got.map.generation, at: systemClock.monotonic() };
           this.maybeNudge();
           return;
         }

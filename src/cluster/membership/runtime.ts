@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { Engine } from '../../engine/engine.js';
 import { createKafka } from '../../kafka/client.js';
-import { ClusterEnds } from '../reads/cluster-ends.js';
+import { ClusterEnds, KEEP_MS } from '../reads/cluster-ends.js';
 import { EndOffsets } from '../reads/end-offsets.js';
 import { Membership } from './membership.js';
 import { MetaFollower } from '../commands/meta-follower.js';
@@ -23,6 +23,7 @@ import { NodeView } from './view.js';
 import { DomainError } from '../../domain/errors.js';
 import { BrokerWatch } from './broker-watch.js';
 import { MemberHealth } from './health.js';
+import { GRANT_PATH, Granter, ReadGrants } from './grants.js';
 import { systemClock } from '../../util/clock.js';
 
 export { clusterSettings } from '../settings.js';
@@ -46,6 +47,15 @@ export class ClusterRuntime {
   readonly takeover: Takeover;
   /** Which other members answer now (membership/health.ts). */
   readonly health: MemberHealth;
+  /** This node's read grants to the others (grants.ts): the write path's hold asks it. */
+  readonly granter = new Granter(() => this.membership.standing());
+  /** The grants this node's reads hold from every member (grants.ts). */
+  readonly readGrants = new ReadGrants({
+    map: () => this.membership.map(),
+    self: () => this.self,
+    ask: (member, generation, ms) => this.askGrant(member, generation, ms),
+    keepMs: KEEP_MS,
+  });
   /**
    * More reasons for a DEGRADED cluster state than partitions short of live holders (membership/
    * status.ts collects them): each returns its reason, or undefined while all is well.
@@ -115,13 +125,24 @@ export class ClusterRuntime {
       this.membership,
       positions,
       ends,
-      new ClusterEnds(ends, topics),
+      new ClusterEnds(ends, topics, systemClock, undefined, this.readGrants),
       this.health,
       settings.memberToken,
     );
     const takeover = new Takeover(this.view, install, logger);
     this.takeover = takeover;
     this.meta = new MetaFollower(kafka, settings.name, topics.meta, sink, positions, logger);
+  }
+
+  /** A grant from a member (this node: its own Granter); an error or an older member's 404 is no grant. */
+  private async askGrant(member: Member, generation: number, ms: number): Promise<boolean> {
+    if (member.id === this.self.id) return this.granter.grant(generation, ms);
+    const r = await this.view.memberPost(
+      `${member.url}${GRANT_PATH}`,
+      JSON.stringify({ generation, ms }),
+      AbortSignal.timeout(ms),
+    );
+    return r.status === 200 && (JSON.parse(r.text) as { granted?: unknown }).granted === true;
   }
 
   private sink(): CommandSink {

@@ -161,6 +161,11 @@ export class NodeView implements ClusterView {
     return this.readEnds.waited;
   }
 
+  /** Reads that held no grant from every member and waited for a refresh sent after they arrived. */
+  get readsUngranted(): number {
+    return this.readEnds.ungranted;
+  }
+
   /** ListOffsets rounds of the read ends sent, the keeper's included (GET /cluster; issue 21's bench). */
   get endsRounds(): number {
     return this.readEnds.refreshes;

@@ -1,9 +1,13 @@
 // The end offsets a read waits for, without a Kafka round trip per read (docs/CLUSTER.md, "Reads:
 // how a read sees every acknowledged write"). A read that arrived at time s may use the ends of a
 // refresh (ListOffsets of NAME.meta and NAME.log, read committed) that was sent after
-// s − FRESH_MS; every coordinator holds a write's acknowledgment until FRESH_MS after Kafka
-// acknowledged it (AckHold). A write acknowledged before the read arrived was in Kafka at least
-// FRESH_MS before s, so before any refresh the read may use was sent: it is below those ends.
+// s − FRESH_MS, and, for log writes, after the start of the read grants this node holds from
+// every member (membership/grants.ts): every coordinator holds a meta write's acknowledgment
+// until FRESH_MS after Kafka acknowledged it, and a log write's while it has granted reads (or is
+// not stably a member) (AckHold). A write acknowledged before the read arrived was then in Kafka
+// at least FRESH_MS before s, or before the grants began: before any refresh the read may use was
+// sent, so it is below those ends. Without grants from every member, a read waits for a refresh
+// sent after it arrived.
 // Refreshes are shared, and kept young ahead of the reads: while requests keep asking (within
 // KEEP_MS of the last one), a refresh is started every freshMs/2 in the background, so a read
 // finds ends young enough without a Kafka round trip of its own even at one connection (one
@@ -24,6 +28,15 @@ export interface Ends {
   sentAt: number;
   meta: string;
   log: ReadonlyMap<number, string>;
+}
+
+/**
+ * The reader's grants (membership/grants.ts ReadGrants): asked (and kept) as reads come; the time
+ * after which a refresh must have been sent to serve a read now, or undefined without a valid
+ * grant from every member.
+ */
+export interface GrantFloor {
+  floor(): number | undefined;
 }
 
 export interface EndsSource {
@@ -47,12 +60,19 @@ export class ClusterEnds {
   /** Monotonic time of the last request; the keeper runs while it is within KEEP_MS. */
   private lastAsked = -Infinity;
   private keeping = false;
+  /** Reads that found no grant from every member, so waited for a refresh sent after they arrived. */
+  ungranted = 0;
 
   constructor(
     private readonly source: EndsSource,
     private readonly topics: { meta: string; log: string },
     private readonly clock: Clock = systemClock,
     readonly freshMs = FRESH_MS,
+    /**
+     * Read grants: without them every write is taken to be held (AckHold without a Granter), and a
+     * refresh sent after arrived − freshMs serves.
+     */
+    private readonly grants?: GrantFloor,
   ) {}
 
   /** Now, on the clock that `arrived` and AckHold use. */
@@ -64,13 +84,28 @@ export class ClusterEnds {
   forRead(arrived: number): Promise<Ends> {
     this.lastAsked = this.now();
     this.keep();
-    const oldest = arrived - this.freshMs;
+    const oldest = this.oldestFor(arrived);
     const n = this.newest;
     // Strictly after: a refresh sent at the very instant a write's hold began may predate it.
     if (n !== undefined && n.sentAt > oldest) return Promise.resolve(n);
     this.waited++;
     for (const [sentAt, p] of this.running) if (sentAt > oldest) return p;
     return this.refresh();
+  }
+
+  /**
+   * A refresh serving a read that arrived at `arrived` must be sent after this: arrived − freshMs
+   * (every meta write's acknowledgment is held freshMs, and a log write's while this node holds
+   * grants), and after the latest start of this node's grant chains; without a valid grant from
+   * every member (log writes may leave unheld), after the read arrived (strictly: one stamped
+   * with the very same time may have been sent before it).
+   */
+  private oldestFor(arrived: number): number {
+    if (this.grants === undefined) return arrived - this.freshMs;
+    const floor = this.grants.floor();
+    if (floor !== undefined) return Math.max(arrived - this.freshMs, floor);
+    this.ungranted++;
+    return arrived;
   }
 
   /**
@@ -158,20 +193,55 @@ export class ClusterEnds {
   }
 }
 
+/** When a log write must be held (membership/grants.ts Granter). */
+export interface HoldRule {
+  /** Whether a log write Kafka acknowledged at `ackedAt` must be held (asked as its answer leaves). */
+  mustHold(ackedAt: number): boolean;
+}
+
 /**
  * The writer's side: an acknowledgment leaves FRESH_MS after Kafka acknowledged the write, so a
- * read that arrives after it never uses ends read before the write was in Kafka.
+ * read that arrives after it never uses ends read before the write was in Kafka. A meta write is
+ * always held; a log write sent as one message (no transaction) only when the rule says so (this
+ * node granted reads, or is not stably a member: membership/grants.ts), and always without one.
+ * A transaction's is always held: Kafka acknowledges its commit before the markers that move the
+ * read-committed end are written, and the hold covers their delay.
  */
 export class AckHold {
+  /** Log acknowledgments held, and let go at once (GET /cluster). */
+  held = 0;
+  unheld = 0;
+
   constructor(
     private readonly clock: Clock = systemClock,
     readonly ms = FRESH_MS,
+    private readonly rule?: HoldRule,
   ) {}
 
   /** Call when Kafka has acknowledged; resolves once the acknowledgment may leave. */
   since(ackedAt: number): Promise<void> {
     const left = ackedAt + this.ms - this.clock.monotonic();
     return left <= 0 ? Promise.resolve() : this.clock.sleep(Math.ceil(left));
+  }
+
+  /**
+   * A log write Kafka acknowledged at `ackedAt`, `work` (its results) running meanwhile: resolves
+   * with work's value once the acknowledgment may leave. `single`: it went as one message, not a
+   * transaction. The rule is asked at the acknowledgment (so the hold runs beside work) and again
+   * as the answer leaves (a grant given meanwhile holds it too).
+   */
+  async logAfter<T>(ackedAt: number, single: boolean, work: Promise<T>): Promise<T> {
+    const must = (): boolean => !single || this.rule === undefined || this.rule.mustHold(ackedAt);
+    const early = must() ? this.since(ackedAt) : undefined;
+    const out = await work;
+    if (early !== undefined) await early;
+    else if (must()) await this.since(ackedAt);
+    else {
+      this.unheld++;
+      return out;
+    }
+    this.held++;
+    return out;
   }
 
   now(): number {
