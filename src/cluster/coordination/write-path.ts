@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Engine } from '../../engine/engine.js';
+import { ImportDecodeThread } from '../../encoding/import-decode-thread.js';
 import { ImportService } from '../../service/import/import-service.js';
 import type { LegacyRelease } from '../../service/legacy/legacy-release.js';
 import { SchemaService } from '../../service/schema-service.js';
@@ -64,6 +65,7 @@ export interface ClusterWritePath {
 export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
   const { engine, view } = parts;
   const stages = new WriteStages();
+  const decodeThread = new ImportDecodeThread();
   const applier = new CommandApplier(
     {
       engine,
@@ -72,6 +74,7 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       imports: new ImportService(engine),
       partitionOf: (index, shard) => view.partitionOf(index, shard),
       logger: parts.logger,
+      decodeThread,
     },
     { waitMeta: (next, signal) => view.waitApplied('meta', 0, next, signal), syncCommits: parts.syncCommits === true },
   );
@@ -110,6 +113,9 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       );
       await producer.start();
     },
-    stop: () => producer.stop(),
+    stop: async () => {
+      await producer.stop();
+      await decodeThread.close();
+    },
   };
 }
