@@ -22,7 +22,6 @@ import { DomainError, badRequest } from '../../domain/errors.js';
 import { fieldNotFoundNamed, indexNotFoundNamed } from '../../domain/messages.js';
 import type { Engine } from '../../engine/engine.js';
 import type { CommitContext, CursorWrite } from '../../engine/ports.js';
-import type { ImportDecodeThread } from '../../encoding/import-decode-thread.js';
 import { type ImportRequest, decodeImportRequest, decodeImportValueRequest } from '../../encoding/import-request.js';
 import { statusOf } from '../../http/errors.js';
 import type { ImportService } from '../../service/import/import-service.js';
@@ -59,8 +58,6 @@ export interface ApplierParts {
   logger: Logger;
   /** Where log commands' time goes (GET /cluster's writeStages). */
   stages?: WriteStages;
-  /** Where predecode decodes a large body (beside kafkajs); on this thread when absent. */
-  decodeThread?: ImportDecodeThread;
 }
 
 export interface ApplierOptions {
@@ -488,34 +485,23 @@ export class CommandApplier implements CommandSink {
 
   /**
    * The body of an import command decoded ahead, for the node that is about to send it and holds
-   * its partition: decoded while Kafka takes the command, and the apply from the node's own bytes
-   * (Feed.own) takes it. A large body's protobuf decode runs on the decode thread
-   * (encoding/import-decode-thread.ts), beside kafkajs encoding and sending it: on this thread it
-   * held the send back (cold client-routed 'produce' stage, median of 9 interleaved bench runs:
-   * 16.3 ms with it, 12.2 ms beside it; the gap mostly under load). Else one synchronous
-   * decode once the send is under way (setImmediate: kafkajs has written the request by then);
-   * the sliced one (decodeImportRequestAsync) cost ~1.5× its CPU here, reading the clock at every step.
-   * A bits import's events are built then too, on this thread (prepareBits, as a single node
-   * builds a large import's before its commit): that was half of the apply after Kafka's
-   * acknowledgment (8.1 of 16.5 ms, three nodes and the broker on this machine). Their commit
-   * checks that the index and field are still the ones they were built for, and decides afresh
-   * otherwise; a refusal while building them leaves them out, and the apply refuses as any holder does.
+   * its partition: decoded in one go right after the send is under way (setImmediate: kafkajs has
+   * written the request by then), so it runs while Kafka takes the command, and the apply from the
+   * node's own bytes (Feed.own) takes it. One synchronous decode: the sliced one
+   * (decodeImportRequestAsync) cost ~1.5× its CPU here, reading the clock at every step.
+   * A bits import's events are built then too (prepareBits, as a single node builds a large
+   * import's before its commit): that was half of the apply after Kafka's acknowledgment (8.1 of
+   * 16.5 ms, three nodes and the broker on this machine). Their commit checks that the index and
+   * field are still the ones they were built for, and decides afresh otherwise; a refusal while
+   * building them leaves them out, and the apply refuses as any holder does.
    * Undefined for other commands.
    */
   predecode(cmd: LogCommand): Promise<DecodedBody> | undefined {
     if (cmd.kind !== 'import' || (cmd.format !== 'bits' && cmd.format !== 'values')) return undefined;
     const { format, body } = cmd;
-    const thread = this.parts.decodeThread?.takes(body) === true ? this.parts.decodeThread : undefined;
-    const started =
-      thread !== undefined
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            setImmediate(resolve);
-          });
-    const out = started.then(async (): Promise<DecodedBody> => {
-      if (format === 'values')
-        return { format, request: thread !== undefined ? await thread.values(body) : decodeImportValueRequest(body) };
-      const request = thread !== undefined ? await thread.bits(body) : decodeImportRequest(body);
+    const out = new Promise<void>((resolve) => setImmediate(resolve)).then(async (): Promise<DecodedBody> => {
+      if (format === 'values') return { format, request: decodeImportValueRequest(body) };
+      const request = decodeImportRequest(body);
       const prepared = await prepareBits(this.parts.engine, this.bitsImport(cmd, request), AHEAD_SLICE_MS).catch(
         () => undefined,
       );

@@ -7,7 +7,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Engine } from '../../engine/engine.js';
-import { ImportDecodeThread } from '../../encoding/import-decode-thread.js';
 import { ImportService } from '../../service/import/import-service.js';
 import type { LegacyRelease } from '../../service/legacy/legacy-release.js';
 import { SchemaService } from '../../service/schema-service.js';
@@ -65,7 +64,6 @@ export interface ClusterWritePath {
 export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
   const { engine, view } = parts;
   const stages = new WriteStages();
-  const decodeThread = new ImportDecodeThread();
   const applier = new CommandApplier(
     {
       engine,
@@ -74,7 +72,6 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       imports: new ImportService(engine),
       partitionOf: (index, shard) => view.partitionOf(index, shard),
       logger: parts.logger,
-      decodeThread,
     },
     { waitMeta: (next, signal) => view.waitApplied('meta', 0, next, signal), syncCommits: parts.syncCommits === true },
   );
@@ -113,9 +110,6 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       );
       await producer.start();
     },
-    stop: async () => {
-      await producer.stop();
-      await decodeThread.close();
-    },
+    stop: () => producer.stop(),
   };
 }
