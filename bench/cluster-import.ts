@@ -81,14 +81,12 @@ async function stageSums(urls: string[]): Promise<StageSums> {
   return out;
 }
 
-/** "stage mean ms (count)" for the writes between two readings. */
-function stagesText(before: StageSums, after: StageSums): string {
+/** "stage mean ms (count)" from a run's totals (Run.step sums each import's difference). */
+function stagesText(totals: StageSums): string {
   const parts: string[] = [];
-  for (const [stage, a] of after) {
-    const b = before.get(stage) ?? { count: 0, totalMs: 0 };
-    const n = a.count - b.count;
-    if (n > 0 && stage.startsWith('acks ')) parts.push(`${stage} ${n}`);
-    else if (n > 0) parts.push(`${stage} ${((a.totalMs - b.totalMs) / n).toFixed(1)} ms (${n})`);
+  for (const [stage, { count, totalMs }] of totals) {
+    if (count > 0 && stage.startsWith('acks ')) parts.push(`${stage} ${count}`);
+    else if (count > 0) parts.push(`${stage} ${(totalMs / count).toFixed(1)} ms (${count})`);
   }
   return parts.join(', ');
 }
@@ -133,7 +131,7 @@ class Run {
   }
 
   stagesText(): string {
-    return `${(this.ms / SHARDS).toFixed(1)} ms an import; ${stagesText(new Map(), this.stageTotals)}`;
+    return `${(this.ms / SHARDS).toFixed(1)} ms an import; ${stagesText(this.stageTotals)}`;
   }
 }
 

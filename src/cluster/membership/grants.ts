@@ -27,6 +27,7 @@
 // reader's old chains end within GRANT_MS of that; a member the group may have dropped (its last
 // heartbeat older than half the session timeout) holds and refuses, and is dropped only after the
 // whole session timeout, more than GRANT_MS later.
+import { jsonBody } from '../../encoding/json-body.js';
 import { type Clock, systemClock } from '../../util/clock.js';
 import type { Member } from '../types.js';
 
@@ -97,15 +98,15 @@ export class Granter {
 
 /** The grant route's answer to a request body (JSON `{ generation, ms }`, as bytes): bad ones get none. */
 export function answerGrant(granter: Granter, body: unknown): { granted: boolean } {
-  let b: { generation?: unknown; ms?: unknown } = {};
+  let b: unknown;
   try {
-    const text = Buffer.isBuffer(body) ? body.toString('utf8') : typeof body === 'string' ? body : '';
-    b = JSON.parse(text) as typeof b;
+    b = jsonBody(body);
   } catch {
     return { granted: false };
   }
-  const ok = typeof b?.generation === 'number' && typeof b.ms === 'number';
-  return { granted: ok && granter.grant(b.generation as number, b.ms as number) };
+  const { generation, ms } = (b ?? {}) as { generation?: unknown; ms?: unknown };
+  if (typeof generation !== 'number' || typeof ms !== 'number') return { granted: false };
+  return { granted: granter.grant(generation, ms) };
 }
 
 /** A reader's grants from one member: the chain's start (received) and its expiry here. */

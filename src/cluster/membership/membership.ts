@@ -50,6 +50,8 @@ const CATCH_UP_CHECK_MS = 500;
 const NUDGE_DELAY_MS = 300;
 const NUDGE_TIMEOUT_MS = 20_000;
 const DESCRIBE_TRIES = 10;
+/** A heartbeat gap past this, and the group may have dropped this member (read grants, grants.ts). */
+const STALE_HEARTBEAT_MS = SESSION_TIMEOUT_MS / 2;
 
 export class Membership {
   private loop: ConsumerLoop | undefined;
@@ -203,14 +205,13 @@ export class Membership {
 
   /** What read grants need to know of this node's membership (Granter, grants.ts). */
   standing(): Standing {
-    const staleMs = SESSION_TIMEOUT_MS / 2;
     const s = this.stopped ? undefined : this.settled;
     return {
       generation: s?.generation,
       settledAt: s?.at ?? Infinity,
       heartbeatAt: this.heartbeatAt,
       staleUntil: this.staleUntil,
-      staleMs,
+      staleMs: STALE_HEARTBEAT_MS,
     };
   }
 
@@ -223,7 +224,7 @@ export class Membership {
   /** A heartbeat accepted (a join counts as one): a gap longer than half the session is remembered. */
   private heartbeat(): void {
     const now = systemClock.monotonic();
-    if (now - this.heartbeatAt > SESSION_TIMEOUT_MS / 2 && this.heartbeatAt > -Infinity) this.staleUntil = now;
+    if (now - this.heartbeatAt > STALE_HEARTBEAT_MS && this.heartbeatAt > -Infinity) this.staleUntil = now;
     this.heartbeatAt = now;
   }
 
