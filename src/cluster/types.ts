@@ -62,9 +62,11 @@ export interface ClusterMessage {
 /**
  * An import command's body, decoded (CommandApplier.predecode); a bits import's events built too
  * (`prepared`; undefined when it takes the one-step decide, or when building them refused it).
+ * A bits body built on the prepare thread comes without its decoded `request`: the rare apply that
+ * cannot commit the events (the field changed since) decodes the body again.
  */
 export type DecodedBody =
-  | { readonly format: 'bits'; readonly request: ImportRequest; readonly prepared?: PreparedBits }
+  | { readonly format: 'bits'; readonly request?: ImportRequest; readonly prepared?: PreparedBits }
   | { readonly format: 'values'; readonly request: ImportValueRequest };
 
 /**

@@ -2,7 +2,7 @@
 // side (yielding between pieces, nothing visible), then commit them in one short step
 // (Engine.commit with `prepared`). Only PreparedEvent.of() makes one, so the record is always exactly
 // encodeEvent(event): what is logged and what is applied cannot differ.
-import { type EncodedEvent, encodeEvent } from './codec.js';
+import { type EncodedEvent, decodeEvent, encodeEvent } from './codec.js';
 import type { Event } from './types.js';
 
 export class PreparedEvent {
@@ -17,5 +17,15 @@ export class PreparedEvent {
    */
   static of(event: Event): PreparedEvent {
     return new PreparedEvent(event, encodeEvent(event));
+  }
+
+  /**
+   * The event of a record encoded elsewhere (a worker thread built it: cluster/commands/
+   * import-prepare-thread.ts), decoded here. Its bitmaps are fresh and nothing else holds them, so a
+   * BitsSet's may be adopted.
+   */
+  static fromRecord(record: EncodedEvent): PreparedEvent {
+    const event = decodeEvent(record.type, record.payload);
+    return new PreparedEvent(event.type === 'BitsSet' ? { ...event, adopt: true } : event, record);
   }
 }

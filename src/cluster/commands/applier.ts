@@ -47,6 +47,7 @@ import { decodeStoredPosition, encodePosition, positionText } from './position.j
 import { Positions } from './positions.js';
 import { CommandResults } from './results.js';
 import type { WriteStages } from './write-stages.js';
+import type { PrepareThread } from './import-prepare-thread.js';
 import { type ClusterMessage, type ClusterTopic, type CommandSink, type DecodedBody, positionKey } from '../types.js';
 
 export interface ApplierParts {
@@ -58,6 +59,8 @@ export interface ApplierParts {
   logger: Logger;
   /** Where log commands' time goes (GET /cluster's writeStages). */
   stages?: WriteStages;
+  /** Where predecode builds a large bits import's events (beside kafkajs); on this thread when absent. */
+  prepareThread?: PrepareThread;
 }
 
 export interface ApplierOptions {
@@ -499,6 +502,16 @@ export class CommandApplier implements CommandSink {
   predecode(cmd: LogCommand): Promise<DecodedBody> | undefined {
     if (cmd.kind !== 'import' || (cmd.format !== 'bits' && cmd.format !== 'values')) return undefined;
     const { format, body } = cmd;
+    const thread = this.parts.prepareThread;
+    if (format === 'bits' && thread?.takes(body) === true) {
+      const { index, field, shard, clear, metaOffset } = cmd;
+      const where = { index, field, shard, clear, ...(metaOffset !== undefined ? { metaOffset } : {}) };
+      const built = thread.prepare(this.parts.engine, where, body).then(
+        (prepared): DecodedBody => (prepared === undefined ? { format } : { format, prepared }),
+        (): DecodedBody => ({ format }),
+      );
+      return built;
+    }
     const out = new Promise<void>((resolve) => setImmediate(resolve)).then(async (): Promise<DecodedBody> => {
       if (format === 'values') return { format, request: decodeImportValueRequest(body) };
       const request = decodeImportRequest(body);
@@ -535,7 +548,7 @@ export class CommandApplier implements CommandSink {
         const { prepared } = ahead;
         // Events built while Kafka took the command: committed when still valid (as importBits does).
         if (prepared !== undefined && (await engine.commit({ ...ctx, prepared: (h) => prepared.commit(h) }))) return;
-        return imports.importBits(this.bitsImport(cmd, ahead.request), ctx);
+        return imports.importBits(this.bitsImport(cmd, ahead.request ?? decodeImportRequest(cmd.body)), ctx);
       }
       case 'values': {
         const v = ahead?.format === 'values' ? ahead.request : decodeImportValueRequest(cmd.body);

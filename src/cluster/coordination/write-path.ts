@@ -8,6 +8,7 @@ import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Engine } from '../../engine/engine.js';
 import { ImportService } from '../../service/import/import-service.js';
+import { PrepareThread } from '../commands/import-prepare-thread.js';
 import type { LegacyRelease } from '../../service/legacy/legacy-release.js';
 import { SchemaService } from '../../service/schema-service.js';
 import { CommandApplier } from '../commands/applier.js';
@@ -64,6 +65,7 @@ export interface ClusterWritePath {
 export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
   const { engine, view } = parts;
   const stages = new WriteStages();
+  const prepareThread = new PrepareThread();
   const applier = new CommandApplier(
     {
       engine,
@@ -72,10 +74,12 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       imports: new ImportService(engine),
       partitionOf: (index, shard) => view.partitionOf(index, shard),
       logger: parts.logger,
+      prepareThread,
     },
     { waitMeta: (next, signal) => view.waitApplied('meta', 0, next, signal), syncCommits: parts.syncCommits === true },
   );
   const producer = new ClusterProducer(parts.kafka, `${view.name}-${view.self.id}`, {
+    topics: [`${view.name}.meta`, `${view.name}.log`],
     ...(parts.chunkBytes !== undefined ? { chunkBytes: parts.chunkBytes } : {}),
   });
   const writes = new ClusterWrites({
@@ -103,6 +107,8 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
     // awaits this first), not at each partition's first delivery: there, under load, the read
     // took 0.3-22 ms on the way to each partition's first import after a start.
     start: async () => {
+      // Loads beside the rest of the start, so the first import finds it ready.
+      prepareThread.start();
       await applier.load('meta', [0]);
       await applier.load(
         'log',
@@ -110,6 +116,9 @@ export function clusterWritePath(parts: WritePathParts): ClusterWritePath {
       );
       await producer.start();
     },
-    stop: () => producer.stop(),
+    stop: async () => {
+      await producer.stop();
+      await prepareThread.close();
+    },
   };
 }

@@ -6,9 +6,8 @@ import type { Event } from '../../events/types.js';
 import { STEP_ITEMS, type Steps } from '../../util/steps.js';
 import { setViews } from '../write-model/bits.js';
 import type { Rebased } from './import-checks.js';
-import type { BitsImport } from './import-types.js';
+import type { BitsImport, ImportField, ImportIndex } from './import-types.js';
 import { bucketByRowSteps, gather, type RowBitmaps, splitByShard } from './row-buckets.js';
-import type { ReadonlyField, ReadonlyIndex } from '../../state/readonly.js';
 
 /** The row bitmaps of one (view, shard). */
 export interface BitsBucket extends RowBitmaps {
@@ -18,8 +17,8 @@ export interface BitsBucket extends RowBitmaps {
 
 /** The (view, shard) buckets of pairs r, c (n pairs; IDs relative to baseShard). */
 export function* bucketBits(
-  index: ReadonlyIndex,
-  field: ReadonlyField,
+  index: ImportIndex,
+  field: ImportField,
   req: Rebased<BitsImport>,
   r: IdArray,
   c: IdArray,
@@ -48,8 +47,8 @@ export function* bucketBits(
  * bitmaps are this request's own: the fragment may keep them (adopt) rather than copy.
  */
 export function bucketEvents(
-  index: ReadonlyIndex,
-  field: ReadonlyField,
+  index: ImportIndex,
+  field: ImportField,
   b: BitsBucket,
   clear: boolean,
   exists: boolean,
@@ -79,7 +78,7 @@ export function bucketEvents(
 
 /** The views a request writes, each with the item indices it takes (undefined = all items). */
 function* viewSelections(
-  field: ReadonlyField,
+  field: ImportField,
   ts: BigInt64Array | null,
   n: number,
 ): Steps<Map<string, Uint32Array | undefined>> {

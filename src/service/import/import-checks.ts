@@ -8,7 +8,7 @@ import { type IdArray, rebaseColumns } from '../../domain/id-array.js';
 import { SHARD_WIDTH } from '../../domain/shard.js';
 import { STEP_ITEMS, type Steps } from '../../util/steps.js';
 import { checkBoolRow } from '../write-model/bits.js';
-import type { BitsImport, ValuesImport } from './import-types.js';
+import type { BitsImport, ImportField, ImportIndex, ValuesImport } from './import-types.js';
 import { fieldAsOf } from '../../state/field-as-of.js';
 import type { ReadonlyField, ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
@@ -43,8 +43,8 @@ export function lookup(
 
 /** Checks a bits import against its index and field; returns the number of pairs. */
 export function* validateBits(
-  index: ReadonlyIndex,
-  field: ReadonlyField,
+  index: ImportIndex,
+  field: ImportField,
   req: Rebased<BitsImport>,
   baseShard: number,
 ): Steps<number> {
@@ -92,7 +92,7 @@ function checkIdRange(ids: IdArray, what: string, lo: number, hi: number): void 
 
 /** `ids` relative to baseShard (see rebased); `shard`, as the client named it, absolute. */
 export function* checkColumns(
-  index: ReadonlyIndex,
+  index: ImportIndex,
   ids: IdArray,
   keys: string[],
   shard: number | undefined,

@@ -1,6 +1,14 @@
 // Import requests after decoding (protobuf, JSON or Kafka records): column-major typed arrays,
 // no per-bit objects.
 import type { IdArray, WideIdArray } from '../../domain/id-array.js';
+import type { ReadonlyField, ReadonlyIndex } from '../../state/readonly.js';
+
+/**
+ * What validating a bits import and building its events read of its index and field: names and
+ * options, plain data, so a worker thread can be given a copy (cluster/commands/import-prepare-thread.ts).
+ */
+export type ImportIndex = Pick<ReadonlyIndex, 'name' | 'options'>;
+export type ImportField = Pick<ReadonlyField, 'name' | 'options'>;
 
 export interface BitsImport {
   index: string;

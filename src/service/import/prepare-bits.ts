@@ -14,7 +14,7 @@ import { runStepsYielding, type Steps } from '../../util/steps.js';
 import { isExclusive } from '../write-model/bits.js';
 import { bucketBits, bucketEvents } from './bits-buckets.js';
 import { lookup, rebased, validateBits } from './import-checks.js';
-import type { BitsImport } from './import-types.js';
+import type { BitsImport, ImportField, ImportIndex } from './import-types.js';
 import type { ReadonlyField, ReadonlyHolder, ReadonlyIndex } from '../../state/readonly.js';
 
 /** Bits per event: encoding one takes a few ms, and the pieces are yielded between. */
@@ -34,24 +34,58 @@ export async function prepareBits(
   /** How long a stretch of the work runs before it yields (runStepsYielding's default: 5 ms). */
   sliceMs?: number,
 ): Promise<PreparedBits | undefined> {
-  // Looked at without waiting for durability: commit() checks that the same objects still hold.
-  const { index, field } = engine.peekApplied((h) => lookup(h, wide.index, wide.field, wide.metaOffset));
+  const target = bitsTarget(engine, wide);
+  if (target === undefined) return undefined;
+  const { index, field, exists } = target;
+  return target.prepared(await runStepsYielding(buildBitsEvents(index, field, wide, exists), engine.clock, sliceMs));
+}
+
+/** What a bits import's events are built for, as the engine holds it now. */
+export interface BitsTarget {
+  index: ReadonlyIndex;
+  field: ReadonlyField;
+  /** Whether its sets mark their columns in the index's existence field. */
+  exists: boolean;
+  /** The events built for it, committed only while it still holds (PreparedBits.commit). */
+  prepared(events: readonly PreparedEvent[]): PreparedBits;
+}
+
+/**
+ * The index and field a bits import's events would be built for, looked at without waiting for
+ * durability (the commit checks that the same objects still hold); undefined for the imports
+ * decided in one step (above). Throws the usual 404 for a missing index or field.
+ */
+export function bitsTarget(
+  engine: Engine,
+  where: Pick<BitsImport, 'index' | 'field' | 'clear' | 'metaOffset'>,
+): BitsTarget | undefined {
+  const { index, field } = engine.peekApplied((h) => lookup(h, where.index, where.field, where.metaOffset));
   if (index.options.keys || field.options.keys || isExclusive(field)) return undefined;
-  const exists = !wide.clear && index.existence !== undefined;
-  const events = await runStepsYielding(build(index, field, wide, exists), engine.clock, sliceMs);
+  const exists = !where.clear && index.existence !== undefined;
   // Options change in place (FieldOptionsChanged): the ones built with must still be the field's.
   const options = field.options;
   return {
-    commit(h) {
-      const now = lookup(h, wide.index, wide.field, wide.metaOffset);
-      if (now.index !== index || now.field !== field || now.field.options !== options) return undefined;
-      if ((!wide.clear && index.existence !== undefined) !== exists) return undefined;
-      return events;
-    },
+    index,
+    field,
+    exists,
+    prepared: (events) => ({
+      commit(h) {
+        const now = lookup(h, where.index, where.field, where.metaOffset);
+        if (now.index !== index || now.field !== field || now.field.options !== options) return undefined;
+        if ((!where.clear && index.existence !== undefined) !== exists) return undefined;
+        return events;
+      },
+    }),
   };
 }
 
-function* build(index: ReadonlyIndex, field: ReadonlyField, wide: BitsImport, exists: boolean): Steps<PreparedEvent[]> {
+/** A bits import's events, validated, bucketed and encoded in pieces (here or on a worker thread). */
+export function* buildBitsEvents(
+  index: ImportIndex,
+  field: ImportField,
+  wide: BitsImport,
+  exists: boolean,
+): Steps<PreparedEvent[]> {
   const { req, baseShard } = rebased(wide);
   const n = yield* validateBits(index, field, req, baseShard);
   const out: PreparedEvent[] = [];

@@ -4,22 +4,14 @@
 // that is not durable. Jobs go to every worker with a share of the shards; the answers are
 // merged here. A client that goes away cancels its jobs through a shared board the workers
 // read between shards.
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker, receiveMessageOnPort } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
 import type { StatePublisher } from '../../engine/ports.js';
 import { ShareGain, type ShardClaims } from './here-share.js';
 import { type QueryTimeline, newMarks } from './timeline.js';
+import { siblingModule, startWorker } from '../../util/worker-thread.js';
 import { CANCEL_SLOTS, type FromWorker, type Job, type ToWorker } from './protocol.js';
-
-/** tsx's ESM API (the .mjs beside the .cjs that require resolves). */
-const TSX_API = pathToFileURL(
-  createRequire(import.meta.url)
-    .resolve('tsx/esm/api')
-    .replace(/\.cjs$/, '.mjs'),
-).href;
 
 type JobAnswer = Extract<FromWorker, { kind: 'done' }>;
 
@@ -44,14 +36,7 @@ class QueryWorker {
     const { port1, port2 } = new MessageChannel();
     this.answers = port1;
     const options = { workerData: { cancels: this.cancels.buffer, answers: port2 }, transferList: [port2] };
-    // A build runs its .js; sources (tests, `--import tsx`) load through tsx's loader, which a
-    // worker does not inherit.
-    this.thread = url.pathname.endsWith('.ts')
-      ? new Worker(
-          `import(${JSON.stringify(TSX_API)}).then((tsx) => (tsx.register(), import(${JSON.stringify(url.href)})));`,
-          { eval: true, ...options },
-        )
-      : new Worker(url, options);
+    this.thread = startWorker(url, options);
     this.ready = new Promise<void>((resolve, reject) => {
       this.thread.once('error', reject);
       this.thread.once('message', () => resolve());
@@ -180,8 +165,7 @@ export class QueryWorkers {
    * queries run on the request thread, and publications wait in the engine.
    */
   static start(n: number, publisher: StatePublisher, logger: Logger): QueryWorkers {
-    const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-    const url = new URL(`./worker.${ext}`, import.meta.url);
+    const url = siblingModule('worker', import.meta.url);
     let pool: QueryWorkers | undefined;
     const onExit = (w: QueryWorker, err: Error): void => pool?.fail(w, err, logger);
     const workers = Array.from({ length: n }, () => new QueryWorker(url, onExit));

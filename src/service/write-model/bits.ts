@@ -19,7 +19,7 @@ export function isExclusive(field: ReadonlyField): boolean {
 }
 
 /** Bool fields have rows 0 (false) and 1 (true) only. */
-export function checkBoolRow(field: ReadonlyField, row: number, item?: number): void {
+export function checkBoolRow(field: Pick<ReadonlyField, 'name' | 'options'>, row: number, item?: number): void {
   if (field.options.type !== 'bool' || row === 0 || row === 1) return;
   throw badRequest(
     item === undefined
@@ -94,7 +94,7 @@ export function lastPerColumn(rows: IdArray, cols: IdArray): [IdArray, IdArray] 
  * The views a bit set at `timestampMs` (undefined: none) is written to: standard (unless a time
  * field opts out) plus, on a time field with a timestamp, one view per quantum unit.
  */
-export function setViews(field: ReadonlyField, timestampMs: number | undefined): string[] {
+export function setViews(field: Pick<ReadonlyField, 'options'>, timestampMs: number | undefined): string[] {
   if (field.options.type !== 'time') return [STANDARD_VIEW];
   const views = field.options.noStandardView ? [] : [STANDARD_VIEW];
   if (timestampMs !== undefined) views.push(...viewsForTimestamp(timestampMs, field.options.timeQuantum));
