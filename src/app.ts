@@ -18,6 +18,8 @@ import { clusterSettings } from './cluster/settings.js';
 import { type Config, ConfigError, parseBind } from './config/config.js';
 import type { Engine } from './engine/engine.js';
 import { deferredFragments, warmUp } from './engine/warm-up.js';
+import { warmImportPath } from './http/import-warmup.js';
+import { runStepsYielding } from './util/steps.js';
 import { requestTimeouts } from './http/app.js';
 import type { NodeInfo } from './http/context.js';
 import { startupHandler } from './http/startup-handler.js';
@@ -216,6 +218,10 @@ export async function launchServer(
       await server.app.ready();
       handler = server.serve;
       logger.info({ seq: server.engine.committedLog.durableSeq }, 'bitledger ready');
+      // In the background, a slice at a time: requests are answered meanwhile.
+      void runStepsYielding(warmImportPath()).catch((err: unknown) =>
+        logger.warn({ err }, 'import path warm-up failed; the first imports compile it'),
+      );
       return server;
     },
     async (err: unknown) => {

@@ -4,11 +4,15 @@
 import { parentPort } from 'node:worker_threads';
 import { decodeImportRequest } from '../../encoding/import-request.js';
 import { runSteps } from '../../util/steps.js';
+import { warmImportPath } from '../../http/import-warmup.js';
 import { buildBitsEvents } from '../../service/import/prepare-bits.js';
 import { type PrepareAnswer, type PrepareAsk, recordBuffers } from './import-prepare-protocol.js';
 
 const port = parentPort;
 if (port === null) throw new Error('import prepare worker started outside a worker thread');
+
+// Before the first import's message is taken (it waits meanwhile): the thread starts with the node.
+runSteps(warmImportPath());
 
 port.on('message', ({ id, index, field, where, exists, body }: PrepareAsk) => {
   let answer: PrepareAnswer;
