@@ -497,6 +497,10 @@ export class CommandApplier implements CommandSink {
    * 16.5 ms, three nodes and the broker on this machine). Their commit checks that the index and
    * field are still the ones they were built for, and decides afresh otherwise; a refusal while
    * building them leaves them out, and the apply refuses as any holder does.
+   * A large bits body goes to the import prepare thread instead (import-prepare-thread.ts), at
+   * once: there the decode and the bucketing run beside kafkajs, not in its way, and the body
+   * comes back as events only (the apply decodes the body itself in the rare case it cannot
+   * commit them).
    * Undefined for other commands.
    */
   predecode(cmd: LogCommand): Promise<DecodedBody> | undefined {
@@ -506,11 +510,11 @@ export class CommandApplier implements CommandSink {
     if (format === 'bits' && thread?.takes(body) === true) {
       const { index, field, shard, clear, metaOffset } = cmd;
       const where = { index, field, shard, clear, ...(metaOffset !== undefined ? { metaOffset } : {}) };
-      const built = thread.prepare(this.parts.engine, where, body).then(
+      return thread.prepare(this.parts.engine, where, body).then(
         (prepared): DecodedBody => (prepared === undefined ? { format } : { format, prepared }),
+        // A refusal here (a missing field) is the apply's to give, as every holder gives it.
         (): DecodedBody => ({ format }),
       );
-      return built;
     }
     const out = new Promise<void>((resolve) => setImmediate(resolve)).then(async (): Promise<DecodedBody> => {
       if (format === 'values') return { format, request: decodeImportValueRequest(body) };
