@@ -1,7 +1,8 @@
 // An event encoded ahead of its write: large imports build and encode their events off to the
 // side (yielding between pieces, nothing visible), then commit them in one short step
-// (Engine.commit with `prepared`). Only PreparedEvent.of() makes one, so the record is always exactly
-// encodeEvent(event): what is logged and what is applied cannot differ.
+// (Engine.commit with `prepared`). Only PreparedEvent.of() makes one from an event, so the record is
+// always exactly encodeEvent(event), and fromRecord() makes the event from the record (built on
+// another thread): either way what is logged and what is applied cannot differ.
 import { type EncodedEvent, decodeEvent, encodeEvent } from './codec.js';
 import type { Event } from './types.js';
 

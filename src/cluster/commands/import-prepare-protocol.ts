@@ -2,13 +2,15 @@
 import type { EncodedEvent } from '../../events/codec.js';
 import type { BitsImport, ImportField, ImportIndex } from '../../service/import/import-types.js';
 
+/** A bits import, less the pairs its body carries. */
+export type PrepareWhere = Pick<BitsImport, 'index' | 'field' | 'shard' | 'clear' | 'metaOffset'>;
+
 export interface PrepareAsk {
   id: number;
   /** Copies of the index's and field's names and options, as the request thread looked them up. */
   index: ImportIndex;
   field: ImportField;
-  /** The import, less the pairs its body carries. */
-  where: Pick<BitsImport, 'index' | 'field' | 'shard' | 'clear' | 'metaOffset'>;
+  where: PrepareWhere;
   exists: boolean;
   /** The protobuf ImportRequest. */
   body: Uint8Array;

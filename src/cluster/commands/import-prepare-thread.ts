@@ -13,9 +13,8 @@ import type { Worker } from 'node:worker_threads';
 import type { Engine } from '../../engine/engine.js';
 import { PreparedEvent } from '../../events/prepared.js';
 import { siblingModule, startWorker } from '../../util/worker-thread.js';
-import type { BitsImport } from '../../service/import/import-types.js';
 import { type PreparedBits, bitsTarget } from '../../service/import/prepare-bits.js';
-import type { PrepareAnswer, PrepareAsk } from './import-prepare-protocol.js';
+import type { PrepareAnswer, PrepareAsk, PrepareWhere } from './import-prepare-protocol.js';
 
 /** Below this the round trip to the thread costs more than the work it would move. */
 export const PREPARE_THREAD_MIN_BYTES = 64 * 1024;
@@ -69,11 +68,7 @@ export class PrepareThread {
    * it (the apply then decodes the body and refuses it as every holder does). Rejects with the
    * usual 404 when the index or field is missing here.
    */
-  async prepare(
-    engine: Engine,
-    where: Pick<BitsImport, 'index' | 'field' | 'shard' | 'clear' | 'metaOffset'>,
-    body: Uint8Array,
-  ): Promise<PreparedBits | undefined> {
+  async prepare(engine: Engine, where: PrepareWhere, body: Uint8Array): Promise<PreparedBits | undefined> {
     const target = bitsTarget(engine, where);
     if (target === undefined) return undefined;
     const { index, field, exists } = target;
